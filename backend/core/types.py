@@ -1,0 +1,177 @@
+"""The runtime's own value types; ports speak these, never driver types."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any, Literal, Mapping, Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+Vector = npt.NDArray[np.float32]
+Distance = Literal["cosine", "dot", "euclidean"]
+
+
+def content_hash(text: str) -> str:
+    """Stable hash of a text: what decides whether something must be embedded again."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """One retrievable unit of text.
+
+    ``text`` is what is stored and returned. ``embed_text`` (if set) is what is
+    embedded instead, e.g. with a content-type template or a figure description;
+    it is never stored. ``metadata`` holds ``tags``, ``lang``, figure links,
+    ``updated_at`` and the manifest's free metadata, all JSON-serialisable.
+    """
+
+    chunk_id: str
+    doc_id: str
+    text: str
+    source: str
+    chunk_index: int
+    chunk_type: str = "text"
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+    content_hash: str = ""
+    embed_text: str | None = None
+
+    def __post_init__(self) -> None:
+        if not self.content_hash:
+            object.__setattr__(self, "content_hash", content_hash(self.text))
+
+    @property
+    def text_to_embed(self) -> str:
+        return self.embed_text if self.embed_text is not None else self.text
+
+
+@dataclass(frozen=True)
+class DocumentWrite:
+    """All chunks of one document, written atomically: they replace whatever the
+    version held for ``doc_id``. ``doc_hash`` is the source's content hash, used to
+    skip unchanged documents on the next run."""
+
+    doc_id: str
+    doc_hash: str
+    chunks: Sequence[Chunk]
+    vectors: Vector  # shape (len(chunks), dimension)
+
+
+@dataclass(frozen=True)
+class ScoredChunk:
+    """A search hit. ``score`` is the store's raw similarity for the version's
+    distance: cosine similarity (1 - cosine distance), dot product, or negative
+    euclidean distance for ``euclidean``; higher is always better. ``rank`` is 1-based."""
+
+    chunk: Chunk
+    score: float
+    rank: int
+    distance: Distance = "cosine"
+    lexical_score: float | None = None
+    fused_score: float | None = None
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """Hits plus where they came from (``target`` as asked, ``version`` resolved)."""
+
+    target: str
+    version: str
+    hits: tuple[ScoredChunk, ...]
+    strategy: str = "dense"
+
+
+@dataclass(frozen=True)
+class QueryVector:
+    """A query embedding and the model that made it; stores refuse a mismatch."""
+
+    values: Vector
+    model: str
+
+    @property
+    def dimension(self) -> int:
+        return int(self.values.shape[-1])
+
+
+@dataclass(frozen=True)
+class FieldFilter:
+    """One metadata condition; a list of them is ANDed.
+
+    ``any_of``: the field (scalar or list) holds at least one of the values.
+    ``all_of``: the field (a list) holds every value. ``gte``/``lte``: ISO date
+    strings compared lexically (ISO-8601 sorts correctly).
+    """
+
+    field: str
+    any_of: tuple[str, ...] = ()
+    all_of: tuple[str, ...] = ()
+    gte: str | None = None
+    lte: str | None = None
+
+
+@dataclass(frozen=True)
+class VersionSpec:
+    name: str
+    model: str
+    dimension: int
+    distance: Distance
+    profile: str | None = None
+
+
+@dataclass(frozen=True)
+class IndexVersion:
+    """A physical table and its provenance."""
+
+    name: str
+    model: str
+    dimension: int
+    distance: Distance
+    created_at: str
+    chunk_count: int = 0
+    doc_count: int = 0
+    profile: str | None = None
+    evaluation: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class AliasChange:
+    alias: str
+    version: str
+    previous: str | None
+    changed_at: str
+    reason: str = ""
+    forced: bool = False
+
+
+@dataclass(frozen=True)
+class Interaction:
+    """One /chat request as recorded for usage analytics (no raw chunk text)."""
+
+    question: str
+    resp_mode: str
+    used_llm: str
+    domain: str | None
+    retrieval_target: str
+    latency_ms: float
+    decision_explain: Mapping[str, Any]
+    conversation_id: str | None = None
+    created_at: str = ""
+
+
+@dataclass(frozen=True)
+class ChatMessage:
+    role: Literal["system", "user", "assistant"]
+    content: str
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    """What an answer provider receives: the mode's instructions, the question and
+    the numbered context passages (already filtered and budgeted)."""
+
+    mode: Literal["rag", "hybrid", "fallback"]
+    system_prompt: str
+    question: str
+    context: tuple[Chunk, ...] = ()

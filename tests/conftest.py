@@ -1,0 +1,70 @@
+"""Shared fixtures: isolated data directories, typed settings, the real local model.
+
+Every test gets its own SQLite file under ``tmp_path``; the embedder is the real
+all-MiniLM-L6-v2 from the installed package, loaded once per session.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from backend.common.config import Settings, load_settings
+from backend.common.logging import configure_logging
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _offline_logging() -> None:
+    configure_logging()
+
+
+@pytest.fixture(autouse=True)
+def _isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test reads the developer's environment or writes into the repo's data dir."""
+    import os
+
+    for name in list(os.environ):
+        if name.startswith(("RAG_", "SANITIZE_", "DOCX_", "ORACLE_")) and name != "RAG_TEST_ORACLE_DSN":
+            monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
+
+
+def make_settings(tmp_path: Path, **overrides: Any) -> Settings:
+    """Default profile with data paths under ``tmp_path``; ``overrides`` is a nested dict."""
+    base: dict[str, Any] = {
+        "store": {"sqlite": {"path": str(tmp_path / "rag.sqlite")}},
+        "docx": {"assets_dir": str(tmp_path / "assets")},
+        "ingest": {"allowed_roots": [str(REPO / "data"), str(REPO / "tests" / "fixtures"), str(tmp_path)],
+                   "progress": False},
+        "evaluation": {"reports_dir": str(tmp_path / "reports")},
+    }
+    from backend.common.config import _deep_merge
+
+    return load_settings(REPO / "config" / "rag.yaml", overrides=_deep_merge(base, overrides), env={})
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    return make_settings(tmp_path)
+
+
+@pytest.fixture(scope="session")
+def embedder() -> Any:
+    """The real local model (loaded once)."""
+    from backend.providers.local.embedder import LocalEmbedder
+
+    return LocalEmbedder(Settings().embeddings)
+
+
+@pytest.fixture
+def sqlite_store(tmp_path: Path) -> Any:
+    from backend.providers.sqlite_vs.store import SqliteVectorStore
+
+    store = SqliteVectorStore(tmp_path / "store.sqlite")
+    yield store
+    store.close()
