@@ -41,17 +41,15 @@ CREATE TABLE IF NOT EXISTS rag_interactions (
     conversation_id  TEXT,
     decision_explain TEXT NOT NULL
 );
-CREATE TABLE IF NOT EXISTS rag_embedding_cache (
-    model      TEXT NOT NULL,
-    text_hash  TEXT NOT NULL,
-    vector     BLOB NOT NULL,
-    PRIMARY KEY (model, text_hash)
-) WITHOUT ROWID;
 """
 
 
 def version_ddl(name: str) -> list[str]:
-    """Chunk table, its document index and its FTS5 mirror (rowid-aligned)."""
+    """Chunk table, its indexes and its FTS5 mirror (rowid-aligned).
+
+    ``embed_hash`` is the hash of exactly what was embedded (prefix, template and
+    text); it lets any later run reuse the vector instead of embedding again.
+    """
     t = validate_identifier(name, "index_name")
     return [
         f"""CREATE TABLE IF NOT EXISTS {t} (
@@ -63,10 +61,12 @@ def version_ddl(name: str) -> list[str]:
             source        TEXT NOT NULL,
             text          TEXT NOT NULL,
             content_hash  TEXT NOT NULL,
+            embed_hash    TEXT NOT NULL,
             metadata      TEXT NOT NULL,
             embedding     BLOB NOT NULL
         )""",
         f"CREATE INDEX IF NOT EXISTS {t}_doc ON {t}(doc_id)",
+        f"CREATE INDEX IF NOT EXISTS {t}_emb ON {t}(embed_hash)",
         f"CREATE VIRTUAL TABLE IF NOT EXISTS {t}_fts USING fts5(text, tokenize='porter unicode61 remove_diacritics 2')",
     ]
 

@@ -304,14 +304,14 @@ class SqliteVectorStore:
                 rows = [
                     (
                         c.chunk_id, c.doc_id, doc.doc_hash, c.chunk_index, c.chunk_type, c.source, c.text,
-                        c.content_hash, json.dumps(dict(c.metadata), sort_keys=True, ensure_ascii=False),
-                        v.tobytes(),
+                        c.content_hash, content_hash(c.text_to_embed),
+                        json.dumps(dict(c.metadata), sort_keys=True, ensure_ascii=False), v.tobytes(),
                     )
                     for c, v in zip(doc.chunks, vectors)
                 ]
                 old = con.execute(
                     f"SELECT chunk_id, doc_id, doc_hash, chunk_index, chunk_type, source, text, content_hash, "
-                    f"metadata, embedding FROM {t} WHERE doc_id = ? ORDER BY chunk_index, chunk_id",
+                    f"embed_hash, metadata, embedding FROM {t} WHERE doc_id = ? ORDER BY chunk_index, chunk_id",
                     (doc.doc_id,),
                 ).fetchall()
                 if [tuple(r) for r in old] == sorted(rows, key=lambda r: (r[3], r[0])):
@@ -325,14 +325,10 @@ class SqliteVectorStore:
                     con.execute(f"DELETE FROM {t} WHERE chunk_id = ?", (r[0],))
                     cur = con.execute(
                         f"INSERT INTO {t}(chunk_id, doc_id, doc_hash, chunk_index, chunk_type, source, text, "
-                        "content_hash, metadata, embedding) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                        "content_hash, embed_hash, metadata, embedding) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
                         r,
                     )
                     con.execute(f"INSERT INTO {t}_fts(rowid, text) VALUES (?, ?)", (cur.lastrowid, r[6]))
-                con.executemany(
-                    "INSERT OR IGNORE INTO rag_embedding_cache(model, text_hash, vector) VALUES (?,?,?)",
-                    [(vrow["model"], content_hash(c.text_to_embed), v.tobytes()) for c, v in zip(doc.chunks, vectors)],
-                )
                 written += len(rows)
             if changed:
                 con.execute("UPDATE rag_versions SET generation = generation + 1 WHERE name = ?", (t,))
@@ -357,17 +353,22 @@ class SqliteVectorStore:
             return {r[0]: r[1] for r in con.execute(f"SELECT doc_id, MIN(doc_hash) FROM {t} GROUP BY doc_id")}
 
     def cached_vectors(self, model: str, text_hashes: Sequence[str]) -> dict[str, np.ndarray]:
+        """Looks in every version built with ``model`` (newest first) by ``embed_hash``."""
         out: dict[str, np.ndarray] = {}
-        unique = list(dict.fromkeys(text_hashes))
+        wanted = list(dict.fromkeys(text_hashes))
         with self._read() as con:
-            for start in range(0, len(unique), 500):
-                part = unique[start:start + 500]
-                marks = ",".join("?" * len(part))
-                for r in con.execute(
-                    f"SELECT text_hash, vector FROM rag_embedding_cache WHERE model = ? AND text_hash IN ({marks})",
-                    (model, *part),
-                ):
-                    out[r[0]] = np.frombuffer(r[1], dtype=np.float32)
+            tables = [r[0] for r in con.execute(
+                "SELECT name FROM rag_versions WHERE model = ? ORDER BY created_at DESC", (model,))]
+            for table in tables:
+                t = validate_identifier(table, "index_name")
+                missing = [h for h in wanted if h not in out]
+                for start in range(0, len(missing), 500):
+                    part = missing[start:start + 500]
+                    marks = ",".join("?" * len(part))
+                    for r in con.execute(f"SELECT embed_hash, embedding FROM {t} WHERE embed_hash IN ({marks})", part):
+                        out[r[0]] = np.frombuffer(r[1], dtype=np.float32)
+                if len(out) == len(wanted):
+                    break
         return out
 
     # --- reads ---------------------------------------------------------------------

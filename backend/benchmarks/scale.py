@@ -1,0 +1,116 @@
+"""Query latency, scale and memory of the embedded store at 10k and 100k chunks.
+
+Vectors at scale are random unit vectors: search cost does not depend on what
+they mean, and embedding 100k chunks on 2 cores would take longer than the rest
+of the benchmark. Queries are embedded with the real model, so the figures
+include the real query-embedding cost.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from backend.benchmarks.stats import Section, peak_rss_mb, percentiles
+from backend.core.types import Chunk, DocumentWrite, QueryVector, VersionSpec
+from backend.providers.sqlite_vs import dense
+from backend.providers.sqlite_vs.store import SqliteVectorStore
+
+QUERIES = [
+    "How many days of annual leave do employees get?",
+    "What is the password policy for laptops?",
+    "Who approves travel expenses above the limit?",
+    "How do I report a security incident?",
+    "information retrieval evaluation of indexing languages",
+    "automatic classification of library documents",
+]
+
+
+def build_store(path: Path, n_chunks: int, dim: int, model: str, seed: int = 7) -> SqliteVectorStore:
+    rng = np.random.default_rng(seed)
+    store = SqliteVectorStore(path)
+    store.create_version(VersionSpec("BENCH_SCALE", model, dim, "cosine"))
+    per_doc = 10
+    batch: list[DocumentWrite] = []
+    for d in range(n_chunks // per_doc):
+        vecs = rng.standard_normal((per_doc, dim), dtype=np.float32)
+        vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+        chunks = [
+            Chunk(f"d{d}::{i}", f"d{d}", f"Synthetic chunk {i} of document {d} about topic {d % 97}.",
+                  f"bench/d{d}.txt", i, metadata={"tags": [f"t{d % 13}"], "lang": "en"})
+            for i in range(per_doc)
+        ]
+        batch.append(DocumentWrite(f"d{d}", "h", chunks, vecs))
+        if len(batch) == 500:
+            store.write_documents("BENCH_SCALE", batch)
+            batch = []
+    if batch:
+        store.write_documents("BENCH_SCALE", batch)
+    store.point_alias("BENCH_ALIAS", "BENCH_SCALE")
+    return store
+
+
+def measure(embedder: Any, sizes: tuple[int, ...], repeats: int = 60) -> Section:
+    section = Section("Query latency and scale (embedded SQLite store, exact search)")
+    dim, model = embedder.dimension, embedder.model_id
+    qvecs = embedder.embed_queries(QUERIES)
+    embed_ms = []
+    for q in QUERIES * 3:
+        t = time.perf_counter()
+        embedder.embed_queries([q])
+        embed_ms.append((time.perf_counter() - t) * 1000)
+    section.figures["query embedding ms (p50/p95)"] = _fmt(percentiles(embed_ms))
+    previous: dict[str, float] | None = None
+    for n in sizes:
+        with tempfile.TemporaryDirectory() as tmp:
+            db = Path(tmp) / "scale.sqlite"
+            t0 = time.perf_counter()
+            store = build_store(db, n, dim, model)
+            build_s = time.perf_counter() - t0
+            store.search("BENCH_ALIAS", QueryVector(qvecs[0], model), 8)  # warm the matrix cache
+            store_ms, numpy_ms = [], []
+            _, matrix = store.version_vectors("BENCH_SCALE")
+            unit = matrix / np.linalg.norm(matrix, axis=1, keepdims=True)
+            for r in range(repeats):
+                q = qvecs[r % len(qvecs)]
+                t = time.perf_counter()
+                store.search("BENCH_ALIAS", QueryVector(q, model), 8)
+                store_ms.append((time.perf_counter() - t) * 1000)
+                t = time.perf_counter()
+                dense.top_k(unit @ (q / np.linalg.norm(q)), 8)
+                numpy_ms.append((time.perf_counter() - t) * 1000)
+            filtered_ms = []
+            from backend.core.types import FieldFilter
+
+            for r in range(repeats // 2):
+                t = time.perf_counter()
+                store.search("BENCH_ALIAS", QueryVector(qvecs[r % len(qvecs)], model), 8,
+                             [FieldFilter("tags", any_of=("t3",))])
+                filtered_ms.append((time.perf_counter() - t) * 1000)
+            sp, npp = percentiles(store_ms), percentiles(numpy_ms)
+            size_mb = sum(os.path.getsize(p) for p in Path(tmp).glob("scale.sqlite*")) / 2**20
+            section.figures[f"{n:>7} chunks: build seconds"] = round(build_s, 1)
+            section.figures[f"{n:>7} chunks: store search ms"] = _fmt(sp)
+            section.figures[f"{n:>7} chunks: exact NumPy ms"] = _fmt(npp)
+            section.figures[f"{n:>7} chunks: filtered search ms (1/13 match)"] = _fmt(percentiles(filtered_ms))
+            section.figures[f"{n:>7} chunks: store/NumPy p50 ratio"] = round(sp["p50"] / max(npp["p50"], 1e-6), 2)
+            section.figures[f"{n:>7} chunks: store size MB"] = round(size_mb, 1)
+            section.figures[f"{n:>7} chunks: peak RSS MB so far"] = round(peak_rss_mb(), 0)
+            if previous is not None:
+                growth = sp["p50"] / max(previous["p50"], 1e-6)
+                section.figures[f"p50 growth {sizes[0]} -> {n} (x{n // sizes[0]} data)"] = round(growth, 2)
+            previous = sp
+            store.close()
+    section.notes.append(
+        "exact search is O(n x dim) per query; the store adds row fetches and SQLite's read transaction on top"
+    )
+    return section
+
+
+def _fmt(p: dict[str, float]) -> str:
+    return " / ".join(f"{k}={v}" for k, v in p.items())
