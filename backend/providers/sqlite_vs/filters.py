@@ -28,7 +28,11 @@ def filter_sql(filters: Sequence[FieldFilter], alias: str = "t") -> tuple[str, l
             path = f"$.{field}"
             source = f"json_each({alias}.metadata, '{path}')"
             scalar = f"json_extract({alias}.metadata, '{path}')"
-        if f.any_of:
+        if f.any_of and field in COLUMN_FIELDS:
+            # a plain IN lets SQLite use the column's index (chunk_id is UNIQUE, doc_id indexed)
+            clauses.append(f"{scalar} IN ({','.join('?' * len(f.any_of))})")
+            params.extend(f.any_of)
+        elif f.any_of:
             marks = ",".join("?" * len(f.any_of))
             clauses.append(f"EXISTS (SELECT 1 FROM {source} WHERE value IN ({marks}))")
             params.extend(f.any_of)

@@ -203,17 +203,18 @@ class SqliteVectorStore:
     def drop_version(self, name: str) -> None:
         validate_identifier(name, "index_name")
         with self._write() as con:
-            self._version_row(con, name)
+            created_at = self._version_row(con, name)["created_at"]
             users = [r[0] for r in con.execute("SELECT alias FROM rag_aliases WHERE version = ?", (name,))]
             if users:
                 raise StoreError(f"cannot drop {name}: alias {', '.join(users)} points at it", version=name)
             for ddl in schema.drop_version_ddl(name):
                 con.execute(ddl)
             con.execute("DELETE FROM rag_versions WHERE name = ?", (name,))
-        _MATRICES.drop(self.path, name)
+        _MATRICES.drop(self.path, f"{name}@{created_at}")
         log.info("store.version_dropped", version=name)
 
     def record_evaluation(self, version: str, report: Mapping[str, Any]) -> None:
+        validate_identifier(version, "index_name")
         with self._write() as con:
             self._version_row(con, version)
             con.execute("UPDATE rag_versions SET evaluation = ? WHERE name = ?", (json.dumps(report), version))
@@ -374,7 +375,10 @@ class SqliteVectorStore:
     # --- reads ---------------------------------------------------------------------
     def _matrix(self, con: sqlite3.Connection, vrow: sqlite3.Row) -> dense.Matrix:
         name, generation = vrow["name"], vrow["generation"]
-        m = _MATRICES.get(self.path, name, generation)
+        # keyed by creation time too: a version dropped and re-created under the same name
+        # (possibly by another process) restarts its generation at 0
+        key = f"{name}@{vrow['created_at']}"
+        m = _MATRICES.get(self.path, key, generation)
         if m is None:
             rows = con.execute(f"SELECT rowid, embedding FROM {name}").fetchall()
             dim = vrow["dimension"]
@@ -384,7 +388,7 @@ class SqliteVectorStore:
                 if rows else np.zeros((0, dim), dtype=np.float32)
             )
             m = dense.prepare(rowids, vectors, vrow["distance"], generation)
-            _MATRICES.put(self.path, name, m)
+            _MATRICES.put(self.path, key, m)
         return m
 
     def _fetch(self, con: sqlite3.Connection, table: str, rowids: Sequence[int]) -> dict[int, Chunk]:
@@ -399,6 +403,8 @@ class SqliteVectorStore:
     def search(self, target: str, query: QueryVector, k: int, filters: Sequence[FieldFilter] = ()) -> SearchResult:
         if k <= 0:
             raise StoreError(f"k must be positive, got {k}")
+        validate_identifier(target, "retrieval target")
+        where, params = filter_sql(filters)  # rejects a bad field name before any SQL runs
         with self._read() as con:
             vrow = self._resolve_target(con, target)
             t = vrow["name"]
@@ -411,7 +417,6 @@ class SqliteVectorStore:
             m = self._matrix(con, vrow)
             vectors, rowids = m.vectors, m.rowids
             if filters:
-                where, params = filter_sql(filters)
                 allowed = np.fromiter(
                     (r[0] for r in con.execute(f"SELECT t.rowid FROM {t} AS t WHERE {where}", params)), dtype=np.int64
                 )
@@ -430,12 +435,13 @@ class SqliteVectorStore:
         if k <= 0:
             raise StoreError(f"k must be positive, got {k}")
         match = fts_query(text)
+        validate_identifier(target, "retrieval target")
+        where, params = filter_sql(filters)
         with self._read() as con:
             vrow = self._resolve_target(con, target)
             t = vrow["name"]
             if not match:
                 return SearchResult(target=target, version=t, hits=(), strategy="lexical")
-            where, params = filter_sql(filters)
             rows = con.execute(
                 f"SELECT t.rowid AS rid, -bm25({t}_fts) AS score FROM {t}_fts JOIN {t} AS t ON t.rowid = {t}_fts.rowid "
                 f"WHERE {t}_fts MATCH ? AND {where} ORDER BY score DESC, t.rowid LIMIT ?",

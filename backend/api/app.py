@@ -1,0 +1,114 @@
+"""The Flask app factory and the composition root of the HTTP API.
+
+No app exists at import time: ``create_app(settings, services)`` builds one, so
+every test can build its own with its own store and models. ``build_services``
+is the one place where config turns into adapters (through the registry) and
+adapters into services; ``rag ask`` uses it too. Services live in
+``app.extensions["rag"]``, never in module globals.
+"""
+
+from __future__ import annotations
+
+import hmac
+from dataclasses import dataclass
+from typing import Any
+
+from flask import Flask, current_app, request
+
+from backend.api import errors, metrics, openapi
+from backend.common.config import Settings, load_settings
+from backend.common.errors import Unauthorized
+from backend.core.ports import ChatModel
+from backend.core.services.chat_service import ChatService, Routing
+from backend.core.services.search_service import SearchService
+
+#: Endpoints that stay open when API keys are configured (probes, scrapers, the schema).
+PUBLIC_ENDPOINTS = frozenset({"health.healthz", "health.readyz", "metrics.metrics_endpoint", "openapi.openapi_document", "static"})
+API_KEY_HEADER = "X-API-Key"
+
+
+@dataclass
+class RagServices:
+    """Everything the routes need, built once per app."""
+
+    settings: Settings
+    store: Any
+    embedder: Any
+    searches: dict[str, SearchService]
+    chat: ChatService
+    primary: ChatModel
+    fallback: ChatModel
+
+    @property
+    def search(self) -> SearchService:
+        """The search service of the default embedding profile."""
+        return self.searches[self.settings.embeddings.default_profile]
+
+
+def build_services(
+    settings: Settings,
+    *,
+    store: Any = None,
+    embedder: Any = None,
+    primary: ChatModel | None = None,
+    fallback: ChatModel | None = None,
+) -> RagServices:
+    """Build adapters from config (or take the ones given) and wire the services.
+    Raises ``ConfigError`` for an unsupported distance / score-mode combination or an
+    alias that serves a version of another distance than ``retrieval.distance``."""
+    from backend.providers.registry import build_chat_model, build_embedder, build_store
+
+    store = store if store is not None else build_store(settings)
+    embedder = embedder if embedder is not None else build_embedder(settings)
+    primary = primary if primary is not None else build_chat_model(settings.llm.primary, settings)
+    fallback = fallback if fallback is not None else build_chat_model(settings.llm.fallback, settings)
+    searches = {
+        name: SearchService(store, embedder, profile, settings.retrieval)
+        for name, profile in settings.embeddings.profiles.items()
+    }
+    chat = ChatService(
+        searches, Routing.from_settings(settings.embeddings), settings.retrieval, settings.llm.prompts,
+        primary, fallback, admin=store, interactions=store, sanitize=settings.sanitize,
+    )
+    return RagServices(settings, store, embedder, searches, chat, primary, fallback)
+
+
+def _require_api_key() -> None:
+    """401 unless X-API-Key matches a configured key (constant-time, every key compared)."""
+    keys = current_app.extensions["rag"].settings.server.api_keys
+    if not keys or request.endpoint in PUBLIC_ENDPOINTS:
+        return
+    given = (request.headers.get(API_KEY_HEADER) or "").encode()
+    matched = False
+    for key in keys:
+        matched |= hmac.compare_digest(given, key.get_secret_value().encode())
+    if not matched:
+        reason = "missing" if not given else "wrong"
+        raise Unauthorized(f"{API_KEY_HEADER} header is {reason}; this server requires an API key", field=API_KEY_HEADER)
+
+
+def _blueprints() -> list[Any]:
+    """Route areas, one blueprint each; another area adds its import and entry here."""
+    from backend.api import assets, chat, health
+
+    return [chat.bp, health.bp, assets.assets_bp]
+
+
+def create_app(settings: Settings | None = None, services: RagServices | None = None) -> Flask:
+    """Build the WSGI app. ``settings`` default to ``load_settings()``; ``services`` to
+    ``build_services(settings)``. Tests pass both to use their own store and models."""
+    if settings is None:
+        settings = services.settings if services is not None else load_settings()
+    if services is None:
+        services = build_services(settings)
+    app = Flask(__name__)
+    app.config["MAX_CONTENT_LENGTH"] = settings.server.max_body_bytes
+    app.json.sort_keys = False  # type: ignore[attr-defined]
+    app.extensions["rag"] = services
+    errors.register(app)
+    metrics.init_app(app)
+    app.before_request(_require_api_key)
+    openapi.init_app(app, settings)
+    for bp in _blueprints():
+        app.register_blueprint(bp)
+    return app

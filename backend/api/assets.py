@@ -1,0 +1,82 @@
+"""``GET /assets/<image_ref>``: the figure images the DOCX loader wrote.
+
+A figure chunk names its picture by ``image_ref``, a path relative to
+``docx.assets_dir``. This route serves exactly those files and nothing else:
+the reference is checked before it touches the filesystem (no NUL, no absolute
+path, no ``..`` segment, no backslash), then resolved, symlinks included, and
+must still lie inside the assets dir. SVGs are served with a Content-Security-
+Policy that blocks scripts, since a document can carry any SVG.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path, PurePosixPath
+
+from flask import Blueprint, Response, current_app, send_file
+
+from backend.common.errors import RequestError
+
+assets_bp = Blueprint("assets", __name__)
+
+#: The content types the DOCX loader writes, by the extension it gives each one.
+CONTENT_TYPES = {
+    "png": "image/png", "jpg": "image/jpeg", "jpeg": "image/jpeg", "gif": "image/gif", "bmp": "image/bmp",
+    "tiff": "image/tiff", "emf": "image/emf", "wmf": "image/wmf", "svg": "image/svg+xml", "webp": "image/webp",
+    "pict": "image/x-pict", "ico": "image/x-icon", "jxr": "image/vnd.ms-photo", "heic": "image/heic",
+    "avif": "image/avif",
+}
+_DRIVE = re.compile(r"^[A-Za-z]:")
+
+
+class InvalidAssetPath(RequestError):
+    """The asset reference is not a relative path inside the assets directory."""
+
+    code = "invalid_asset_path"
+    public_context = frozenset({"field"})
+
+
+class AssetNotFound(RequestError):
+    """No asset file exists at that reference (or it resolves outside the assets dir)."""
+
+    code = "asset_not_found"
+    http_status = 404
+
+
+def check_reference(image_ref: str) -> PurePosixPath:
+    """The reference as a relative POSIX path, or ``InvalidAssetPath``."""
+    problem = None
+    if "\x00" in image_ref:
+        problem = "contains a NUL byte"
+    elif image_ref.startswith(("/", "\\")) or _DRIVE.match(image_ref):
+        problem = "is an absolute path"
+    elif "\\" in image_ref:
+        problem = "contains a backslash"
+    elif any(part in ("..", ".", "") for part in image_ref.split("/")):
+        problem = "contains an empty, '.' or '..' segment"
+    if problem:
+        raise InvalidAssetPath(f"image_ref {problem}; expected a relative path like '<doc>/img_001.png'",
+                               field="image_ref")
+    return PurePosixPath(image_ref)
+
+
+def resolve_asset(root: Path, image_ref: str) -> Path:
+    """The file ``image_ref`` names under ``root``; ``AssetNotFound`` if it is missing,
+    not a regular file, or resolves (through a symlink) outside ``root``."""
+    reference = check_reference(image_ref)
+    base = root.resolve()
+    target = base.joinpath(*reference.parts).resolve()
+    if not target.is_relative_to(base) or not target.is_file():
+        raise AssetNotFound(f"no asset at image_ref {image_ref!r}")
+    return target
+
+
+@assets_bp.get("/assets/<path:image_ref>")
+def get_asset(image_ref: str) -> Response:
+    settings = current_app.extensions["rag"].settings
+    path = resolve_asset(settings.resolve_path(settings.docx.assets_dir), image_ref)
+    mimetype = CONTENT_TYPES.get(path.suffix.lstrip(".").lower(), "application/octet-stream")
+    response = send_file(path, mimetype=mimetype, conditional=True, max_age=3600)
+    response.headers["X-Content-Type-Options"] = "nosniff"
+    response.headers["Content-Security-Policy"] = "default-src 'none'; style-src 'unsafe-inline'; sandbox"
+    return response

@@ -1,0 +1,70 @@
+"""One place that turns every failure into a JSON error body.
+
+``RagError`` carries its own status and safe message. Request validation errors
+become 400 (body is not JSON) or 422 (JSON of the wrong shape); werkzeug's HTTP
+errors (404, 405, 413 from ``MAX_CONTENT_LENGTH``, 415) keep their status.
+Anything else is a 500 with a generic message; the traceback goes to the log only.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import structlog
+from flask import Flask, Response, current_app, jsonify
+from pydantic import ValidationError
+from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
+
+from backend.common.errors import RagError
+
+log = structlog.get_logger(__name__)
+
+
+def error_response(status: int, code: str, message: str, details: Any | None = None) -> tuple[Response, int]:
+    body: dict[str, Any] = {"code": code, "message": message}
+    if details is not None:
+        body["details"] = details
+    return jsonify({"error": body}), status
+
+
+def _rag_error(exc: RagError) -> tuple[Response, int]:
+    if exc.http_status >= 500:
+        log.error("api.rag_error", code=exc.code, status=exc.http_status, error=exc.user_message, **_loggable(exc.context))
+    else:
+        log.info("api.request_rejected", code=exc.code, status=exc.http_status)
+    return jsonify({"error": exc.to_dict()}), exc.http_status
+
+
+def _validation_error(exc: ValidationError) -> tuple[Response, int]:
+    errors = exc.errors(include_url=False, include_input=False, include_context=False)
+    if any(e["type"] == "json_invalid" for e in errors):
+        return error_response(400, "invalid_json", f"request body is not valid JSON: {errors[0]['msg']}")
+    details = [{"field": ".".join(str(p) for p in e["loc"]) or "(body)", "message": e["msg"], "type": e["type"]} for e in errors]
+    summary = "; ".join(f"{d['field']}: {d['message']}" for d in details[:5])
+    return error_response(422, "validation_error", f"invalid request body: {summary}", details)
+
+
+def _http_error(exc: HTTPException) -> tuple[Response, int]:
+    status = exc.code or 500
+    if isinstance(exc, RequestEntityTooLarge):
+        limit = current_app.config.get("MAX_CONTENT_LENGTH")
+        return error_response(413, "request_too_large",
+                              f"request body exceeds server.max_body_bytes ({limit} bytes)", {"limit": limit})
+    code = (exc.name or "http_error").lower().replace(" ", "_")
+    return error_response(status, code, exc.description or exc.name or "HTTP error")
+
+
+def _unexpected(exc: Exception) -> tuple[Response, int]:
+    log.exception("api.unhandled_error", error_type=type(exc).__name__)
+    return error_response(500, "internal_error", "internal server error; the details are in the server log")
+
+
+def _loggable(context: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in context.items() if isinstance(v, (str, int, float, bool)) and k != "question"}
+
+
+def register(app: Flask) -> None:
+    app.register_error_handler(RagError, _rag_error)
+    app.register_error_handler(ValidationError, _validation_error)
+    app.register_error_handler(HTTPException, _http_error)
+    app.register_error_handler(Exception, _unexpected)

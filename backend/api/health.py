@@ -1,0 +1,65 @@
+"""Liveness and readiness.
+
+``/healthz`` says the process answers. ``/readyz`` says it can serve ``/chat``:
+the store answers a trivial query, every configured alias resolves to a version,
+and the embedding model is loaded. A failure is a 503 naming each check, so an
+orchestrator (and a person reading the JSON) sees what to fix.
+"""
+
+from __future__ import annotations
+
+from flask import Blueprint, Response, current_app, jsonify
+
+from backend.api.models import HealthResponse, ReadyCheck, ReadyResponse
+from backend.common.errors import RagError
+
+bp = Blueprint("health", __name__)
+
+
+@bp.get("/healthz")
+def healthz() -> Response:
+    return jsonify(HealthResponse(status="ok").model_dump())
+
+
+def _store_check(store: object) -> ReadyCheck:
+    ping = getattr(store, "ping", None)
+    if ping is None:
+        return ReadyCheck(ok=True, detail=f"{type(store).__name__} has no ping; assumed reachable")
+    try:
+        ping()
+    except RagError as exc:
+        return ReadyCheck(ok=False, detail=exc.user_message)
+    return ReadyCheck(ok=True, detail="store answers")
+
+
+def _alias_check(store: object, aliases: list[str]) -> ReadyCheck:
+    try:
+        resolved = {alias: store.resolve_alias(alias) for alias in aliases}  # type: ignore[attr-defined]
+    except RagError as exc:
+        return ReadyCheck(ok=False, detail=exc.user_message)
+    missing = [a for a, v in resolved.items() if v is None]
+    if missing:
+        return ReadyCheck(ok=False, detail=f"alias(es) {', '.join(missing)} do not exist; ingest and promote a version")
+    return ReadyCheck(ok=True, detail=", ".join(f"{a} -> {v}" for a, v in resolved.items()))
+
+
+def _model_check(embedder: object) -> ReadyCheck:
+    dimension = getattr(embedder, "dimension", 0)
+    if not dimension:
+        return ReadyCheck(ok=False, detail="embedding model is not loaded")
+    return ReadyCheck(ok=True, detail=f"{getattr(embedder, 'model_id', '?')} ({dimension} dims)")
+
+
+@bp.get("/readyz")
+def readyz() -> tuple[Response, int]:
+    services = current_app.extensions["rag"]
+    store_ok = _store_check(services.store)
+    checks = {
+        "store": store_ok,
+        "alias": _alias_check(services.store, services.chat.routing.aliases) if store_ok.ok
+        else ReadyCheck(ok=False, detail="not checked: store unreachable"),
+        "model": _model_check(services.embedder),
+    }
+    ready = all(c.ok for c in checks.values())
+    body = ReadyResponse(status="ready" if ready else "not_ready", checks=checks)
+    return jsonify(body.model_dump()), 200 if ready else 503

@@ -1,0 +1,63 @@
+"""Prometheus metrics, one ``CollectorRegistry`` per app.
+
+A per-app registry (not the process-global default) lets every test build its
+own app, and two apps in one process never share counters. Under gunicorn each
+worker reports its own numbers; scrape each worker or run one worker per port.
+"""
+
+from __future__ import annotations
+
+import time
+
+from flask import Blueprint, Flask, Response, current_app, g, request
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
+
+bp = Blueprint("metrics", __name__)
+EXTENSION = "rag_metrics"
+
+
+class ApiMetrics:
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        self.requests = Counter(
+            "rag_http_requests", "HTTP requests by endpoint and status.", ["endpoint", "method", "status"],
+            registry=self.registry,
+        )
+        self.chat = Counter(
+            "rag_chat_requests", "POST /chat requests by answer mode ('none' when no answer) and status.",
+            ["mode", "status"], registry=self.registry,
+        )
+        self.latency = Histogram(
+            "rag_http_request_duration_seconds", "Request latency by endpoint.", ["endpoint"], registry=self.registry,
+            buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0),
+        )
+
+
+def _start() -> None:
+    g.rag_started = time.perf_counter()
+
+
+def _observe(response: Response) -> Response:
+    metrics: ApiMetrics = current_app.extensions[EXTENSION]
+    endpoint = request.url_rule.rule if request.url_rule is not None else "unmatched"
+    status = str(response.status_code)
+    metrics.requests.labels(endpoint, request.method, status).inc()
+    started = g.get("rag_started")
+    if started is not None:
+        metrics.latency.labels(endpoint).observe(time.perf_counter() - started)
+    if endpoint == "/chat":
+        metrics.chat.labels(response.headers.get("X-Answer-Mode", "none"), status).inc()
+    return response
+
+
+@bp.get("/metrics")
+def metrics_endpoint() -> Response:
+    metrics: ApiMetrics = current_app.extensions[EXTENSION]
+    return Response(generate_latest(metrics.registry), content_type=CONTENT_TYPE_LATEST)
+
+
+def init_app(app: Flask) -> None:
+    app.extensions[EXTENSION] = ApiMetrics()
+    app.before_request(_start)
+    app.after_request(_observe)
+    app.register_blueprint(bp)

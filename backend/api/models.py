@@ -1,0 +1,172 @@
+"""Request and response bodies of the HTTP API, as pydantic models.
+
+They validate requests, serialize every response, and are the single source of
+``/openapi.json``, so the published schema is the behaviour. Requests are strict
+(``"5"`` is not a ``top_k``) and reject unknown fields; limits that come from
+config (question length, ``max_top_k``) are checked by the route and added to
+the schema by ``openapi.py``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+Mode = Literal["rag", "hybrid", "fallback"]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class FilterCondition(_Strict):
+    """A metadata condition: the field holds any / all of the values, or a date range (ISO-8601).
+    ``any_of`` / ``all_of`` are accepted as spellings of ``any`` / ``all``."""
+
+    any: list[str] | None = Field(None, description="At least one of these values.")
+    any_of: list[str] | None = Field(None, description="Same as any.")
+    all: list[str] | None = Field(None, description="Every one of these values (multi-valued fields).")
+    all_of: list[str] | None = Field(None, description="Same as all.")
+    gte: str | None = Field(None, description="Date fields: ISO date lower bound (inclusive).")
+    lte: str | None = Field(None, description="Date fields: ISO date upper bound (inclusive).")
+
+
+FilterValue = Union[str, list[str], FilterCondition]
+
+
+class ChatRequestBody(_Strict):
+    """Body of ``POST /chat``."""
+
+    question: str = Field(..., min_length=1, description="The user's question (at most server.max_question_chars).")
+    top_k: int | None = Field(None, ge=1, description="Candidates to retrieve (1..retrieval.max_top_k); default retrieval.top_k.")
+    filters: dict[str, FilterValue] = Field(
+        default_factory=dict,
+        description="Metadata filters, ANDed: a value, a list (any of), or {any, all, gte, lte}; fields are "
+        "the built-ins (doc_id, source, chunk_type, tags, lang, updated_at) and retrieval.metadata_schema.",
+    )
+    strategy: Literal["dense", "lexical", "fusion"] | None = Field(None, description="Search strategy; default retrieval.strategy.")
+    conversation_id: str | None = Field(None, max_length=128, description="Client's conversation id, stored with the interaction.")
+
+    @field_validator("question")
+    @classmethod
+    def _not_blank(cls, v: str) -> str:
+        if not v.strip():
+            raise ValueError("question must contain text")
+        return v
+
+    def raw_filters(self) -> dict[str, Any]:
+        """Filters in the plain shape ``metadata_schema.parse_filters`` checks against the schema."""
+        return {
+            name: value.model_dump(exclude_none=True) if isinstance(value, FilterCondition) else value
+            for name, value in self.filters.items()
+        }
+
+
+class _Out(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Citation(_Out):
+    marker: str | None = Field(..., description="'[n]' as used in the answer; null for figures.")
+    chunk_id: str
+    doc_id: str
+    source: str
+    score: float = Field(..., description="Similarity the decision compared (see decision_explain.score_mode).")
+    chunk_type: str
+    image_ref: str | None = Field(None, description="Figures: image path relative to the assets directory.")
+    figure_id: str | None = None
+
+
+class RetrievedChunkMeta(_Out):
+    rank: int
+    chunk_id: str
+    doc_id: str
+    source: str
+    chunk_type: str
+    similarity: float
+    raw_score: float = Field(..., description="The store's score before normalization.")
+    used: bool = Field(..., description="Reached the prompt.")
+    excluded_from_llm: bool = Field(..., description="Its chunk_type is in exclude_chunk_types_from_llm.")
+    text_preview: str = Field(..., description="First ~200 characters.")
+    image_ref: str | None = None
+    figure_id: str | None = None
+    parent_chunk_id: str | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class ThresholdsOut(_Out):
+    low: float
+    high: float
+    base_low: float
+    base_high: float
+    kind: Literal["normalized", "raw_cosine", "raw_dot"]
+
+
+class GatesOut(_Out):
+    min_similarity_for_hybrid: float
+    min_chunks_for_hybrid: int
+    min_total_context_chars: int
+    usable_chunks: int
+    usable_context_chars: int
+    passed: dict[str, bool]
+
+
+class DecisionExplain(_Out):
+    mode: Mode
+    decided_mode: Mode = Field(..., description="Mode before a blank primary answer forced fallback.")
+    blank_primary_answer: bool
+    short_query_active: bool
+    thresholds: ThresholdsOut
+    max_similarity: float | None
+    max_eligible_similarity: float | None = Field(..., description="Best similarity among chunk types the LLM may see.")
+    gates: GatesOut
+    excluded_chunk_ids: list[str]
+    reasons: list[str]
+    effective_query: str
+    query_tokens: int
+    used_llm: Literal["primary", "fallback"]
+    answered_by: str = Field(..., description="Provider that wrote the answer, or 'none' for the fixed message.")
+    score_mode: Literal["normalized", "raw"]
+    distance: Literal["cosine", "dot", "euclidean"]
+    retrieval_target: str = Field(..., description="Alias (or version) queried.")
+    domain: str | None
+    version: str = Field(..., description="Version the alias resolved to for this request.")
+    strategy: str
+    score_source: str
+    top_k: int
+    candidates: int
+
+
+class ChatResponse(_Out):
+    answer: str
+    mode: Mode
+    citations: list[Citation]
+    retrieved_chunks_metadata: list[RetrievedChunkMeta]
+    used_chunks: list[str] = Field(..., description="chunk_ids that reached the prompt, in citation order.")
+    sources_used: Literal["all", "partial", "none"]
+    decision_explain: DecisionExplain
+
+
+class ErrorBody(_Out):
+    code: str
+    message: str
+    details: Any | None = None
+
+
+class ErrorResponse(_Out):
+    error: ErrorBody
+
+
+class HealthResponse(_Out):
+    status: Literal["ok"]
+
+
+class ReadyCheck(_Out):
+    ok: bool
+    detail: str
+
+
+class ReadyResponse(_Out):
+    status: Literal["ready", "not_ready"]
+    checks: dict[str, ReadyCheck]

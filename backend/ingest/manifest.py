@@ -1,0 +1,203 @@
+"""JSONL manifests: what to ingest, one JSON object per line.
+
+A line names exactly one of ``path`` (a file), ``dir`` (its files, ``recursive``
+optional) or ``glob`` (relative to the manifest's folder), plus optional
+``doc_id``, ``tags``, ``lang``, ``profiles``, ``content_type``, ``updated_at`` and
+free ``metadata``. Relative paths resolve against the manifest's folder and every
+resolved file must lie inside ``ingest.allowed_roots`` after following symlinks, so
+neither ``..`` nor a symlink can reach files outside them.
+
+Problems are reported as ``manifest.jsonl:17: <what is wrong>``: strict mode raises
+the first as ``ManifestError``; otherwise the line is skipped and the problem is
+returned with the good entries.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from backend.common.config import Settings, format_validation_error
+from backend.common.errors import ManifestError
+from backend.ingest.loaders import supported_suffixes
+
+
+class ManifestLine(BaseModel):
+    """One manifest line as written by an operator."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    path: str | None = Field(None, description="One file.")
+    dir: str | None = Field(None, description="Every supported file in this folder.")
+    glob: str | None = Field(None, description="Files matching this pattern (relative to the manifest folder).")
+    recursive: bool = Field(False, description="`dir`: include sub-folders.")
+    doc_id: str | None = Field(None, min_length=1, max_length=512, description="Stable id; only with `path`.")
+    tags: list[str] = Field(default_factory=list)
+    lang: str | None = Field(None, min_length=2, max_length=16, description="Language hint, e.g. `en`.")
+    profiles: list[str] = Field(default_factory=list, description="Embedding profiles to ingest into.")
+    content_type: str | None = Field(None, description="Selects the profile's embedding template.")
+    updated_at: str | None = Field(None, description="ISO date; used by the freshness tie-break.")
+    metadata: dict[str, Any] = Field(default_factory=dict, description="Free metadata stored with every chunk.")
+
+    @field_validator("tags", "profiles")
+    @classmethod
+    def _non_empty_strings(cls, v: list[str]) -> list[str]:
+        if any(not item.strip() for item in v):
+            raise ValueError("entries must be non-empty strings")
+        return v
+
+    @model_validator(mode="after")
+    def _one_source(self) -> "ManifestLine":
+        given = [k for k in ("path", "dir", "glob") if getattr(self, k)]
+        if len(given) != 1:
+            raise ValueError(f"exactly one of 'path', 'dir' or 'glob' is required (got {given or 'none'})")
+        if self.doc_id and not self.path:
+            raise ValueError("'doc_id' is only allowed with 'path' (a dir or glob yields several documents)")
+        if self.recursive and not self.dir:
+            raise ValueError("'recursive' is only allowed with 'dir'")
+        return self
+
+
+@dataclass(frozen=True)
+class ManifestEntry:
+    """One document to ingest, resolved and confined."""
+
+    path: Path
+    doc_id: str
+    where: str
+    profiles: tuple[str, ...] = ()
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Manifest:
+    path: Path
+    entries: list[ManifestEntry]
+    errors: list[tuple[str, str]]
+
+
+def allowed_roots(settings: Settings) -> list[Path]:
+    return [settings.resolve_path(root).resolve() for root in settings.ingest.allowed_roots]
+
+
+def confine(candidate: Path, roots: list[Path], shown: str) -> Path:
+    """The real path of ``candidate`` if it lies inside one of ``roots``."""
+    real = candidate.resolve()
+    if not any(real == root or real.is_relative_to(root) for root in roots):
+        raise ManifestError(
+            f"{shown!r} resolves to {real}, outside ingest.allowed_roots ({', '.join(str(r) for r in roots)})"
+        )
+    return real
+
+
+def _expand(line: ManifestLine, base: Path, roots: list[Path]) -> list[Path]:
+    if line.path:
+        target = confine(base / line.path, roots, line.path)
+        if not target.is_file():
+            raise ManifestError(f"path {line.path!r}: no such file ({target})")
+        return [target]
+    if line.dir:
+        folder = confine(base / line.dir, roots, line.dir)
+        if not folder.is_dir():
+            raise ManifestError(f"dir {line.dir!r}: no such folder ({folder})")
+        found = folder.rglob("*") if line.recursive else folder.glob("*")
+        suffixes = supported_suffixes()
+        candidates = sorted(p for p in found if p.suffix.lower() in suffixes)
+    else:
+        if Path(str(line.glob)).is_absolute():
+            raise ManifestError(f"glob {line.glob!r}: must be relative to the manifest folder")
+        candidates = sorted(base.glob(str(line.glob)))
+    files = []
+    for p in candidates:
+        real = confine(p, roots, str(p.relative_to(base)) if p.is_relative_to(base) else str(p))
+        if real.is_file():
+            files.append(p)
+    if not files:
+        raise ManifestError(f"{'dir' if line.dir else 'glob'} {line.dir or line.glob!r} matches no files")
+    return files
+
+
+def default_doc_id(path: Path, base: Path) -> str:
+    """The path relative to the manifest folder, with ``/``: stable wherever the repo lives."""
+    return Path(os.path.relpath(path, base)).as_posix()
+
+
+def chunk_metadata(line: ManifestLine) -> dict[str, Any]:
+    meta: dict[str, Any] = dict(line.metadata)
+    meta["tags"] = list(line.tags)
+    for key in ("lang", "content_type", "updated_at"):
+        value = getattr(line, key)
+        if value is not None:
+            meta[key] = value
+    return meta
+
+
+def _validate_metadata(meta: dict[str, Any], settings: Settings, where: str) -> dict[str, Any]:
+    """Typed check against ``retrieval.metadata_schema`` when that module is installed."""
+    if not settings.retrieval.metadata_schema:
+        return meta
+    try:
+        from backend.core.metadata_schema import validate_metadata
+    except ModuleNotFoundError:
+        return meta
+    return dict(validate_metadata(meta, settings.retrieval.metadata_schema, where))
+
+
+def _parse_line(raw: str) -> ManifestLine:
+    try:
+        data = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise ManifestError(f"invalid JSON: {exc.msg} (column {exc.colno})") from exc
+    if not isinstance(data, dict):
+        raise ManifestError(f"expected a JSON object, got {type(data).__name__}")
+    try:
+        return ManifestLine.model_validate(data)
+    except ValidationError as exc:
+        raise ManifestError("; ".join(format_validation_error(exc))) from exc
+
+
+def _entries(line: ManifestLine, base: Path, roots: list[Path], settings: Settings, where: str) -> list[ManifestEntry]:
+    unknown = [p for p in line.profiles if p not in settings.embeddings.profiles]
+    if unknown:
+        raise ManifestError(f"profiles: unknown profile(s) {unknown}; configured: {sorted(settings.embeddings.profiles)}")
+    meta = _validate_metadata(chunk_metadata(line), settings, where)
+    return [
+        ManifestEntry(path=p.resolve(), doc_id=line.doc_id or default_doc_id(p, base), where=where,
+                      profiles=tuple(line.profiles), metadata=meta)
+        for p in _expand(line, base, roots)
+    ]
+
+
+def read_manifest(path: Path, settings: Settings, *, strict: bool = False) -> Manifest:
+    """Parse, validate and expand a manifest. ``ManifestError`` if the file itself is
+    unreadable, or (``strict``) at the first bad line."""
+    try:
+        lines = path.read_text(encoding="utf-8-sig").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ManifestError(f"{path}: cannot read manifest: {exc}", path=str(path)) from exc
+    base, roots = path.resolve().parent, allowed_roots(settings)
+    manifest = Manifest(path=path, entries=[], errors=[])
+    seen: dict[str, str] = {}
+    for number, raw in enumerate(lines, start=1):
+        if not raw.strip() or raw.lstrip().startswith("#"):
+            continue
+        where = f"{path.name}:{number}"
+        try:
+            entries = _entries(_parse_line(raw), base, roots, settings, where)
+            for entry in entries:
+                if entry.doc_id in seen:
+                    raise ManifestError(f"doc_id {entry.doc_id!r} is already listed at {seen[entry.doc_id]}")
+        except ManifestError as exc:
+            if strict:
+                raise ManifestError(f"{where}: {exc.user_message}", where=where) from exc
+            manifest.errors.append((where, exc.user_message))
+            continue
+        for entry in entries:
+            seen[entry.doc_id] = where
+        manifest.entries.extend(entries)
+    return manifest

@@ -1,0 +1,321 @@
+"""Incremental, crash-safe, batched ingestion of a manifest into index versions.
+
+Stages, each a method so the benchmark can time them: ``load`` (file -> normalised
+``LoadedDocument``), ``sanitize`` (PII, several documents per call), ``chunk``,
+``embed`` (cache first, then batches) and ``write`` (one store transaction per
+``ingest.documents_per_transaction`` documents).
+
+Why a killed run is harmless: each document's chunks land in one transaction
+together with its ``doc_hash``; the hash covers the source bytes and everything
+that shapes the chunks, and chunk ids are deterministic. A re-run skips every
+document whose stored hash matches (without loading it), redoes the rest and
+upserts the same rows an uninterrupted run would have written. Aliases are never
+touched here; promotion is the evaluation gate's job.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+import time
+from dataclasses import dataclass, field
+from itertools import islice
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator, Sequence
+
+import structlog
+from tqdm import tqdm
+
+from backend.common.config import REPO_ROOT, ProfileSettings, Settings
+from backend.common.errors import ConfigError, LoaderError, ProviderError
+from backend.core.types import Chunk, DocumentWrite, Vector, VersionSpec
+from backend.ingest.chunkers import TextChunker, dedupe, hf_token_spans
+from backend.ingest.documents import Block, LoadedDocument
+from backend.ingest.embedding_batches import EmbeddingBatcher
+from backend.ingest.loaders import load_document
+from backend.ingest.manifest import ManifestEntry, read_manifest
+from backend.ingest.report import IngestReport
+
+log = structlog.get_logger(__name__)
+
+#: bump when the pipeline changes chunks for unchanged inputs, so every document is redone
+PIPELINE_FORMAT = 1
+_FIGURE_ATTRS = ("caption", "title", "alt", "near_text")
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where a group of manifest entries goes: a profile and its version table."""
+
+    profile_name: str
+    profile: ProfileSettings
+    version: str
+
+
+@dataclass
+class Pending:
+    entry: ManifestEntry
+    doc_hash: str
+    doc: LoadedDocument | None = None
+    text: str = ""
+    chunks: list[Chunk] = field(default_factory=list)
+
+
+def _batched(items: Sequence[Pending], size: int) -> Iterator[list[Pending]]:
+    it = iter(items)
+    while group := list(islice(it, size)):
+        yield group
+
+
+def display_source(path: Path) -> str:
+    """Repo-relative when possible, so stored sources do not depend on the checkout location."""
+    return path.relative_to(REPO_ROOT).as_posix() if path.is_relative_to(REPO_ROOT) else str(path)
+
+
+class IngestPipeline:
+    """``IngestPipeline(settings, store, embedder).run(manifest)`` -> ``IngestReport``."""
+
+    def __init__(self, settings: Settings, store: Any, embedder: Any, *, progress: bool | None = None,
+                 sleep: Callable[[float], None] = time.sleep) -> None:
+        self.settings, self.store, self.embedder = settings, store, embedder
+        show = settings.ingest.progress if progress is None else progress
+        self._progress_off = not (show and sys.stderr.isatty())
+        self._sleep = sleep
+        self._chunkers: dict[str, TextChunker] = {}
+
+    # --- planning ------------------------------------------------------------------
+    def targets(self, entries: Iterable[ManifestEntry], profile: str | None,
+                domain_key: str | None) -> list[tuple[Target, list[ManifestEntry]]]:
+        """Group entries by version: ``--domain-key`` > ``--profile`` > the line's
+        ``profiles`` > ``embeddings.default_profile``."""
+        emb = self.settings.embeddings
+        if domain_key is not None:
+            domain = emb.domains.get(domain_key)
+            if domain is None:
+                raise ConfigError(f"--domain-key {domain_key!r} is not configured; known: {sorted(emb.domains)}")
+            name = domain.profile or emb.default_profile
+            return [(Target(name, emb.profiles[name], domain.index_name), list(entries))]
+        if profile is not None and profile not in emb.profiles:
+            raise ConfigError(f"--profile {profile!r} is not configured; known: {sorted(emb.profiles)}")
+        groups: dict[str, list[ManifestEntry]] = {}
+        for entry in entries:
+            for name in [profile] if profile else (entry.profiles or (emb.default_profile,)):
+                groups.setdefault(name, []).append(entry)
+        if not groups:
+            groups[profile or emb.default_profile] = []
+        return [(Target(n, emb.profiles[n], emb.profiles[n].index_name), e) for n, e in groups.items()]
+
+    def document_hash(self, entry: ManifestEntry, target: Target) -> str:
+        """sha256 of the source bytes plus a fingerprint of everything that shapes its chunks."""
+        digest = hashlib.sha256()
+        try:
+            with entry.path.open("rb") as fh:
+                for block in iter(lambda: fh.read(1 << 20), b""):
+                    digest.update(block)
+        except OSError as exc:
+            raise LoaderError(f"{entry.path}: unreadable: {exc.strerror}", path=str(entry.path)) from exc
+        s = self.settings
+        fingerprint = {
+            "format": PIPELINE_FORMAT, "model": self.embedder.model_id, "doc_id": entry.doc_id,
+            "source": display_source(entry.path), "metadata": entry.metadata,
+            "profile": target.profile.model_dump(mode="json", exclude={"index_name", "query_prefix"}),
+            "sanitize": s.sanitize.model_dump(mode="json", exclude={"audit_path", "batch_size", "sanitize_questions"}),
+            "docx": s.docx.model_dump(mode="json", include={"extract_images", "inline_figure_placeholders",
+                                                            "figure_chunks"}) if entry.path.suffix.lower() == ".docx" else None,
+        }
+        digest.update(json.dumps(fingerprint, sort_keys=True, default=str).encode())
+        return digest.hexdigest()
+
+    # --- stages --------------------------------------------------------------------
+    def load(self, entry: ManifestEntry) -> LoadedDocument:
+        """Load and normalise; every failure becomes a ``LoaderError`` naming the file."""
+        try:
+            doc = load_document(entry.path, entry.doc_id, self.settings)
+        except LoaderError:
+            raise
+        except Exception as exc:  # a parser bug on hostile input must fail the file, not the run
+            raise LoaderError(f"{entry.path}: cannot parse: {type(exc).__name__}: {exc}", path=str(entry.path)) from exc
+        doc.source = display_source(entry.path)
+        doc.metadata = dict(entry.metadata)
+        return doc
+
+    def render(self, doc: LoadedDocument) -> str:
+        """The text to chunk: DOCX documents go through ``figures.render_text``."""
+        if not any(b.kind == "image" for b in doc.blocks) and not doc.source.lower().endswith(".docx"):
+            return doc.text
+        from backend.ingest import figures
+
+        return figures.render_text(doc, self.settings.docx)
+
+    def sanitize(self, items: list[Pending]) -> None:
+        """PII redaction/audit of each document's text (and figure captions), one call
+        for the whole group. Does nothing (imports nothing) when sanitize is off."""
+        if not self.settings.sanitize.enabled or not items:
+            return
+        try:
+            from backend.common.sanitizer import sanitize_if_enabled, write_findings
+        except ModuleNotFoundError as exc:
+            raise ConfigError("sanitize.enabled is true but backend.common.sanitizer is not installed") from exc
+        texts, doc_ids, slots = [], [], []
+        for item in items:
+            texts.append(item.text), doc_ids.append(item.entry.doc_id), slots.append((item, None, None))
+            for i, block in enumerate(item.doc.blocks if item.doc else []):
+                for key in _FIGURE_ATTRS:
+                    if block.kind == "image" and block.attrs.get(key):
+                        texts.append(str(block.attrs[key])), doc_ids.append(item.entry.doc_id)
+                        slots.append((item, i, key))
+        outcome = sanitize_if_enabled(texts, self.settings.sanitize, doc_ids=doc_ids)
+        for (item, index, key), clean in zip(slots, outcome.texts):
+            if index is None:
+                item.text = clean
+            else:
+                assert item.doc is not None and key is not None
+                block = item.doc.blocks[index]
+                item.doc.blocks[index] = Block(kind=block.kind, text=block.text, role=block.role,
+                                               attrs={**block.attrs, key: clean})
+        if outcome.findings:
+            write_findings(self.settings.resolve_path(self.settings.sanitize.audit_path), outcome.findings)
+            log.info("ingest.pii_findings", findings=len(outcome.findings), documents=len(items))
+
+    def chunker(self, target: Target) -> TextChunker:
+        if target.profile_name not in self._chunkers:
+            spans = hf_token_spans(self.embedder.tokenizer) if target.profile.chunker.kind == "tokens" else None
+            self._chunkers[target.profile_name] = TextChunker(target.profile, spans)
+        return self._chunkers[target.profile_name]
+
+    def chunk(self, doc: LoadedDocument, text: str, target: Target) -> list[Chunk]:
+        chunks = self.chunker(target).chunk(doc, text)
+        if any(b.kind == "image" for b in doc.blocks):
+            from backend.ingest import figures
+
+            chunks += figures.figure_chunks(doc, chunks, self.settings.docx, target.profile)
+        return chunks
+
+    def embed(self, batcher: EmbeddingBatcher, chunks: Sequence[Chunk]) -> Vector:
+        return batcher.vectors_for([c.text_to_embed for c in chunks])
+
+    def write(self, version: str, documents: Sequence[DocumentWrite]) -> int:
+        return int(self.store.write_documents(version, documents)) if documents else 0
+
+    # --- orchestration -----------------------------------------------------------------
+    def run(self, manifest: Path, *, profile: str | None = None, domain_key: str | None = None,
+            prune: bool = False, strict: bool = False) -> IngestReport:
+        """Ingest every listed document that changed. Bad lines and files are reported in
+        the result and the run goes on; ``strict`` raises ``ManifestError`` at the first bad line."""
+        started = time.perf_counter()
+        parsed = read_manifest(Path(manifest), self.settings, strict=strict)
+        report = IngestReport(manifest=str(manifest), manifest_errors=list(parsed.errors))
+        for where, reason in parsed.errors:
+            log.warning("ingest.manifest_line_failed", where=where, reason=reason)
+        if prune and parsed.errors:
+            report.notes.append("--prune skipped: the manifest has bad lines, so the listed set is unknown")
+        for target, entries in self.targets(parsed.entries, profile, domain_key):
+            self._run_target(target, entries, report, prune=prune and not parsed.errors)
+        report.seconds = time.perf_counter() - started
+        log.info("ingest.finished", versions=report.versions, seen=report.documents_seen,
+                 skipped=report.skipped_unchanged, written=report.documents_written, failed=report.failed,
+                 manifest_errors=len(report.manifest_errors), chunks=report.chunks_written,
+                 embeddings_computed=report.embeddings_computed, embeddings_reused=report.embeddings_reused,
+                 seconds=round(report.seconds, 2))
+        return report
+
+    def _fail(self, report: IngestReport, path: Path | str, exc: Exception) -> None:
+        message = getattr(exc, "user_message", str(exc))
+        reason = message.removeprefix(f"{path}: ")
+        report.failures.append((str(path), reason))
+        log.warning("ingest.file_failed", file=str(path), reason=reason)
+
+    def _run_target(self, target: Target, entries: list[ManifestEntry], report: IngestReport, *, prune: bool) -> None:
+        self.store.create_version(VersionSpec(target.version, self.embedder.model_id, self.embedder.dimension,
+                                              target.profile.distance, target.profile_name))
+        report.versions.append(target.version)
+        existing = self.store.document_hashes(target.version)
+        pending: list[Pending] = []
+        for entry in entries:
+            report.documents_seen += 1
+            try:
+                doc_hash = self.document_hash(entry, target)
+            except LoaderError as exc:
+                self._fail(report, entry.path, exc)
+                continue
+            if existing.get(entry.doc_id) == doc_hash:
+                report.skipped_unchanged += 1
+                log.debug("ingest.document_skipped", doc_id=entry.doc_id, reason="unchanged")
+                continue
+            pending.append(Pending(entry, doc_hash))
+        bars = self._bars(len(pending))
+        batcher = EmbeddingBatcher(self.embedder, self.store, self.settings.embeddings.batching,
+                                   self.settings.embeddings.retry, sleep=self._sleep, on_embedded=bars[2].update)
+        seen: set[str] = set()
+        try:
+            for group in _batched(pending, self.settings.ingest.documents_per_transaction):
+                self._process_group(group, target, batcher, seen, report, bars)
+        finally:
+            for bar in bars:
+                bar.close()
+        report.embeddings_computed += batcher.stats.computed
+        report.embeddings_reused += batcher.stats.reused
+        report.embedding_retries += batcher.stats.retries
+        if prune:
+            listed = {e.doc_id for e in entries}
+            gone = sorted(d for d in existing if d not in listed)
+            if gone:
+                self.store.delete_documents(target.version, gone)
+                report.documents_pruned += len(gone)
+                log.info("ingest.documents_pruned", version=target.version, documents=len(gone))
+
+    def _bars(self, documents: int) -> tuple[tqdm, tqdm, tqdm]:
+        opts: dict[str, Any] = {"file": sys.stderr, "disable": self._progress_off, "leave": False}
+        return (tqdm(total=documents, desc="files", unit="file", position=0, **opts),
+                tqdm(desc="chunks", unit="chunk", position=1, **opts),
+                tqdm(desc="embeddings", unit="text", position=2, **opts))
+
+    def _prepare(self, group: list[Pending], target: Target, seen: set[str], report: IngestReport) -> list[Pending]:
+        """Load, sanitize and chunk a group; returns the documents that got that far."""
+        loaded = []
+        for item in group:
+            try:
+                item.doc = self.load(item.entry)
+                item.text = self.render(item.doc)
+            except LoaderError as exc:
+                self._fail(report, item.entry.path, exc)
+                continue
+            loaded.append(item)
+        self.sanitize(loaded)
+        for item in loaded:
+            assert item.doc is not None
+            item.chunks = self.chunk(item.doc, item.text, target)
+            if target.profile.chunker.dedupe:
+                item.chunks, dropped = dedupe(item.chunks, seen)
+                report.duplicates_dropped += dropped
+        return loaded
+
+    def _vectors(self, items: list[Pending], batcher: EmbeddingBatcher, report: IngestReport) -> list[tuple[Pending, Vector]]:
+        """Embed the whole group at once; on a permanent error, document by document so
+        only the documents that really fail are reported."""
+        try:
+            vectors = self.embed(batcher, [c for item in items for c in item.chunks])
+        except ProviderError as exc:
+            if len(items) == 1:
+                self._fail(report, items[0].entry.path, exc)
+                return []
+            return [pair for item in items for pair in self._vectors([item], batcher, report)]
+        out, offset = [], 0
+        for item in items:
+            out.append((item, vectors[offset:offset + len(item.chunks)]))
+            offset += len(item.chunks)
+        return out
+
+    def _process_group(self, group: list[Pending], target: Target, batcher: EmbeddingBatcher, seen: set[str],
+                       report: IngestReport, bars: tuple[tqdm, tqdm, tqdm]) -> None:
+        ready = self._prepare(group, target, seen, report)
+        writes = [DocumentWrite(item.entry.doc_id, item.doc_hash, item.chunks, vectors)
+                  for item, vectors in self._vectors(ready, batcher, report)]
+        chunks = self.write(target.version, writes)
+        report.documents_written += len(writes)
+        report.chunks_written += chunks
+        bars[0].update(len(group))
+        bars[1].update(chunks)
+        for w in writes:
+            log.debug("ingest.document_written", doc_id=w.doc_id, version=target.version, chunks=len(w.chunks))

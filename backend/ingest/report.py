@@ -1,0 +1,68 @@
+"""The closing summary of an ingest run (printed by the CLI, ``--json`` for scripts)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass
+class IngestReport:
+    """Counts of one run. ``failures`` and ``manifest_errors`` are ``(where, reason)``
+    pairs: ``where`` is a file path or ``manifest.jsonl:17``."""
+
+    manifest: str
+    versions: list[str] = field(default_factory=list)
+    documents_seen: int = 0
+    skipped_unchanged: int = 0
+    documents_written: int = 0
+    documents_pruned: int = 0
+    chunks_written: int = 0
+    duplicates_dropped: int = 0
+    embeddings_computed: int = 0
+    embeddings_reused: int = 0
+    embedding_retries: int = 0
+    seconds: float = 0.0
+    failures: list[tuple[str, str]] = field(default_factory=list)
+    manifest_errors: list[tuple[str, str]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def version(self) -> str | None:
+        """The version written (the first one when lines targeted several profiles)."""
+        return self.versions[0] if self.versions else None
+
+    @property
+    def failed(self) -> int:
+        return len(self.failures)
+
+    @property
+    def ok(self) -> bool:
+        return not self.failures and not self.manifest_errors
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data.update(version=self.version, failed=self.failed, ok=self.ok)
+        data["failures"] = [{"where": w, "reason": r} for w, r in self.failures]
+        data["manifest_errors"] = [{"where": w, "reason": r} for w, r in self.manifest_errors]
+        data["seconds"] = round(self.seconds, 3)
+        return data
+
+    def render(self) -> str:
+        lines = [
+            f"versions:             {', '.join(self.versions) or '-'}",
+            f"documents seen:       {self.documents_seen}",
+            f"skipped (unchanged):  {self.skipped_unchanged}",
+            f"documents written:    {self.documents_written}",
+            f"documents pruned:     {self.documents_pruned}",
+            f"failed:               {self.failed + len(self.manifest_errors)}",
+            f"chunks written:       {self.chunks_written}",
+            f"duplicates dropped:   {self.duplicates_dropped}",
+            f"embeddings computed:  {self.embeddings_computed}",
+            f"embeddings reused:    {self.embeddings_reused}",
+            f"seconds:              {self.seconds:.1f}",
+        ]
+        lines += [f"manifest error  {w}: {r}" for w, r in self.manifest_errors]
+        lines += [f"failed          {w}: {r}" for w, r in self.failures]
+        lines += [f"note: {n}" for n in self.notes]
+        return "\n".join(lines)

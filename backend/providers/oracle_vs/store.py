@@ -1,0 +1,320 @@
+"""Oracle AI Vector Search store: ``VectorStore`` + ``IndexAdmin`` + ``InteractionLog``.
+
+Writes are MERGE upserts sent with ``executemany(..., batcherrors=True)``; a
+failed row is reported by its offset, mapped back to its chunk id, and the
+whole call rolls back (one commit per ``write_documents``). Reads run in a
+read-only transaction, so the alias is resolved and searched at one point in
+time. Dense search uses the version's own metric and keeps the promise of
+``k`` hits under filters (see ``search_plan``).
+"""
+
+from __future__ import annotations
+
+import array
+import json
+from typing import Any, Sequence
+
+import numpy as np
+import structlog
+
+from backend.common.config import OracleSettings
+from backend.common.errors import EmbeddingModelMismatch, StoreError
+from backend.common.identifiers import validate_identifier
+from backend.core.types import (
+    Chunk,
+    DocumentWrite,
+    FieldFilter,
+    Interaction,
+    QueryVector,
+    ScoredChunk,
+    SearchResult,
+    content_hash,
+)
+from backend.providers.oracle_vs import search_plan, sql
+from backend.providers.oracle_vs.connection import OracleConnector
+from backend.providers.oracle_vs.index_admin import OracleIndexAdmin, VersionRow, json_value, now_iso
+
+log = structlog.get_logger(__name__)
+#: Largest chunk text bound as a string (MAX_STRING_SIZE=EXTENDED); see docs/ORACLE.md.
+MAX_TEXT_BYTES = 32767
+
+
+def to_float32(values: np.ndarray) -> array.array:
+    """A FLOAT32 vector bind: ``array('f')`` maps to ``DB_TYPE_VECTOR`` in python-oracledb."""
+    return array.array("f", np.ascontiguousarray(values, dtype=np.float32).tobytes())
+
+
+def _text(value: Any) -> str:
+    return value.read() if hasattr(value, "read") else str(value)
+
+
+def row_to_chunk(row: Sequence[Any]) -> Chunk:
+    chunk_id, doc_id, chunk_index, chunk_type, source, text, chash, metadata = row[:8]
+    return Chunk(chunk_id=chunk_id, doc_id=doc_id, text=_text(text), source=source, chunk_index=int(chunk_index),
+                 chunk_type=chunk_type, metadata=json_value(metadata) or {}, content_hash=chash)
+
+
+def _signature(row: Any) -> tuple[Any, ...]:
+    """What decides whether a stored chunk differs from the one being written."""
+    if isinstance(row, dict):
+        values = [row[c] for c in sql.COMPARED_COLUMNS]
+    else:
+        values = list(row[1:])
+    *head, metadata, embedding = values
+    meta = json.dumps(json_value(metadata), sort_keys=True, ensure_ascii=False)
+    vec = np.asarray(embedding, dtype=np.float32).tobytes()
+    return (*[str(x) for x in head], meta, vec)
+
+
+def batch_error_chunks(errors: Sequence[Any], rows: Sequence[dict[str, Any]]) -> list[str]:
+    """``chunk_id: message`` for each failed row of an ``executemany`` batch."""
+    return [f"{rows[e.offset]['chunk_id']}: {str(e.message).strip()}" for e in errors]
+
+
+class OracleVectorStore(OracleIndexAdmin):
+    backend = "oracle"
+
+    @classmethod
+    def from_settings(cls, settings: OracleSettings) -> "OracleVectorStore":
+        store = cls(OracleConnector.from_settings(settings), settings)
+        store.ensure_catalog()
+        return store
+
+    def ping(self) -> None:
+        self._db.ping()
+
+    def close(self) -> None:
+        self._db.close()
+
+    # --- writes --------------------------------------------------------------------
+    def _rows(self, v: VersionRow, documents: Sequence[DocumentWrite]) -> list[dict[str, Any]]:
+        rows: list[dict[str, Any]] = []
+        for doc in documents:
+            vectors = np.asarray(doc.vectors, dtype=np.float32)
+            if len(doc.chunks) != len(vectors):
+                raise StoreError(f"document {doc.doc_id}: {len(doc.chunks)} chunks but {len(vectors)} vectors")
+            if len(vectors) and vectors.shape[1] != v.dimension:
+                raise EmbeddingModelMismatch(
+                    f"document {doc.doc_id}: vectors have {vectors.shape[1]} dimensions, version {v.name} "
+                    f"expects {v.dimension} ({v.model})", version=v.name)
+            for c, vec in zip(doc.chunks, vectors):
+                if len(c.text.encode("utf-8")) > MAX_TEXT_BYTES:
+                    raise StoreError(f"chunk {c.chunk_id} of {doc.doc_id}: text is over {MAX_TEXT_BYTES} bytes; "
+                                     "lower the profile's chunker size", chunk_id=c.chunk_id)
+                rows.append({
+                    "chunk_id": c.chunk_id, "doc_id": doc.doc_id, "doc_hash": doc.doc_hash,
+                    "chunk_index": c.chunk_index, "chunk_type": c.chunk_type, "source": c.source, "text": c.text,
+                    "content_hash": c.content_hash,
+                    "metadata": json.dumps(dict(c.metadata), sort_keys=True, ensure_ascii=False),
+                    "embedding": to_float32(vec),
+                    "embed_hash": content_hash(c.text_to_embed),
+                })
+        return rows
+
+    def _plan_document(self, cur: Any, version: str, doc_rows: list[dict[str, Any]], doc: DocumentWrite
+                       ) -> tuple[list[dict[str, Any]], list[str]]:
+        """(rows to MERGE, chunk ids to delete); an unchanged document needs neither."""
+        cur.execute(sql.doc_chunks_sql(version), {"doc_id": doc.doc_id})
+        existing = {r[0]: _signature(r) for r in cur.fetchall()}
+        keep = {r["chunk_id"] for r in doc_rows}
+        obsolete = sorted(set(existing) - keep)
+        changed = [r for r in doc_rows if existing.get(r["chunk_id"]) != _signature(r)]
+        return changed, obsolete
+
+    def write_documents(self, version: str, documents: Sequence[DocumentWrite]) -> int:
+        import oracledb
+
+        validate_identifier(version, "index_name")
+        merged = obsolete = 0
+        with self._db.transaction(f"writing to {version}") as con:
+            cur = con.cursor()
+            v = self._version_row(cur, version)
+            rows, stale = self._changes(cur, v, documents)
+            if stale:
+                cur.executemany(sql.delete_chunk_sql(version), [{"chunk_id": c} for c in stale])
+            if rows:
+                cur.setinputsizes(embedding=oracledb.DB_TYPE_VECTOR)
+                cur.executemany(sql.merge_chunk_sql(version), [{c: r[c] for c in sql.MERGE_BINDS} for r in rows],
+                                batcherrors=True)
+                failed = batch_error_chunks(cur.getbatcherrors(), rows)
+                if failed:
+                    raise StoreError(
+                        f"{len(failed)} of {len(rows)} chunks could not be written to {version} "
+                        f"(nothing was committed): " + "; ".join(failed[:10]),
+                        version=version, failed=failed)
+                self._cache(cur, v.model, rows)
+            merged, obsolete = len(rows), len(stale)
+        log.info("store.documents_written", version=version, documents=len(documents), chunks=merged,
+                 removed=obsolete)
+        return merged
+
+    def _changes(self, cur: Any, v: VersionRow, documents: Sequence[DocumentWrite]
+                 ) -> tuple[list[dict[str, Any]], list[str]]:
+        rows: list[dict[str, Any]] = []
+        stale: list[str] = []
+        for doc in documents:
+            changed, obsolete = self._plan_document(cur, v.name, self._rows(v, [doc]), doc)
+            rows.extend(changed)
+            stale.extend(obsolete)
+        return rows, stale
+
+    @staticmethod
+    def _cache(cur: Any, model: str, rows: list[dict[str, Any]]) -> None:
+        import oracledb
+
+        cache = {r["embed_hash"]: r["embedding"] for r in rows}
+        cur.setinputsizes(vector=oracledb.DB_TYPE_VECTOR)
+        cur.executemany(sql.MERGE_CACHE_SQL,
+                        [{"model": model, "text_hash": h, "vector": vec} for h, vec in cache.items()])
+
+    def delete_documents(self, version: str, doc_ids: Sequence[str]) -> int:
+        validate_identifier(version, "index_name")
+        if not doc_ids:
+            return 0
+        with self._db.transaction(f"deleting from {version}") as con:
+            cur = con.cursor()
+            self._version_row(cur, version)
+            cur.executemany(sql.delete_document_sql(version), [{"doc_id": d} for d in doc_ids],
+                            arraydmlrowcounts=True)
+            return int(sum(cur.getarraydmlrowcounts()))
+
+    def document_hashes(self, version: str) -> dict[str, str]:
+        validate_identifier(version, "index_name")
+        with self._db.snapshot() as con:
+            cur = con.cursor()
+            self._version_row(cur, version)
+            cur.execute(sql.document_hashes_sql(version))
+            return {r[0]: r[1] for r in cur.fetchall()}
+
+    def cached_vectors(self, model: str, text_hashes: Sequence[str]) -> dict[str, np.ndarray]:
+        out: dict[str, np.ndarray] = {}
+        unique = list(dict.fromkeys(text_hashes))
+        with self._db.snapshot("reading the embedding cache") as con:
+            cur = con.cursor()
+            for start in range(0, len(unique), 500):
+                part = unique[start:start + 500]
+                binds: dict[str, Any] = {"model": model, **{f"h{i}": h for i, h in enumerate(part)}}
+                cur.execute(sql.cached_vectors_sql(len(part)), binds)
+                for text_hash, vector in cur.fetchall():
+                    out[text_hash] = np.asarray(vector, dtype=np.float32)
+        return out
+
+    # --- reads ---------------------------------------------------------------------
+    def _check_query(self, v: VersionRow, query: QueryVector) -> None:
+        if query.model != v.model or query.dimension != v.dimension:
+            raise EmbeddingModelMismatch(
+                f"query embedded with {query.model} ({query.dimension} dims) but {v.name} holds vectors from "
+                f"{v.model} ({v.dimension} dims); embed the query with the version's model", version=v.name)
+
+    def search(self, target: str, query: QueryVector, k: int, filters: Sequence[FieldFilter] = ()) -> SearchResult:
+        validate_identifier(target, "retrieval target")
+        if k <= 0:
+            raise StoreError(f"k must be positive, got {k}")
+        where, fbinds = sql.filter_clause(filters)
+        with self._db.snapshot(f"searching {target}") as con:
+            cur = con.cursor()
+            v = self._resolve_target(cur, target)
+            self._check_query(v, query)
+            hits = self._dense(cur, v, query, k, filters, where, fbinds)
+        return SearchResult(target=target, version=v.name, hits=hits, strategy="dense")
+
+    def _count(self, cur: Any, statement: str, binds: dict[str, Any]) -> int:
+        cur.execute(statement, binds)
+        return int(cur.fetchone()[0])
+
+    def _dense(self, cur: Any, v: VersionRow, query: QueryVector, k: int, filters: Sequence[FieldFilter],
+               where: str, fbinds: dict[str, Any]) -> tuple[ScoredChunk, ...]:
+        idx = self._settings.vector_index
+        counts: dict[str, int] = {}
+
+        def total() -> int:
+            if "total" not in counts:
+                counts["total"] = self._count(cur, sql.count_matching_sql(v.name, "1=1"), {})
+            return counts["total"]
+
+        def matching() -> int:
+            if "matching" not in counts:
+                counts["matching"] = self._count(cur, sql.count_matching_sql(v.name, where), fbinds)
+            return counts["matching"]
+
+        if filters and matching() == 0:
+            return ()
+        index_type = v.index_type if v.index_type in ("hnsw", "ivf") else "none"
+        plan = search_plan.first_plan(k=k, filtered=bool(filters), matching=counts.get("matching"),
+                                      index_type=index_type, threshold=idx.exact_filter_threshold,
+                                      factor=idx.candidate_factor)
+        q = to_float32(query.values)
+
+        def run(p: search_plan.SearchPlan) -> list[tuple[Any, ...]]:
+            binds: dict[str, Any] = {**fbinds, "q": q, "k": k}
+            if p.mode == "candidates":
+                statement = sql.candidate_search_sql(v.name, v.distance, where, idx.target_accuracy)  # type: ignore[arg-type]
+                binds["depth"] = p.depth
+            else:
+                statement = sql.dense_search_sql(v.name, v.distance, where, approx=p.mode == "approx",  # type: ignore[arg-type]
+                                                 target_accuracy=idx.target_accuracy)
+            cur.execute(statement, binds)
+            return list(cur.fetchall())
+
+        rows, tried = search_plan.run_with_guarantee(
+            run, plan, k=k, matching=matching if filters else total, total=total, factor=idx.candidate_factor)
+        if len(tried) > 1:
+            log.info("store.search_widened", version=v.name, plans=[f"{p.mode}:{p.depth}" for p in tried])
+        return tuple(
+            ScoredChunk(row_to_chunk(r), sql.similarity(v.distance, float(r[8])), rank, v.distance)  # type: ignore[arg-type]
+            for rank, r in enumerate(rows, start=1)
+        )
+
+    def lexical_search(self, target: str, text: str, k: int, filters: Sequence[FieldFilter] = ()) -> SearchResult:
+        validate_identifier(target, "retrieval target")
+        if k <= 0:
+            raise StoreError(f"k must be positive, got {k}")
+        if not self._settings.lexical_index:
+            raise StoreError("lexical search on Oracle needs store.oracle.lexical_index: true (an Oracle Text index)")
+        where, binds = sql.filter_clause(filters)
+        query = sql.text_query(text)
+        with self._db.snapshot(f"searching {target}") as con:
+            cur = con.cursor()
+            v = self._resolve_target(cur, target)
+            if not query:
+                return SearchResult(target=target, version=v.name, hits=(), strategy="lexical")
+            cur.execute(sql.lexical_search_sql(v.name, where), {**binds, "query": query, "k": k})
+            rows = cur.fetchall()
+        hits = tuple(
+            ScoredChunk(row_to_chunk(r), float(r[8]), rank, v.distance, lexical_score=float(r[8]))  # type: ignore[arg-type]
+            for rank, r in enumerate(rows, start=1)
+        )
+        return SearchResult(target=target, version=v.name, hits=hits, strategy="lexical")
+
+    # --- interactions (CHAT_INTERACTIONS, RESP_MODE per seed 004) ---------------------
+    def record_interaction(self, interaction: Interaction) -> None:
+        with self._db.transaction("recording an interaction") as con:
+            con.cursor().execute(
+                "INSERT INTO CHAT_INTERACTIONS (created_at, question, resp_mode, used_llm, domain, retrieval_target, "
+                "latency_ms, conversation_id, decision_explain) VALUES (:created_at, :question, :resp_mode, "
+                ":used_llm, :domain, :retrieval_target, :latency_ms, :conversation_id, JSON(:decision_explain))",
+                {"created_at": interaction.created_at or now_iso(), "question": interaction.question,
+                 "resp_mode": interaction.resp_mode, "used_llm": interaction.used_llm, "domain": interaction.domain,
+                 "retrieval_target": interaction.retrieval_target, "latency_ms": float(interaction.latency_ms),
+                 "conversation_id": interaction.conversation_id,
+                 "decision_explain": json.dumps(dict(interaction.decision_explain), default=str)},
+            )
+
+    def interactions(self, limit: int = 100) -> list[Interaction]:
+        with self._db.snapshot("reading interactions") as con:
+            cur = con.cursor()
+            cur.execute(
+                "SELECT question, resp_mode, used_llm, domain, retrieval_target, latency_ms, "
+                f"{sql.json_text('decision_explain', 'decision_explain')}, "
+                "conversation_id, created_at FROM CHAT_INTERACTIONS ORDER BY id DESC FETCH FIRST :n ROWS ONLY",
+                {"n": int(limit)})
+            rows = cur.fetchall()
+        return [Interaction(question=_text(r[0]), resp_mode=r[1], used_llm=r[2], domain=r[3], retrieval_target=r[4],
+                            latency_ms=float(r[5]), decision_explain=json_value(r[6]) or {}, conversation_id=r[7],
+                            created_at=r[8]) for r in rows]
+
+    def count_interactions(self) -> int:
+        with self._db.snapshot("counting interactions") as con:
+            cur = con.cursor()
+            cur.execute("SELECT COUNT(*) FROM CHAT_INTERACTIONS")
+            return int(cur.fetchone()[0])

@@ -1,0 +1,138 @@
+"""/openapi.json matches real responses; /healthz, /readyz and /metrics report truthfully."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from flask import Flask
+from flask.testing import FlaskClient
+from jsonschema.exceptions import ValidationError as SchemaError
+from openapi_schema_validator import OAS31Validator
+
+from backend.api.app import build_services, create_app
+from backend.providers.sqlite_vs.store import SqliteVectorStore
+from tests.api.corpus import FALLBACK_QUESTION, HYBRID_QUESTION, RAG_QUESTION, Corpus
+
+
+def validator(spec: dict[str, Any], path: str, method: str, status: str) -> OAS31Validator:
+    """Validator for one documented response body; $refs resolve inside the document."""
+    schema = spec["paths"][path][method]["responses"][status]["content"]["application/json"]["schema"]
+    return OAS31Validator({**schema, "components": spec["components"]})
+
+
+@pytest.fixture
+def spec(client: FlaskClient) -> dict[str, Any]:
+    doc = client.get("/openapi.json").get_json()
+    for name, schema in doc["components"]["schemas"].items():
+        OAS31Validator.check_schema(schema)
+    return doc
+
+
+def test_openapi_document_describes_configured_limits(spec: dict[str, Any]) -> None:
+    assert spec["openapi"] == "3.1.0"
+    request = spec["components"]["schemas"]["ChatRequestBody"]
+    assert request["properties"]["question"]["maxLength"] == 4000
+    assert {"type": "integer", "minimum": 1, "maximum": 50} in request["properties"]["top_k"]["anyOf"]
+    header = spec["paths"]["/chat"]["post"]["parameters"][0]
+    assert (header["name"], header["schema"]["enum"]) == ("X-RAG-Domain", ["coffee", "handbook"])
+    assert set(spec["paths"]["/chat"]["post"]["responses"]) == {
+        "200", "400", "401", "413", "415", "422", "500", "502", "503", "504"}
+
+
+@pytest.mark.parametrize(("question", "mode"), [(RAG_QUESTION, "rag"), (HYBRID_QUESTION, "hybrid"),
+                                                (FALLBACK_QUESTION, "fallback")])
+def test_real_chat_responses_validate_against_openapi(client: FlaskClient, spec: dict[str, Any], question: str,
+                                                     mode: str) -> None:
+    resp = client.post("/chat", json={"question": question})
+    assert resp.get_json()["mode"] == mode
+    validator(spec, "/chat", "post", "200").validate(resp.get_json())
+    request_schema = {"$ref": "#/components/schemas/ChatRequestBody", "components": spec["components"]}
+    OAS31Validator(request_schema).validate({"question": question, "top_k": 8, "filters": {"topic": ["a", "b"]}})
+
+
+def test_schema_rejects_what_the_server_rejects(spec: dict[str, Any]) -> None:
+    request_schema = OAS31Validator({"$ref": "#/components/schemas/ChatRequestBody", "components": spec["components"]})
+    with pytest.raises(SchemaError, match="is not of type 'string'"):
+        request_schema.validate({"question": 42})
+    with pytest.raises(SchemaError, match="51 is not valid under any of the given schemas"):
+        request_schema.validate({"question": "x", "top_k": 51})
+    response_schema = validator(spec, "/chat", "post", "200")
+    with pytest.raises(SchemaError, match="'maybe' is not one of"):
+        response_schema.validate({"answer": "", "mode": "maybe"})
+
+
+def test_error_responses_validate_against_openapi(client: FlaskClient, spec: dict[str, Any]) -> None:
+    cases = [
+        (client.post("/chat", data="{", content_type="application/json"), "400"),
+        (client.post("/chat", json={"question": 1}), "422"),
+        (client.post("/chat", data="x", content_type="text/plain"), "415"),
+        (client.post("/chat", json={"question": "x"}, headers={"X-RAG-Domain": "nope"}), "400"),
+    ]
+    for resp, status in cases:
+        assert str(resp.status_code) == status
+        validator(spec, "/chat", "post", status).validate(resp.get_json())
+
+
+def test_healthz_and_readyz_when_ready(client: FlaskClient, spec: dict[str, Any]) -> None:
+    health = client.get("/healthz")
+    assert (health.status_code, health.get_json()) == (200, {"status": "ok"})
+    ready = client.get("/readyz")
+    body = ready.get_json()
+    assert ready.status_code == 200 and body["status"] == "ready"
+    assert body["checks"]["alias"]["detail"] == "KB_ACTIVE -> KB_CHAT_V1, KB_HANDBOOK -> KB_CHAT_V1, KB_COFFEE -> KB_COFFEE_V1"
+    assert body["checks"]["model"]["detail"] == "sentence-transformers/all-MiniLM-L6-v2 (384 dims)"
+    validator(spec, "/readyz", "get", "200").validate(body)
+
+
+def test_readyz_is_503_naming_missing_aliases(corpus: Corpus, embedder: Any, tmp_path: Any, extractive: Any) -> None:
+    empty = SqliteVectorStore(tmp_path / "empty.sqlite")
+    services = build_services(corpus.settings, store=empty, embedder=embedder, primary=extractive)
+    client = create_app(corpus.settings, services).test_client()
+    resp = client.get("/readyz")
+    assert resp.status_code == 503
+    body = resp.get_json()
+    assert body["status"] == "not_ready"
+    assert body["checks"]["store"] == {"ok": True, "detail": "store answers"}
+    assert body["checks"]["alias"] == {
+        "ok": False, "detail": "alias(es) KB_ACTIVE, KB_HANDBOOK, KB_COFFEE do not exist; ingest and promote a version"}
+    chat = client.post("/chat", json={"question": RAG_QUESTION})
+    assert chat.status_code == 503 and chat.get_json()["error"]["code"] == "alias_not_found"
+    empty.close()
+
+
+def test_readyz_reports_unreachable_store(corpus: Corpus, embedder: Any, tmp_path: Any, extractive: Any) -> None:
+    store = SqliteVectorStore(tmp_path / "gone.sqlite")
+    services = build_services(corpus.settings, store=store, embedder=embedder, primary=extractive)
+    app = create_app(corpus.settings, services)
+    store.close()
+    (tmp_path / "gone.sqlite").unlink()
+    (tmp_path / "gone.sqlite").mkdir()  # a directory where the database file was: SQLite cannot open it
+    body = app.test_client().get("/readyz").get_json()
+    assert body["status"] == "not_ready"
+    assert body["checks"]["store"]["ok"] is False and "cannot open SQLite store" in body["checks"]["store"]["detail"]
+    assert body["checks"]["alias"] == {"ok": False, "detail": "not checked: store unreachable"}
+
+
+def test_metrics_count_chat_requests_by_mode_and_status(app: Flask) -> None:
+    client = app.test_client()
+    client.post("/chat", json={"question": RAG_QUESTION})
+    client.post("/chat", json={"question": RAG_QUESTION})
+    client.post("/chat", json={"question": FALLBACK_QUESTION})
+    client.post("/chat", json={"question": 1})
+    text = client.get("/metrics").get_data(as_text=True)
+    assert 'rag_chat_requests_total{mode="rag",status="200"} 2.0' in text
+    assert 'rag_chat_requests_total{mode="fallback",status="200"} 1.0' in text
+    assert 'rag_chat_requests_total{mode="none",status="422"} 1.0' in text
+    assert 'rag_http_request_duration_seconds_count{endpoint="/chat"} 4.0' in text
+    assert 'rag_http_requests_total{endpoint="/chat",method="POST",status="200"} 3.0' in text
+
+
+def test_each_app_has_its_own_metrics_registry(corpus: Corpus, embedder: Any, extractive: Any) -> None:
+    apps: list[Flask] = []
+    for _ in range(2):
+        services = build_services(corpus.settings, store=corpus.store, embedder=embedder, primary=extractive)
+        apps.append(create_app(corpus.settings, services))
+    apps[0].test_client().post("/chat", json={"question": RAG_QUESTION})
+    assert 'rag_chat_requests_total{mode="rag",status="200"} 1.0' in apps[0].test_client().get("/metrics").get_data(as_text=True)
+    assert "rag_chat_requests_total{" not in apps[1].test_client().get("/metrics").get_data(as_text=True)

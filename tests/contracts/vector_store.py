@@ -1,0 +1,585 @@
+"""The contract every vector store passes, one mixin per capability.
+
+Modelled on Haystack 2.x ``haystack/testing/document_store.py``: a store's test
+class inherits :class:`VectorStoreContract`, overrides only the ``store``
+fixture and adds tests for features no other store has. Nothing here knows
+which backend runs it, so the Oracle run (``tests/providers/test_oracle_vs.py``)
+executes the same tests unchanged.
+
+Vectors of the sample corpus come from the real local model (session fixture
+``embedder``), so ranking tests check real semantics; small random float32
+vectors appear only where meaning does not matter (dimension guards, another
+model). Every test works in freshly named versions and aliases (``names``), so a
+persistent database can host the run.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import uuid
+from typing import Any, Sequence
+
+import numpy as np
+import pytest
+
+from backend.common.errors import (
+    AliasNotFound,
+    EmbeddingModelMismatch,
+    StoreError,
+    VersionConflict,
+    VersionNotFound,
+)
+from backend.core.types import (
+    Chunk,
+    DocumentWrite,
+    FieldFilter,
+    Interaction,
+    QueryVector,
+    ScoredChunk,
+    SearchResult,
+    VersionSpec,
+    content_hash,
+)
+
+#: (doc_id, source, [(text, chunk_type)], metadata) -- a small handbook.
+CORPUS: tuple[tuple[str, str, tuple[tuple[str, str], ...], dict[str, Any]], ...] = (
+    ("hr-leave", "handbook/hr.md", (
+        ("Employees accrue two days of paid vacation leave for every month worked.", "text"),
+        ("Unused vacation days can be carried over into the first quarter of the next year.", "text"),
+    ), {"tags": ["hr", "leave"], "dept": "hr", "updated_at": "2024-01-15"}),
+    ("it-vpn", "handbook/it.md", (
+        ("To connect to the corporate VPN, install the client and sign in with your badge number.", "text"),
+    ), {"tags": ["it", "network"], "dept": "it", "updated_at": "2024-06-01"}),
+    ("fin-expense", "policies/finance.pdf", (
+        ("Travel expenses must be submitted within thirty days with the original receipts attached.", "text"),
+    ), {"tags": ["finance", "travel"], "dept": "finance", "updated_at": "2023-11-20"}),
+    ("it-password", "handbook/security.docx", (
+        ("Passwords must be changed every ninety days and may not reuse any of the last five passwords.", "text"),
+        ("Figure 2: the password change dialog with its strength meter.", "figure"),
+    ), {"tags": ["it", "security"], "dept": "it", "updated_at": "2025-02-10"}),
+    ("kitchen", "notices/kitchen.txt", (
+        ("The office kitchen is cleaned every Friday afternoon, so please label your food.", "text"),
+    ), {"tags": ["facilities"], "dept": "facilities", "updated_at": "2024-03-03"}),
+)
+ALL_CHUNK_IDS = frozenset(f"{doc}#{i}" for doc, _, parts, _ in CORPUS for i in range(len(parts)))
+
+_VECTORS: dict[tuple[str, str], np.ndarray] = {}
+
+
+def embed(embedder: Any, texts: Sequence[str], *, query: bool = False) -> np.ndarray:
+    """Real vectors, computed once per text for the whole session."""
+    kind = "q" if query else "d"
+    missing = [t for t in dict.fromkeys(texts) if (kind, t) not in _VECTORS]
+    if missing:
+        fn = embedder.embed_queries if query else embedder.embed_documents
+        for text, vec in zip(missing, fn(missing)):
+            _VECTORS[(kind, text)] = vec
+    return np.stack([_VECTORS[(kind, t)] for t in texts]) if texts else np.zeros((0, embedder.dimension), np.float32)
+
+
+def random_vectors(n: int, dim: int, seed: int = 0) -> np.ndarray:
+    return np.random.default_rng(seed).standard_normal((n, dim)).astype(np.float32)
+
+
+def make_doc(
+    doc_id: str,
+    parts: Sequence[tuple[str, str]],
+    metadata: dict[str, Any],
+    source: str,
+    vectors: np.ndarray,
+    *,
+    id_prefix: str = "",
+    doc_hash: str | None = None,
+) -> DocumentWrite:
+    chunks = [
+        Chunk(
+            chunk_id=f"{id_prefix}{doc_id}#{i}", doc_id=doc_id, text=text, source=source,
+            chunk_index=i, chunk_type=ctype, metadata=metadata,
+        )
+        for i, (text, ctype) in enumerate(parts)
+    ]
+    return DocumentWrite(doc_id, doc_hash or content_hash("".join(t for t, _ in parts)), chunks, vectors)
+
+
+def corpus_docs(embedder: Any, *, id_prefix: str = "") -> list[DocumentWrite]:
+    return [
+        make_doc(doc, parts, meta, source, embed(embedder, [t for t, _ in parts]), id_prefix=id_prefix)
+        for doc, source, parts, meta in CORPUS
+    ]
+
+
+def ids(result: SearchResult) -> list[str]:
+    return [h.chunk.chunk_id for h in result.hits]
+
+
+def stored(chunk: Chunk) -> Chunk:
+    """What a store gives back: everything but ``embed_text`` (never stored)."""
+    return dataclasses.replace(chunk, embed_text=None)
+
+
+class Names:
+    """Fresh identifiers for one test, so nothing collides in a shared database."""
+
+    def __init__(self) -> None:
+        self.tag = uuid.uuid4().hex[:6].upper()
+
+    def __call__(self, label: str) -> str:
+        return f"T{self.tag}_{label}"
+
+
+class _Fixtures:
+    @pytest.fixture
+    def store(self) -> Any:
+        """The store under test (``VectorStore`` + ``IndexAdmin`` + ``InteractionLog``)."""
+        raise NotImplementedError("a store's test class overrides the `store` fixture")
+
+    @pytest.fixture
+    def names(self) -> Names:
+        return Names()
+
+    @pytest.fixture
+    def model(self, embedder: Any) -> str:
+        return str(embedder.model_id)
+
+    @pytest.fixture
+    def version(self, store: Any, names: Names, embedder: Any) -> str:
+        """A cosine version holding the whole corpus."""
+        name = names("KB_V1")
+        store.create_version(VersionSpec(name, embedder.model_id, embedder.dimension, "cosine"))
+        store.write_documents(name, corpus_docs(embedder))
+        return name
+
+    def query(self, embedder: Any, text: str) -> QueryVector:
+        return QueryVector(embed(embedder, [text], query=True)[0], embedder.model_id)
+
+    def assert_hits_equal(self, actual: Sequence[ScoredChunk], expected: Sequence[tuple[str, float]]) -> None:
+        """The one place where stores may legitimately differ: score precision and the
+        order of exact ties. Override to loosen; the default demands the exact order
+        and scores equal to 1e-5."""
+        assert [h.chunk.chunk_id for h in actual] == [cid for cid, _ in expected]
+        assert [h.score for h in actual] == pytest.approx([s for _, s in expected], abs=1e-5)
+
+
+class UpsertTest(_Fixtures):
+    def test_write_returns_chunk_count_and_counts_are_recorded(self, store: Any, names: Names, embedder: Any) -> None:
+        name = names("UP")
+        store.create_version(VersionSpec(name, embedder.model_id, embedder.dimension, "cosine"))
+        assert store.write_documents(name, corpus_docs(embedder)) == len(ALL_CHUNK_IDS)
+        v = store.get_version(name)
+        assert (v.chunk_count, v.doc_count) == (7, 5)
+
+    def test_rewriting_the_same_chunks_changes_nothing(self, store: Any, version: str, embedder: Any) -> None:
+        q = self.query(embedder, "How many vacation days do employees get?")
+        before = store.search(version, q, k=50)
+        lexical_before = store.lexical_search(version, "vacation days receipts", k=50)
+        hashes = store.document_hashes(version)
+
+        store.write_documents(version, corpus_docs(embedder))
+        store.write_documents(version, corpus_docs(embedder)[:2])
+
+        after = store.search(version, q, k=50)
+        v = store.get_version(version)
+        assert (v.chunk_count, v.doc_count) == (7, 5)
+        assert store.document_hashes(version) == hashes
+        assert [h.chunk for h in after.hits] == [h.chunk for h in before.hits]
+        self.assert_hits_equal(after.hits, [(h.chunk.chunk_id, h.score) for h in before.hits])
+        assert ids(store.lexical_search(version, "vacation days receipts", k=50)) == ids(lexical_before)
+        assert len(ids(lexical_before)) == 4
+
+    def test_chunks_come_back_exactly_as_written(self, store: Any, version: str, embedder: Any) -> None:
+        written = {c.chunk_id: stored(c) for d in corpus_docs(embedder) for c in d.chunks}
+        hits = store.search(version, self.query(embedder, "policy"), k=50).hits
+        assert {h.chunk.chunk_id: h.chunk for h in hits} == written
+
+    def test_changed_document_replaces_exactly_its_own_chunks(self, store: Any, version: str, embedder: Any) -> None:
+        text = "Employees now accrue three days of paid vacation leave per month."
+        new = make_doc("hr-leave", [(text, "text")], {"tags": ["hr"], "dept": "hr", "updated_at": "2025-05-01"},
+                       "handbook/hr.md", embed(embedder, [text]))
+        others = {c.chunk_id: stored(c) for d in corpus_docs(embedder) if d.doc_id != "hr-leave" for c in d.chunks}
+        hashes = store.document_hashes(version)
+
+        store.write_documents(version, [new])
+
+        hits = {h.chunk.chunk_id: h.chunk for h in store.search(version, self.query(embedder, "leave"), k=50).hits}
+        assert set(hits) == set(others) | {"hr-leave#0"}
+        assert hits["hr-leave#0"].text == text
+        assert hits["hr-leave#0"].metadata["updated_at"] == "2025-05-01"
+        assert {cid: hits[cid] for cid in others} == others
+        new_hashes = store.document_hashes(version)
+        assert new_hashes["hr-leave"] == new.doc_hash != hashes["hr-leave"]
+        assert {d: h for d, h in new_hashes.items() if d != "hr-leave"} == {
+            d: h for d, h in hashes.items() if d != "hr-leave"}
+        assert store.get_version(version).chunk_count == 6
+
+    def test_chunk_ids_are_unique_when_a_chunk_moves_to_another_document(
+        self, store: Any, names: Names
+    ) -> None:
+        name = names("MOVE")
+        store.create_version(VersionSpec(name, "test/random", 8, "cosine"))
+        vec = random_vectors(1, 8)
+        first = DocumentWrite("doc-a", "h1", [Chunk("shared#0", "doc-a", "alpha text", "a.txt", 0)], vec)
+        second = DocumentWrite("doc-b", "h2", [Chunk("shared#0", "doc-b", "beta text", "b.txt", 0)], vec)
+        store.write_documents(name, [first])
+        store.write_documents(name, [second])
+        hits = store.search(name, QueryVector(vec[0], "test/random"), k=10).hits
+        assert [(h.chunk.chunk_id, h.chunk.doc_id, h.chunk.text) for h in hits] == [("shared#0", "doc-b", "beta text")]
+        assert store.get_version(name).chunk_count == 1
+
+    def test_search_never_returns_a_chunk_id_twice(self, store: Any, version: str, embedder: Any) -> None:
+        store.write_documents(version, corpus_docs(embedder))
+        found = ids(store.search(version, self.query(embedder, "days"), k=50))
+        assert sorted(found) == sorted(ALL_CHUNK_IDS)
+
+    def test_write_to_unknown_version_raises(self, store: Any, names: Names, embedder: Any) -> None:
+        with pytest.raises(VersionNotFound, match=names("NOPE")):
+            store.write_documents(names("NOPE"), corpus_docs(embedder)[:1])
+
+    def test_vectors_of_another_dimension_are_refused(self, store: Any, version: str) -> None:
+        doc = make_doc("odd", [("some text", "text")], {}, "odd.txt", random_vectors(1, 8))
+        with pytest.raises(EmbeddingModelMismatch, match=r"(?s)\b8\b.*\b384\b|\b384\b.*\b8\b"):
+            store.write_documents(version, [doc])
+        assert store.get_version(version).chunk_count == 7
+
+
+class DeleteTest(_Fixtures):
+    def test_delete_documents_removes_all_their_chunks(self, store: Any, version: str, embedder: Any) -> None:
+        assert store.delete_documents(version, ["hr-leave", "kitchen"]) == 3
+        remaining = set(ids(store.search(version, self.query(embedder, "vacation"), k=50)))
+        assert remaining == ALL_CHUNK_IDS - {"hr-leave#0", "hr-leave#1", "kitchen#0"}
+        assert ids(store.lexical_search(version, "vacation kitchen", k=10)) == []
+        assert set(store.document_hashes(version)) == {"it-vpn", "fin-expense", "it-password"}
+        v = store.get_version(version)
+        assert (v.chunk_count, v.doc_count) == (4, 3)
+
+    def test_deleting_unknown_documents_deletes_nothing(self, store: Any, version: str) -> None:
+        assert store.delete_documents(version, ["no-such-doc"]) == 0
+        assert store.get_version(version).chunk_count == 7
+
+
+class DenseSearchTest(_Fixtures):
+    @pytest.mark.parametrize(
+        ("question", "best"),
+        [
+            ("How many vacation days do employees get?", "hr-leave#0"),
+            ("How do I log in to the VPN from home?", "it-vpn#0"),
+            ("Where do I hand in receipts for my travel costs?", "fin-expense#0"),
+            ("When is the kitchen cleaned?", "kitchen#0"),
+        ],
+    )
+    def test_most_similar_chunk_ranks_first(self, store: Any, version: str, embedder: Any, question: str, best: str) -> None:
+        result = store.search(version, self.query(embedder, question), k=3)
+        assert ids(result)[0] == best
+        assert [h.rank for h in result.hits] == [1, 2, 3]
+        assert (result.version, result.strategy) == (version, "dense")
+
+    def test_order_and_scores_match_cosine_similarity(self, store: Any, version: str, embedder: Any) -> None:
+        question = "What happens to vacation days I did not use?"
+        texts = {f"{d}#{i}": t for d, _, parts, _ in CORPUS for i, (t, _) in enumerate(parts)}
+        matrix = embed(embedder, list(texts.values()))
+        q = embed(embedder, [question], query=True)[0]
+        sims = matrix @ q / (np.linalg.norm(matrix, axis=1) * np.linalg.norm(q))
+        expected = sorted(zip(texts, sims.tolist()), key=lambda p: -p[1])
+        result = store.search(version, self.query(embedder, question), k=7)
+        assert expected[0][0] == "hr-leave#1"
+        self.assert_hits_equal(result.hits, expected)
+        assert all(h.distance == "cosine" for h in result.hits)
+
+    def test_k_larger_than_the_table_returns_every_chunk_once(self, store: Any, version: str, embedder: Any) -> None:
+        result = store.search(version, self.query(embedder, "office"), k=100)
+        assert sorted(ids(result)) == sorted(ALL_CHUNK_IDS)
+        scores = [h.score for h in result.hits]
+        assert scores == sorted(scores, reverse=True)
+
+    def test_non_positive_k_is_refused(self, store: Any, version: str, embedder: Any) -> None:
+        with pytest.raises(StoreError, match="k must be positive, got 0"):
+            store.search(version, self.query(embedder, "office"), k=0)
+
+    @pytest.mark.parametrize(
+        ("filters", "expected"),
+        [
+            ([FieldFilter("tags", any_of=("it",))], {"it-vpn#0", "it-password#0", "it-password#1"}),
+            ([FieldFilter("tags", any_of=("leave", "travel"))], {"hr-leave#0", "hr-leave#1", "fin-expense#0"}),
+            ([FieldFilter("tags", all_of=("it", "security"))], {"it-password#0", "it-password#1"}),
+            ([FieldFilter("tags", all_of=("it", "finance"))], set()),
+            ([FieldFilter("dept", any_of=("hr", "finance"))], {"hr-leave#0", "hr-leave#1", "fin-expense#0"}),
+            ([FieldFilter("updated_at", gte="2024-01-01", lte="2024-12-31")],
+             {"hr-leave#0", "hr-leave#1", "it-vpn#0", "kitchen#0"}),
+            ([FieldFilter("updated_at", gte="2025-01-01")], {"it-password#0", "it-password#1"}),
+            ([FieldFilter("updated_at", lte="2023-12-31")], {"fin-expense#0"}),
+            ([FieldFilter("doc_id", any_of=("kitchen", "it-vpn"))], {"kitchen#0", "it-vpn#0"}),
+            ([FieldFilter("chunk_type", any_of=("figure",))], {"it-password#1"}),
+            ([FieldFilter("source", any_of=("policies/finance.pdf",))], {"fin-expense#0"}),
+            ([FieldFilter("tags", any_of=("it",)), FieldFilter("updated_at", lte="2024-12-31")], {"it-vpn#0"}),
+            ([FieldFilter("tags", any_of=("it",)), FieldFilter("chunk_type", any_of=("text",))],
+             {"it-vpn#0", "it-password#0"}),
+        ],
+        ids=["any_of-list", "any_of-two-values", "all_of", "all_of-none", "any_of-scalar", "date-range",
+             "date-gte", "date-lte", "column-doc_id", "column-chunk_type", "column-source", "and-with-date",
+             "and-with-column"],
+    )
+    def test_filters_select_exactly_the_matching_chunks(
+        self, store: Any, version: str, embedder: Any, filters: list[FieldFilter], expected: set[str]
+    ) -> None:
+        result = store.search(version, self.query(embedder, "company policy"), k=50, filters=filters)
+        assert set(ids(result)) == expected
+        assert len(ids(result)) == len(expected)
+
+    def test_filters_apply_before_ranking_so_k_hits_come_back(self, store: Any, version: str, embedder: Any) -> None:
+        """The three IT chunks are the least similar to a kitchen question, yet k=2 filtered hits return."""
+        result = store.search(version, self.query(embedder, "When is the kitchen cleaned?"), k=2,
+                              filters=[FieldFilter("tags", any_of=("it",))])
+        assert len(result.hits) == 2
+        assert set(ids(result)) <= {"it-vpn#0", "it-password#0", "it-password#1"}
+
+
+class LexicalSearchTest(_Fixtures):
+    @pytest.mark.parametrize(
+        ("text", "only"),
+        [("receipts", "fin-expense#0"), ("badge", "it-vpn#0"), ("Friday", "kitchen#0"), ("quarter", "hr-leave#1")],
+    )
+    def test_word_found_in_one_chunk_ranks_it_first(self, store: Any, version: str, text: str, only: str) -> None:
+        result = store.lexical_search(version, f"{text} policy", k=5)
+        assert ids(result)[0] == only
+        assert result.hits[0].rank == 1
+        assert (result.version, result.strategy) == (version, "lexical")
+
+    def test_lexical_scores_are_descending(self, store: Any, version: str) -> None:
+        result = store.lexical_search(version, "vacation days receipts", k=10)
+        assert set(ids(result)) == {"hr-leave#0", "hr-leave#1", "fin-expense#0", "it-password#0"}
+        scores = [h.score for h in result.hits]
+        assert scores == sorted(scores, reverse=True)
+
+    @pytest.mark.parametrize(
+        "text",
+        ['"receipts" OR (bar', "receipts AND NOT", "receipts*", "NEAR(receipts, travel", "receipts -travel^2",
+         "text:receipts", "receipts'; DROP TABLE x; --", "{receipts}", "receipts & | ~ ? $ %"],
+    )
+    def test_operators_in_user_text_never_raise(self, store: Any, version: str, text: str) -> None:
+        result = store.lexical_search(version, text, k=5)
+        assert "fin-expense#0" in ids(result)
+        assert set(ids(result)) <= ALL_CHUNK_IDS
+
+    @pytest.mark.parametrize("text", ["", "   ", '"" () * - ^', "?!"])
+    def test_text_without_words_finds_nothing(self, store: Any, version: str, text: str) -> None:
+        assert store.lexical_search(version, text, k=5).hits == ()
+
+    def test_lexical_filters_apply(self, store: Any, version: str) -> None:
+        result = store.lexical_search(version, "badge ninety vacation", k=10,
+                                      filters=[FieldFilter("tags", any_of=("it",))])
+        assert set(ids(result)) == {"it-password#0", "it-vpn#0"}
+
+
+class VersionTest(_Fixtures):
+    def test_create_version_is_idempotent_for_the_same_spec(self, store: Any, names: Names, model: str) -> None:
+        spec = VersionSpec(names("V"), model, 384, "cosine", profile="sample")
+        first = store.create_version(spec)
+        second = store.create_version(spec)
+        assert (second.name, second.model, second.dimension, second.distance, second.profile) == (
+            spec.name, model, 384, "cosine", "sample")
+        assert second.created_at == first.created_at
+        assert [v.name for v in store.list_versions()].count(spec.name) == 1
+
+    @pytest.mark.parametrize(
+        ("change", "named"),
+        [({"model": "other/model"}, "other/model"), ({"dimension": 768}, "768"), ({"distance": "dot"}, "dot")],
+    )
+    def test_create_version_with_another_spec_conflicts(
+        self, store: Any, names: Names, model: str, change: dict[str, Any], named: str
+    ) -> None:
+        spec = VersionSpec(names("V"), model, 384, "cosine")
+        store.create_version(spec)
+        with pytest.raises(VersionConflict, match=named):
+            store.create_version(dataclasses.replace(spec, **change))
+        got = store.get_version(spec.name)
+        assert (got.model, got.dimension, got.distance) == (model, 384, "cosine")
+
+    def test_list_get_and_drop_versions(self, store: Any, names: Names, model: str) -> None:
+        a, b = names("A"), names("B")
+        store.create_version(VersionSpec(a, model, 384, "cosine"))
+        store.create_version(VersionSpec(b, "test/random", 8, "dot"))
+        listed = {v.name: (v.model, v.dimension, v.distance, v.chunk_count) for v in store.list_versions()}
+        assert listed[a] == (model, 384, "cosine", 0)
+        assert listed[b] == ("test/random", 8, "dot", 0)
+        store.drop_version(a)
+        assert a not in {v.name for v in store.list_versions()}
+        with pytest.raises(VersionNotFound, match=a):
+            store.get_version(a)
+        assert store.get_version(b).dimension == 8
+
+    def test_drop_is_refused_while_an_alias_points_at_the_version(self, store: Any, names: Names, model: str) -> None:
+        a, b, alias = names("A"), names("B"), names("ALIAS")
+        store.create_version(VersionSpec(a, model, 384, "cosine"))
+        store.create_version(VersionSpec(b, model, 384, "cosine"))
+        store.point_alias(alias, a)
+        with pytest.raises(StoreError, match=alias):
+            store.drop_version(a)
+        assert store.get_version(a).name == a
+        store.point_alias(alias, b)
+        store.drop_version(a)
+        assert {v.name for v in store.list_versions()} >= {b}
+        assert a not in {v.name for v in store.list_versions()}
+
+    def test_record_evaluation_is_kept_with_the_version(self, store: Any, names: Names, model: str) -> None:
+        name = names("V")
+        store.create_version(VersionSpec(name, model, 384, "cosine"))
+        report = {"recall_at_k": 0.8, "passed": True, "gates": {"min_recall_at_k": 0.6}}
+        store.record_evaluation(name, report)
+        assert store.get_version(name).evaluation == report
+
+    def test_unknown_version_raises(self, store: Any, names: Names) -> None:
+        with pytest.raises(VersionNotFound, match=names("MISSING")):
+            store.get_version(names("MISSING"))
+        with pytest.raises(VersionNotFound):
+            store.drop_version(names("MISSING"))
+
+
+class AliasTest(_Fixtures):
+    def _two_versions(self, store: Any, names: Names, embedder: Any) -> tuple[str, str]:
+        a, b = names("A"), names("B")
+        for name in (a, b):
+            store.create_version(VersionSpec(name, embedder.model_id, embedder.dimension, "cosine"))
+        store.write_documents(a, corpus_docs(embedder)[:2])
+        store.write_documents(b, corpus_docs(embedder)[2:])
+        return a, b
+
+    def test_point_alias_creates_the_alias(self, store: Any, names: Names, embedder: Any) -> None:
+        a, _ = self._two_versions(store, names, embedder)
+        alias = names("ACTIVE")
+        assert store.resolve_alias(alias) is None
+        change = store.point_alias(alias, a, reason="first promotion")
+        assert (change.alias, change.version, change.previous, change.forced) == (alias, a, None, False)
+        assert store.resolve_alias(alias) == a
+        assert store.list_aliases()[alias] == a
+
+    def test_history_is_newest_first_with_previous_and_forced(self, store: Any, names: Names, embedder: Any) -> None:
+        a, b = self._two_versions(store, names, embedder)
+        c = names("C")
+        store.create_version(VersionSpec(c, "other/model", 384, "cosine"))
+        alias = names("ACTIVE")
+        store.point_alias(alias, a, reason="promote a")
+        store.point_alias(alias, b, reason="promote b")
+        store.point_alias(alias, c, reason="switch model", forced=True)
+        history = [(h.version, h.previous, h.reason, h.forced) for h in store.alias_history(alias)]
+        assert history == [(c, b, "switch model", True), (b, a, "promote b", False), (a, None, "promote a", False)]
+        assert store.alias_history(names("NEVER")) == []
+
+    @pytest.mark.parametrize(("model", "dim", "named"), [("other/model", 384, "other/model"), (None, 8, r"\b8\b")])
+    def test_rotation_to_another_model_or_dimension_is_refused_unless_forced(
+        self, store: Any, names: Names, embedder: Any, model: str | None, dim: int, named: str
+    ) -> None:
+        a, _ = self._two_versions(store, names, embedder)
+        other = names("OTHER")
+        store.create_version(VersionSpec(other, model or embedder.model_id, dim, "cosine"))
+        alias = names("ACTIVE")
+        store.point_alias(alias, a)
+        with pytest.raises(VersionConflict, match=named):
+            store.point_alias(alias, other)
+        assert store.resolve_alias(alias) == a
+        assert len(store.alias_history(alias)) == 1
+        store.point_alias(alias, other, forced=True)
+        assert store.resolve_alias(alias) == other
+
+    def test_search_through_alias_equals_search_through_version(self, store: Any, names: Names, embedder: Any) -> None:
+        a, b = self._two_versions(store, names, embedder)
+        alias = names("ACTIVE")
+        store.point_alias(alias, a)
+        q = self.query(embedder, "vacation days")
+        via_alias, via_version = store.search(alias, q, k=5), store.search(a, q, k=5)
+        assert (via_alias.target, via_alias.version) == (alias, a)
+        self.assert_hits_equal(via_alias.hits, [(h.chunk.chunk_id, h.score) for h in via_version.hits])
+        assert ids(store.lexical_search(alias, "vacation", k=5)) == ids(store.lexical_search(a, "vacation", k=5))
+
+        store.point_alias(alias, b)
+        rotated = store.search(alias, q, k=5)
+        assert rotated.version == b
+        assert {h.chunk.doc_id for h in rotated.hits} <= {"fin-expense", "it-password", "kitchen"}
+
+    def test_unknown_target_or_version_raises(self, store: Any, names: Names, embedder: Any) -> None:
+        with pytest.raises((AliasNotFound, VersionNotFound), match=names("NOWHERE")):
+            store.search(names("NOWHERE"), self.query(embedder, "x"), k=1)
+        with pytest.raises(VersionNotFound, match=names("MISSING")):
+            store.point_alias(names("ACTIVE"), names("MISSING"))
+
+
+class ModelGuardTest(_Fixtures):
+    def test_query_of_wrong_dimension_names_both_dimensions(self, store: Any, version: str, model: str) -> None:
+        with pytest.raises(EmbeddingModelMismatch, match=r"(?s)128.*384|384.*128") as info:
+            store.search(version, QueryVector(random_vectors(1, 128)[0], model), k=3)
+        assert model in str(info.value)
+
+    def test_query_from_another_model_names_both_models(self, store: Any, version: str, embedder: Any) -> None:
+        vec = embed(embedder, ["vacation days"], query=True)[0]
+        with pytest.raises(EmbeddingModelMismatch) as info:
+            store.search(version, QueryVector(vec, "intfloat/e5-small-v2"), k=3)
+        assert "intfloat/e5-small-v2" in str(info.value)
+        assert embedder.model_id in str(info.value)
+
+    def test_model_guard_also_holds_through_an_alias(self, store: Any, version: str, names: Names, embedder: Any) -> None:
+        alias = names("ACTIVE")
+        store.point_alias(alias, version)
+        vec = embed(embedder, ["vacation days"], query=True)[0]
+        with pytest.raises(EmbeddingModelMismatch, match="other/model"):
+            store.search(alias, QueryVector(vec, "other/model"), k=3)
+
+
+class InteractionTest(_Fixtures):
+    def test_interactions_round_trip_newest_first(self, store: Any) -> None:
+        before = len(store.interactions(limit=10_000))
+        for i, mode in enumerate(("rag", "hybrid", "fallback")):
+            store.record_interaction(Interaction(
+                question=f"question {i}", resp_mode=mode, used_llm="extractive", domain="handbook" if i else None,
+                retrieval_target="KB_ACTIVE", latency_ms=12.5 + i,
+                decision_explain={"max_similarity": 0.5 + i / 10, "reasons": ["a", "b"]}, conversation_id=f"c{i}",
+            ))
+        recent = store.interactions(limit=2)
+        assert [(r.question, r.resp_mode, r.domain, r.conversation_id) for r in recent] == [
+            ("question 2", "fallback", "handbook", "c2"), ("question 1", "hybrid", "handbook", "c1")]
+        assert recent[0].decision_explain == {"max_similarity": 0.7, "reasons": ["a", "b"]}
+        assert recent[0].latency_ms == pytest.approx(14.5)
+        assert recent[0].created_at != ""
+        assert len(store.interactions(limit=10_000)) == before + 3
+
+
+class EmbeddingCacheTest(_Fixtures):
+    def test_cached_vectors_returns_what_was_written_under_the_model(self, store: Any, version: str, embedder: Any) -> None:
+        docs = corpus_docs(embedder)
+        wanted = {content_hash(c.text_to_embed): v for d in docs for c, v in zip(d.chunks, d.vectors)}
+        cached = store.cached_vectors(embedder.model_id, [*wanted, content_hash("never embedded")])
+        assert set(cached) == set(wanted)
+        for h, vec in wanted.items():
+            np.testing.assert_allclose(cached[h], vec, rtol=1e-6)
+
+    def test_nothing_is_cached_for_another_model(self, store: Any, version: str, embedder: Any) -> None:
+        hashes = [content_hash(c.text) for d in corpus_docs(embedder) for c in d.chunks]
+        assert store.cached_vectors("other/model", hashes) == {}
+
+    def test_cache_is_keyed_by_what_was_embedded_not_the_stored_text(self, store: Any, names: Names) -> None:
+        name = names("EMB")
+        store.create_version(VersionSpec(name, "test/random", 8, "cosine"))
+        chunk = Chunk("c#0", "c", "stored text", "c.txt", 0, embed_text="passage: stored text")
+        vec = random_vectors(1, 8, seed=3)
+        store.write_documents(name, [DocumentWrite("c", "h", [chunk], vec)])
+        cached = store.cached_vectors("test/random", [content_hash("passage: stored text"), content_hash("stored text")])
+        assert list(cached) == [content_hash("passage: stored text")]
+        np.testing.assert_allclose(cached[content_hash("passage: stored text")], vec[0], rtol=1e-6)
+
+
+class VectorStoreContract(
+    UpsertTest,
+    DeleteTest,
+    DenseSearchTest,
+    LexicalSearchTest,
+    VersionTest,
+    AliasTest,
+    ModelGuardTest,
+    InteractionTest,
+    EmbeddingCacheTest,
+):
+    """Everything a store must do; subclass and override ``store``."""
+
+
+__all__ = [
+    "VectorStoreContract", "UpsertTest", "DeleteTest", "DenseSearchTest", "LexicalSearchTest", "VersionTest",
+    "AliasTest", "ModelGuardTest", "InteractionTest", "EmbeddingCacheTest", "CORPUS", "ALL_CHUNK_IDS",
+    "Names", "corpus_docs", "embed", "make_doc", "random_vectors", "ids",
+]

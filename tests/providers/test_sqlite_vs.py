@@ -1,0 +1,239 @@
+"""The embedded store: the shared contract, plus what only SQLite does."""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import pytest
+
+from backend.common.errors import EmbeddingModelMismatch, InvalidIdentifier
+from backend.core.types import Chunk, DocumentWrite, FieldFilter, QueryVector, VersionSpec
+from backend.providers.sqlite_vs.store import SqliteVectorStore
+from tests.conftest import REPO
+from tests.contracts.vector_store import (
+    ALL_CHUNK_IDS,
+    VectorStoreContract,
+    corpus_docs,
+    embed,
+    ids,
+    make_doc,
+    random_vectors,
+)
+
+
+class TestSqliteVectorStore(VectorStoreContract):
+    @pytest.fixture
+    def store(self, tmp_path: Path) -> Iterator[Any]:
+        store = SqliteVectorStore(tmp_path / "contract.sqlite")
+        yield store
+        store.close()
+
+
+# --- SQLite-only behaviour -----------------------------------------------------------
+EVIL = "kb; DROP TABLE x"
+
+
+def _schema(path: Path) -> list[tuple[str, str]]:
+    """The database's objects, read over a connection of its own."""
+    with sqlite3.connect(path) as con:
+        return sorted(con.execute("SELECT type, name FROM sqlite_master"))
+
+
+@pytest.fixture
+def db_path(tmp_path: Path) -> Path:
+    return tmp_path / "sqlite-only.sqlite"
+
+
+@pytest.fixture
+def sqlite(db_path: Path) -> Iterator[SqliteVectorStore]:
+    store = SqliteVectorStore(db_path)
+    yield store
+    store.close()
+
+
+@pytest.fixture
+def two_versions(sqlite: SqliteVectorStore, embedder: Any) -> tuple[str, str]:
+    """KB_A and KB_B hold the same corpus under chunk ids prefixed ``A-`` / ``B-``."""
+    for name, prefix in (("KB_A", "A-"), ("KB_B", "B-")):
+        sqlite.create_version(VersionSpec(name, embedder.model_id, embedder.dimension, "cosine"))
+        sqlite.write_documents(name, corpus_docs(embedder, id_prefix=prefix))
+    return "KB_A", "KB_B"
+
+
+def _wait_for(condition: Callable[[], bool], what: str) -> None:
+    """Block until ``condition`` holds; the deadline only turns a hang into a failure."""
+    deadline = time.monotonic() + 60
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"gave up waiting for {what}")
+        time.sleep(0.001)
+
+
+def test_reader_never_sees_an_error_or_a_mix_while_the_alias_rotates_200_times(
+    sqlite: SqliteVectorStore, two_versions: tuple[str, str], embedder: Any
+) -> None:
+    a, b = two_versions
+    sqlite.point_alias("KB_LIVE", a)
+    query = QueryVector(embed(embedder, ["vacation days"], query=True)[0], embedder.model_id)
+    stop = threading.Event()
+    seen: list[tuple[str, set[str]]] = []
+    errors: list[BaseException] = []
+
+    def reader() -> None:
+        try:
+            while not stop.is_set():
+                for result in (sqlite.search("KB_LIVE", query, k=50), sqlite.lexical_search("KB_LIVE", "days", k=50)):
+                    seen.append((result.version, {h.chunk.chunk_id.split("-", 1)[0] for h in result.hits}))
+        except BaseException as exc:  # noqa: BLE001 - handed to the main thread and re-raised there
+            errors.append(exc)
+        finally:
+            sqlite.close()
+
+    thread = threading.Thread(target=reader)
+    thread.start()
+    try:
+        for i in range(200):
+            sqlite.point_alias("KB_LIVE", b if i % 2 == 0 else a, reason=f"rotation {i}")
+            if i % 20 == 0:  # make sure searches really run between rotations
+                done = len(seen)
+                _wait_for(lambda: len(seen) >= done + 4 or bool(errors), "the reader to search")
+    finally:
+        stop.set()
+        thread.join()
+    assert errors == []
+    assert len(seen) >= 40
+    assert {version for version, _ in seen} == {a, b}
+    for version, prefixes in seen:
+        assert prefixes == {version[-1]}, f"a {version} result held hits of {prefixes}"
+    assert len(sqlite.alias_history("KB_LIVE")) == 201
+    assert sqlite.resolve_alias("KB_LIVE") == a
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda s, q: s.create_version(VersionSpec(EVIL, "m", 8, "cosine")),
+        lambda s, q: s.write_documents(EVIL, []),
+        lambda s, q: s.delete_documents(EVIL, ["doc"]),
+        lambda s, q: s.document_hashes(EVIL),
+        lambda s, q: s.get_version(EVIL),
+        lambda s, q: s.drop_version(EVIL),
+        lambda s, q: s.record_evaluation(EVIL, {"ok": True}),
+        lambda s, q: s.point_alias(EVIL, "KB_A"),
+        lambda s, q: s.point_alias("KB_LIVE", EVIL),
+        lambda s, q: s.resolve_alias(EVIL),
+        lambda s, q: s.alias_history(EVIL),
+        lambda s, q: s.search(EVIL, q, k=3),
+        lambda s, q: s.lexical_search(EVIL, "days", k=3),
+        lambda s, q: s.search("KB_A", q, k=3, filters=[FieldFilter(EVIL, any_of=("x",))]),
+        lambda s, q: s.lexical_search("KB_A", "days", k=3, filters=[FieldFilter(EVIL, gte="2024")]),
+    ],
+    ids=["create_version", "write", "delete", "document_hashes", "get_version", "drop_version",
+         "record_evaluation", "alias-name", "alias-version", "resolve_alias", "alias_history", "search-target",
+         "lexical-target", "search-filter-field", "lexical-filter-field"],
+)
+def test_injected_identifier_is_rejected_before_any_sql_runs(
+    sqlite: SqliteVectorStore, two_versions: tuple[str, str], embedder: Any, db_path: Path, call: Callable[..., Any]
+) -> None:
+    query = QueryVector(embed(embedder, ["days"], query=True)[0], embedder.model_id)
+    before = _schema(db_path)
+    statements: list[str] = []
+    sqlite._conn().set_trace_callback(statements.append)
+    try:
+        with pytest.raises(InvalidIdentifier, match=re.escape(repr(EVIL))):
+            call(sqlite, query)
+    finally:
+        sqlite._conn().set_trace_callback(None)
+    assert statements == []
+    assert _schema(db_path) == before
+    assert {v.name for v in sqlite.list_versions()} == {"KB_A", "KB_B"}
+
+
+def test_alias_view_selects_the_served_versions_rows(
+    sqlite: SqliteVectorStore, two_versions: tuple[str, str], db_path: Path
+) -> None:
+    a, b = two_versions
+    sqlite.point_alias("KB_LIVE", a)
+    assert ("view", "KB_LIVE") in _schema(db_path)
+    with sqlite3.connect(db_path) as con:
+        rows = con.execute("SELECT chunk_id, doc_id FROM KB_LIVE").fetchall()
+    assert sorted(cid for cid, _ in rows) == sorted(f"A-{cid}" for cid in ALL_CHUNK_IDS)
+
+    sqlite.point_alias("KB_LIVE", b)
+    with sqlite3.connect(db_path) as con:
+        rows = con.execute("SELECT chunk_id FROM KB_LIVE WHERE doc_id = 'kitchen'").fetchall()
+    assert rows == [("B-kitchen#0",)]
+
+
+def test_a_write_that_fails_midway_leaves_the_version_unchanged(
+    sqlite: SqliteVectorStore, two_versions: tuple[str, str], embedder: Any
+) -> None:
+    a, _ = two_versions
+    hashes = sqlite.document_hashes(a)
+    query = QueryVector(embed(embedder, ["vacation days"], query=True)[0], embedder.model_id)
+    before = sqlite.search(a, query, k=50)
+    text = "Employees accrue five days of vacation per month."
+    good = make_doc("hr-leave", [(text, "text")], {}, "hr.md", embed(embedder, [text]), id_prefix="A-", doc_hash="new")
+    bad = make_doc("brand-new", [("anything", "text")], {}, "new.md", random_vectors(1, 8))
+
+    with pytest.raises(EmbeddingModelMismatch, match="brand-new"):
+        sqlite.write_documents(a, [good, bad])
+
+    assert sqlite.document_hashes(a) == hashes
+    after = sqlite.search(a, query, k=50)
+    assert [(h.chunk, h.score) for h in after.hits] == [(h.chunk, h.score) for h in before.hits]
+    assert sqlite.get_version(a).chunk_count == 7
+
+
+def test_matrix_cache_follows_writes_and_deletes(sqlite: SqliteVectorStore, two_versions: tuple[str, str], embedder: Any) -> None:
+    a, _ = two_versions
+    question = "Can I bring my dog to the office?"
+    query = QueryVector(embed(embedder, [question], query=True)[0], embedder.model_id)
+    assert "dogs#0" not in ids(sqlite.search(a, query, k=3))  # warms the cache
+
+    text = "Dogs are welcome in the office on Fridays if they are on a leash."
+    sqlite.write_documents(a, [make_doc("dogs", [(text, "text")], {}, "pets.md", embed(embedder, [text]))])
+    assert ids(sqlite.search(a, query, k=3))[0] == "dogs#0"
+
+    other = SqliteVectorStore(sqlite.path)  # another connection, as a second worker would have
+    try:
+        assert other.delete_documents(a, ["dogs"]) == 1
+    finally:
+        other.close()
+    assert "dogs#0" not in ids(sqlite.search(a, query, k=50))
+
+
+def test_version_recreated_by_another_process_is_not_served_from_a_stale_cache(
+    sqlite: SqliteVectorStore, embedder: Any, db_path: Path
+) -> None:
+    """A dropped and re-created version restarts its write generation; the cache must
+    still notice, even when another process did it."""
+    sqlite.create_version(VersionSpec("KB_R", "test/random", 8, "cosine"))
+    vec = random_vectors(2, 8, seed=7)
+    sqlite.write_documents("KB_R", [DocumentWrite("old", "h", [Chunk("old#0", "old", "old text", "o.txt", 0)], vec[:1])])
+    query = QueryVector(vec[1], "test/random")
+    assert ids(sqlite.search("KB_R", query, k=5)) == ["old#0"]
+
+    script = textwrap.dedent(f"""
+        import numpy as np
+        from backend.core.types import Chunk, DocumentWrite, VersionSpec
+        from backend.providers.sqlite_vs.store import SqliteVectorStore
+        s = SqliteVectorStore({str(db_path)!r})
+        s.drop_version("KB_R")
+        s.create_version(VersionSpec("KB_R", "test/random", 8, "cosine"))
+        vec = np.random.default_rng(7).standard_normal((2, 8)).astype(np.float32)
+        s.write_documents("KB_R", [DocumentWrite("new", "h", [Chunk("new#0", "new", "new text", "n.txt", 0)], vec[1:])])
+    """)
+    subprocess.run([sys.executable, "-c", script], check=True, cwd=REPO, capture_output=True)
+
+    hits = sqlite.search("KB_R", query, k=5).hits
+    assert [(h.chunk.chunk_id, h.chunk.text) for h in hits] == [("new#0", "new text")]
+    assert hits[0].score == pytest.approx(1.0, abs=1e-5)
