@@ -106,6 +106,28 @@ def build_store(store: Any, embedder: Any, documents: Mapping[str, str], profile
     return len(todo)
 
 
+class QueryMemo:
+    """Wraps an embedder so each query is embedded once for all strategies of a run
+    (the strategies differ in ranking, not in the query vector)."""
+
+    def __init__(self, embedder: Any) -> None:
+        self._embedder = embedder
+        self.model_id = embedder.model_id
+        self.dimension = embedder.dimension
+        self._memo: dict[str, Any] = {}
+
+    def embed_documents(self, texts: Sequence[str]) -> Any:
+        return self._embedder.embed_documents(texts)
+
+    def embed_queries(self, texts: Sequence[str]) -> Any:
+        import numpy as np
+
+        missing = [t for t in dict.fromkeys(texts) if t not in self._memo]
+        if missing:
+            self._memo.update(zip(missing, self._embedder.embed_queries(missing)))
+        return np.stack([self._memo[t] for t in texts])
+
+
 def evaluate(service: Any, queries: Mapping[str, str], qrels: Mapping[str, set[str]],
              strategies: Sequence[str], k: int = 10) -> dict[str, float]:
     """Mean nDCG@k per strategy over the judged queries."""
@@ -134,7 +156,7 @@ def run_cisi(store_path: str | Path, embedder: Any, strategies: Sequence[str] = 
     store = SqliteVectorStore(store_path)
     try:
         build_store(store, embedder, load_documents(folder), profile, progress=progress)
-        service = SearchService(store, embedder, profile, retrieval or RetrievalSettings())
+        service = SearchService(store, QueryMemo(embedder), profile, retrieval or RetrievalSettings())
         return evaluate(service, load_queries(folder), load_qrels(folder), strategies)
     finally:
         store.close()

@@ -66,7 +66,7 @@ def test_sanitizing_emails_and_urls_offline_attempts_no_connection_and_prints_no
     network: NetworkBlocked, capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.DEBUG)
-    sanitizer._engine.cache_clear()  # build the analyzer (spaCy, recognizers, tldextract) under the block
+    sanitizer.clear_engine_cache()  # build the analyzer (spaCy, recognizers, tldextract) under the block
     settings = SanitizeSettings(enabled=True, entities=("EMAIL_ADDRESS", "URL", "PERSON"))
     text = "Mail ana.lopez@example.co.uk or see https://intranet.example.com/hr/forms before Friday."
     outcome = sanitize_if_enabled([text], settings, doc_ids=["offline"])

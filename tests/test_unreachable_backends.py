@@ -71,29 +71,26 @@ def oracle_message(ports: dict[str, int]) -> str:
     return f"Oracle store at 127.0.0.1:{ports['oracle']} is unavailable (connecting): DPY-6005: cannot connect"
 
 
-def test_index_list_names_the_oracle_endpoint_without_traceback(config_file: Path, ports: dict[str, int]) -> None:
-    result = run(config_file, "index", "list")
-    assert result.exit_code == 1
-    assert result.stderr.startswith(f"error: {oracle_message(ports)}")
-    assert "Connection refused" in result.stderr
-    assert "Traceback" not in result.output + result.stderr and PASSWORD not in result.stderr
-
-
-def test_ask_names_the_oracle_endpoint(config_file: Path, ports: dict[str, int]) -> None:
-    result = run(config_file, "ask", "How many vacation days?")
-    assert result.exit_code == 1
-    assert result.stderr.startswith(f"error: {oracle_message(ports)}")
-    assert "Traceback" not in result.stderr
-
-
-def test_ingest_names_the_oracle_endpoint(config_file: Path, ports: dict[str, int], tmp_path: Path) -> None:
+@pytest.mark.parametrize("args", [
+    ["index", "list"],
+    ["ask", "How many vacation days?"],
+    ["ingest", "{manifest}"],
+    ["eval"],
+    ["promote"],
+    ["rollback"],
+    ["alias", "status"],
+    ["serve", "--port", "0"],
+], ids=lambda a: " ".join(a[:2]))
+def test_every_command_names_the_oracle_endpoint_without_traceback(config_file: Path, ports: dict[str, int],
+                                                                   tmp_path: Path, args: list[str]) -> None:
     (tmp_path / "a.txt").write_text("Employees get 25 vacation days.")
     manifest = tmp_path / "m.jsonl"
     manifest.write_text('{"path": "%s"}\n' % (tmp_path / "a.txt"))
-    result = run(config_file, "ingest", str(manifest))
+    result = run(config_file, *[a.format(manifest=manifest) for a in args])
     assert result.exit_code == 1
     assert result.stderr.startswith(f"error: {oracle_message(ports)}")
-    assert "Traceback" not in result.stderr
+    assert "Connection refused" in result.stderr
+    assert "Traceback" not in result.output + result.stderr and PASSWORD not in result.output + result.stderr
 
 
 def test_registry_store_raises_store_unavailable_naming_host_and_port(config_file: Path,
@@ -140,3 +137,28 @@ def test_ask_on_sqlite_names_the_unreachable_oci_endpoint(tmp_path: Path, ports:
                                     f"Generative AI at http://127.0.0.1:{ports['oci']}")
     assert "Traceback" not in result.stderr
 
+
+
+def test_tns_alias_resolves_through_config_dir_and_failure_names_the_alias(tmp_path: Path,
+                                                                           ports: dict[str, int]) -> None:
+    """The wallet-style setup: dsn is a TNS alias found in config_dir/tnsnames.ora."""
+    from backend.common.config import OracleSettings
+    from backend.providers.oracle_vs.store import OracleVectorStore
+
+    (tmp_path / "tnsnames.ora").write_text(
+        "ragdb_high = (DESCRIPTION=(ADDRESS=(PROTOCOL=TCP)(HOST=127.0.0.1)"
+        f"(PORT={ports['oracle']}))(CONNECT_DATA=(SERVICE_NAME=FREEPDB1)))\n")
+    settings = OracleSettings.model_validate({"dsn": "ragdb_high", "user": "rag", "password": PASSWORD,
+                                              "config_dir": str(tmp_path), "connect_timeout_s": 3})
+    with pytest.raises(StoreUnavailable, match=r"Oracle store at TNS alias ragdb_high is unavailable \(connecting\): "
+                                                r"DPY-6005: cannot connect to database.*Connection refused"):
+        OracleVectorStore.from_settings(settings)
+
+
+def test_missing_password_is_a_config_error_naming_the_variable(tmp_path: Path) -> None:
+    from backend.common.config import OracleSettings
+    from backend.common.errors import ConfigError
+    from backend.providers.oracle_vs.store import OracleVectorStore
+
+    with pytest.raises(ConfigError, match="RAG_STORE__ORACLE__PASSWORD"):
+        OracleVectorStore.from_settings(OracleSettings(dsn="127.0.0.1:1/X", user="rag"))

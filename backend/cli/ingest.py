@@ -25,20 +25,20 @@ from backend.providers.registry import build_embedder, build_store
 
 def _hand_over_to_promotion(settings: Settings, store: Any, embedder: Any, report: IngestReport,
                             domain_key: str | None) -> Any:
-    """Seam to the evaluation gate (``backend.core.services.evaluation.promote``).
+    """Seam to the evaluation gate (``backend.core.services.promotion.promote_version``).
 
-    Without that module the alias is left alone and the command fails: rotating
-    without evaluation is exactly what the gate exists to prevent.
+    The alias moves only if the golden-set gates pass (``GateFailed``, exit code 3,
+    otherwise). Without that module the alias is left alone and the command fails:
+    rotating without evaluation is exactly what the gate exists to prevent.
     """
     try:
-        from backend.core.services import evaluation
+        from backend.core.services.promotion import promote_version
     except ModuleNotFoundError as exc:
         raise EvaluationError(
-            f"--update-alias: the evaluation gate (backend.core.services.evaluation) is not installed; "
+            f"--update-alias: the evaluation gate (backend.core.services.promotion) is not installed; "
             f"version {report.version} was ingested but no alias was changed"
         ) from exc
-    return evaluation.promote(settings=settings, store=store, embedder=embedder, version=report.version,
-                              domain_key=domain_key)
+    return promote_version(settings, store, embedder, version=report.version, domain_key=domain_key)
 
 
 @click.command("ingest")
@@ -65,4 +65,4 @@ def ingest(ctx: click.Context, manifest: Path, profile: str | None, domain_key: 
         ctx.exit(1)
     if update_alias:
         result = _hand_over_to_promotion(settings, store, embedder, report, domain_key)
-        click.echo(f"promotion: {result}", err=True)
+        click.echo(f"alias {result.alias} now serves {result.version} (previous: {result.previous or 'none'})", err=True)

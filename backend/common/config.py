@@ -104,8 +104,8 @@ class InputTypes(_Model):
 
 class RetrySettings(_Model):
     max_attempts: int = Field(5, ge=1, le=20, description="Attempts for transient provider errors (429, 5xx, timeouts).")
-    initial_wait_s: float = Field(0.5, ge=0)
-    max_wait_s: float = Field(30.0, ge=0)
+    initial_wait_s: float = Field(0.5, ge=0, description="First backoff wait in seconds; later waits grow exponentially, with jitter.")
+    max_wait_s: float = Field(30.0, ge=0, description="Longest backoff wait in seconds.")
 
 
 class ChunkerSettings(_Model):
@@ -205,9 +205,12 @@ class EmbeddingSettings(_Model):
     oci: OciSettings = OciSettings()
     default_profile: str = Field("default", description="Profile used when none is named.")
     profiles: dict[str, ProfileSettings] = Field(
-        default_factory=lambda: {"default": ProfileSettings(index_name="KB_DEFAULT_V1")}
+        default_factory=lambda: {"default": ProfileSettings(index_name="KB_DEFAULT_V1")},
+        description="Ingestion profiles by name: the version table, distance, chunker and embedding prefixes.",
     )
-    domains: dict[str, DomainSettings] = Field(default_factory=dict)
+    domains: dict[str, DomainSettings] = Field(
+        default_factory=dict, description="Domains by key (the X-RAG-Domain header, `--domain-key`), each with its own version and alias."
+    )
     alias: AliasSettings = AliasSettings()
 
     @field_validator("domains")
@@ -300,7 +303,7 @@ class IngestSettings(_Model):
 
 # --- retrieval and answers ---------------------------------------------------------
 class ShortQuerySettings(_Model):
-    enabled: bool = True
+    enabled: bool = Field(True, description="Tighten the thresholds for short questions.")
     max_tokens: int = Field(3, ge=0, description="Questions with at most this many tokens count as short.")
     threshold_low: float | None = Field(None, description="Low threshold while short (normalized mode); default: low + boost.")
     threshold_high: float | None = Field(None, description="High threshold while short (normalized mode); default: high + boost.")
@@ -407,13 +410,17 @@ class RetrievalSettings(_Model):
     top_k: int = Field(8, ge=1, le=200, description="Candidates retrieved per question.")
     max_top_k: int = Field(50, ge=1, le=1000, description="Largest top_k a request may ask for.")
     distance: Distance = Field("cosine", description="Distance the thresholds were tuned for; must match the profiles.")
-    score_mode: ScoreMode = Field("normalized")
+    score_mode: ScoreMode = Field(
+        "normalized",
+        description="normalized: similarities mapped into [0,1] and compared with threshold_*; raw: the distance's own "
+        "similarity compared with raw_<distance>_* (dot and cosine only).",
+    )
     threshold_low: float = Field(0.35, description="normalized: hybrid starts here.")
     threshold_high: float = Field(0.55, description="normalized: rag starts here.")
-    raw_dot_low: float | None = None
-    raw_dot_high: float | None = None
-    raw_cosine_low: float | None = None
-    raw_cosine_high: float | None = None
+    raw_dot_low: float | None = Field(None, description="raw mode, dot distance: hybrid starts at this dot product.")
+    raw_dot_high: float | None = Field(None, description="raw mode, dot distance: rag starts at this dot product.")
+    raw_cosine_low: float | None = Field(None, description="raw mode, cosine distance: hybrid starts at this cosine similarity.")
+    raw_cosine_high: float | None = Field(None, description="raw mode, cosine distance: rag starts at this cosine similarity.")
     short_query: ShortQuerySettings = ShortQuerySettings()
     hybrid: HybridGateSettings = HybridGateSettings()
     strategy: SearchStrategy = Field("dense", description="Default search strategy.")
@@ -474,13 +481,15 @@ class RetrievalSettings(_Model):
 
 
 class ChatProviderSettings(_Model):
-    provider: Literal["extractive", "openai_compat", "oci", "none"] = "extractive"
+    provider: Literal["extractive", "openai_compat", "oci", "none"] = Field(
+        "extractive", description="Answer provider: extractive (offline, from the used chunks), openai_compat, oci, or none."
+    )
     base_url: str | None = Field(None, description="openai_compat: e.g. http://127.0.0.1:8000/v1")
-    model: str | None = None
+    model: str | None = Field(None, description="Model name sent to the provider (openai_compat, oci).")
     api_key: SecretStr | None = Field(None, description="openai_compat key; environment only.")
-    temperature: float = Field(0.1, ge=0, le=2)
-    max_tokens: int = Field(512, ge=1)
-    timeout_s: float = Field(60.0, gt=0)
+    temperature: float = Field(0.1, ge=0, le=2, description="Sampling temperature.")
+    max_tokens: int = Field(512, ge=1, description="Longest answer, in tokens.")
+    timeout_s: float = Field(60.0, gt=0, description="Read timeout of one answer request.")
     max_sentences: int = Field(4, ge=1, description="extractive: sentences in the answer.")
     retry: RetrySettings = Field(
         RetrySettings(max_attempts=3), description="openai_compat/oci: retries of 429, 5xx and timeouts (tenacity)."
@@ -488,17 +497,20 @@ class ChatProviderSettings(_Model):
 
 
 class PromptSettings(_Model):
-    rag: str = (
+    rag: str = Field(
         "Answer strictly from the numbered context passages. Cite each fact with its passage number like [1]. "
-        "If the passages do not contain the answer, say so."
+        "If the passages do not contain the answer, say so.",
+        description="System prompt of the rag mode.",
     )
-    hybrid: str = (
+    hybrid: str = Field(
         "Use the numbered context passages first and cite them like [1]. The passages only partly cover the "
-        "question: you may add general knowledge, but say clearly which parts are not from the knowledge base."
+        "question: you may add general knowledge, but say clearly which parts are not from the knowledge base.",
+        description="System prompt of the hybrid mode.",
     )
-    fallback: str = (
+    fallback: str = Field(
         "The knowledge base has no passage that answers this question. Say so plainly, then give a brief general "
-        "answer only if you are confident, marked as not coming from the knowledge base."
+        "answer only if you are confident, marked as not coming from the knowledge base.",
+        description="System prompt of the fallback mode.",
     )
 
 
@@ -529,16 +541,16 @@ class EvaluationSettings(_Model):
 
 
 class ServerSettings(_Model):
-    host: str = "127.0.0.1"
-    port: int = Field(8080, ge=1, le=65535)
+    host: str = Field("127.0.0.1", description="Interface `rag serve` binds to.")
+    port: int = Field(8080, ge=1, le=65535, description="Port `rag serve` listens on.")
     max_body_bytes: int = Field(64 * 1024, ge=256, description="Larger request bodies get 413.")
-    max_question_chars: int = Field(4000, ge=1)
+    max_question_chars: int = Field(4000, ge=1, description="Longer questions get 413.")
     api_keys: tuple[SecretStr, ...] = Field((), description="If set, requests need X-API-Key; environment only (RAG_SERVER__API_KEYS, comma separated).")
 
 
 class LoggingSettings(_Model):
-    format: Literal["console", "json"] = "console"
-    level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    format: Literal["console", "json"] = Field("console", description="console: readable lines; json: one JSON object per event.")
+    level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field("INFO", description="Lowest level logged (`--debug` forces DEBUG).")
 
 
 class Settings(_Model):

@@ -16,6 +16,7 @@ when it cannot).
 from __future__ import annotations
 
 import logging
+import threading
 from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
@@ -31,7 +32,8 @@ if TYPE_CHECKING:
     from presidio_analyzer import AnalyzerEngine, BatchAnalyzerEngine
     from presidio_anonymizer import AnonymizerEngine
 
-__all__ = ["PiiFinding", "SanitizeOutcome", "sanitize_if_enabled", "write_findings", "engine_cache_info"]
+__all__ = ["PiiFinding", "SanitizeOutcome", "sanitize_if_enabled", "write_findings", "engine_cache_info",
+           "clear_engine_cache"]
 
 log = structlog.get_logger(__name__)
 
@@ -123,15 +125,30 @@ def _build_engine(package: str, language: str) -> _Engine:
                    anonymizer=AnonymizerEngine())  # type: ignore[no-untyped-call]
 
 
+_BUILD_LOCK = threading.Lock()
+
+
 @lru_cache(maxsize=4)
-def _engine(package: str, language: str) -> _Engine:
+def _cached_engine(package: str, language: str) -> _Engine:
     log.info("sanitize.engine_loading", spacy_model=package, language=language)
     return _build_engine(package, language)
 
 
+def _engine(package: str, language: str) -> _Engine:
+    """The cached analyzer; the lock keeps concurrent first requests from building it twice."""
+    with _BUILD_LOCK:
+        return _cached_engine(package, language)
+
+
 def engine_cache_info() -> Any:
     """Hits/misses/size of the analyzer cache (tests use it to prove a disabled call builds nothing)."""
-    return _engine.cache_info()
+    return _cached_engine.cache_info()
+
+
+def clear_engine_cache() -> None:
+    """Drop cached analyzers (frees the spaCy model; the next enabled call rebuilds)."""
+    with _BUILD_LOCK:
+        _cached_engine.cache_clear()
 
 
 # --- splitting long documents ------------------------------------------------------

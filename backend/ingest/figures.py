@@ -12,7 +12,6 @@ where the picture stood.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -25,7 +24,6 @@ from backend.ingest.documents import LoadedDocument
 
 log = structlog.get_logger(__name__)
 
-MARKER = re.compile(r"\[FIGURE:([^\]\s]+)\]")
 IMAGES_SUMMARY = "DOCX_IMAGES_SUMMARY"
 CHUNKING_SUMMARY = "DOCX_FIGURE_CHUNKING_SUMMARY"
 _DESCRIBED = ("caption", "title", "alt", "near_text")

@@ -305,3 +305,55 @@ def test_malformed_document_xml_raises_loader_error(tmp_path: Path) -> None:
 ])
 def test_image_format_is_sniffed_from_magic_bytes(data: bytes, kind: str | None) -> None:
     assert sniff_kind(data) == kind
+
+
+def _flip_stored_bytes(source: Any, path: Path, member_prefix: str, needle: bytes) -> None:
+    """Save uncompressed, then change one byte inside ``needle`` so its CRC no longer matches."""
+    buf = io.BytesIO()
+    source.save(buf)
+    stored = io.BytesIO()
+    with zipfile.ZipFile(buf) as src, zipfile.ZipFile(stored, "w", zipfile.ZIP_STORED) as dst:
+        for info in src.infolist():
+            dst.writestr(info.filename, src.read(info.filename))
+    data = stored.getvalue()
+    at = data.index(needle)
+    path.write_bytes(data[:at] + bytes([needle[0] ^ 0x01]) + data[at + 1:])
+
+
+def test_damaged_picture_member_is_skipped_and_the_text_still_loads(tmp_path: Path) -> None:
+    d = docx.Document()
+    d.add_paragraph("Damaged picture follows.")
+    png = mk.image_bytes(mk.RED)
+    mk.picture(d.add_paragraph(), png)
+    path = tmp_path / "crc.docx"
+    _flip_stored_bytes(d, path, "word/media/", png[30:50])
+    doc = DocxLoader().load(path, settings_for(tmp_path), "doc1", tmp_path / "assets")
+    assert doc.text == "Damaged picture follows."
+    assert summary(doc)["skipped"] == [{"member": "word/media/image1.png", "reason": "unreadable_member"}]
+    assert counts(doc) == expected(blips=1, relationships=1, rels_mapped=1, figures=1, skipped_invalid=1)
+
+
+def test_damaged_document_xml_raises_loader_error(tmp_path: Path) -> None:
+    d = docx.Document()
+    d.add_paragraph("Checksum canary text")
+    path = tmp_path / "crc-body.docx"
+    _flip_stored_bytes(d, path, "word/document.xml", b"Checksum canary text")
+    with pytest.raises(LoaderError, match=r"crc-body\.docx: corrupt DOCX: Bad CRC-32 for file 'word/document\.xml'"):
+        DocxLoader().load(path, settings_for(tmp_path), "doc1", tmp_path / "assets")
+
+
+def test_unwritable_assets_dir_raises_loader_error_naming_the_target(tmp_path: Path) -> None:
+    (tmp_path / "assets").write_text("a file where the assets folder should be")
+    with pytest.raises(LoaderError, match=r"assets/doc1/img_001\.png: cannot write figure image \(docx\.assets_dir\)"):
+        load(FIXTURES / "table_image.docx", tmp_path)
+
+
+@pytest.mark.parametrize("name", sorted(mk.FIXTURES))
+def test_committed_fixture_matches_its_builder(name: str) -> None:
+    """The files on disk are what make_fixtures.py writes (zip timestamps aside)."""
+    fresh = io.BytesIO()
+    mk.FIXTURES[name]().save(fresh)
+    with zipfile.ZipFile(FIXTURES / name) as committed, zipfile.ZipFile(fresh) as built:
+        assert sorted(committed.namelist()) == sorted(built.namelist())
+        for member in ("word/document.xml", "word/_rels/document.xml.rels"):
+            assert committed.read(member) == built.read(member), member

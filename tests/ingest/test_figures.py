@@ -129,6 +129,10 @@ def test_every_figure_chunk_names_a_text_chunk_holding_its_placeholder(tmp_path:
         assert chunk.embed_text == document_input(chunk.text, profile(settings))
         assert (Path(settings.docx.assets_dir) / chunk.metadata["image_ref"]).is_file()
     assert [c.chunk_index for c in chunks] == [len(text_chunks), len(text_chunks) + 1, len(text_chunks) + 2]
+    summary = doc.diagnostics["DOCX_FIGURE_CHUNKING_SUMMARY"]
+    assert {k: summary[k] for k in ("image_blocks", "figures", "placeholders", "figure_chunks", "parent_links")} == {
+        "image_blocks": 4, "figures": 3, "placeholders": 4, "figure_chunks": 3, "parent_links": 3}
+    assert (doc.diagnostics["DOCX_IMAGES_SUMMARY"]["blips"], doc.diagnostics["DOCX_IMAGES_SUMMARY"]["writes"]) == (4, 3)
 
 
 def test_without_placeholders_the_parent_is_the_chunk_covering_the_picture_position(tmp_path: Path) -> None:

@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 
 from backend.common.config import EmbeddingSettings
-from backend.common.errors import ConfigError, ProviderError, ProviderTimeout
+from backend.common.errors import ConfigError, ProviderError, ProviderTimeout, ProviderUnavailable
 from backend.providers.oci.embedder import OciEmbedder, plan_batches
+from tests.contracts.embedder import EmbedderContract
 from tests.providers.oci_fake_service import (  # noqa: F401 - fixtures
     KEY_ID,
     FakeOciService,
@@ -168,3 +169,21 @@ def test_missing_config_file_is_a_config_error_naming_it(tmp_path: Path) -> None
 def test_plan_batches_respects_both_caps(lengths: list[int], max_inputs: int, max_chars: int,
                                          expected: list[tuple[int, int]]) -> None:
     assert plan_batches(["x" * n for n in lengths], max_inputs, max_chars) == expected
+
+
+class TestOciEmbedderContract(EmbedderContract):
+    """The shared embedder contract, served by the local stand-in."""
+
+    @pytest.fixture
+    def embedder_under_test(self, oci_service: FakeOciService, oci_config_file: Path) -> OciEmbedder:  # noqa: F811
+        oci_service.reset(embed_ok)
+        return OciEmbedder.from_settings(settings(oci_service, oci_config_file))
+
+
+def test_resource_principal_outside_oci_is_reported_as_unavailable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OCI_RESOURCE_PRINCIPAL_VERSION", raising=False)
+    cfg = EmbeddingSettings.model_validate({"provider": "oci", "model": "cohere.embed-english-v3.0",
+                                            "oci": {"compartment_id": COMPARTMENT, "auth": "resource_principal"}})
+    with pytest.raises(ProviderUnavailable, match="embeddings.oci.auth=resource_principal: no resource principal "
+                                                  "is available on this host .OSError: OCI_RESOURCE_PRINCIPAL_VERSION"):
+        OciEmbedder.from_settings(cfg)

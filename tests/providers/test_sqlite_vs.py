@@ -87,14 +87,20 @@ def test_reader_never_sees_an_error_or_a_mix_while_the_alias_rotates_200_times(
     seen: list[tuple[str, set[str]]] = []
     errors: list[BaseException] = []
 
+    view_rows: list[set[str]] = []
+
     def reader() -> None:
+        """Searches through the store, and reads the view over a plain connection as a SQL client would."""
+        raw = sqlite3.connect(sqlite.path)
         try:
             while not stop.is_set():
                 for result in (sqlite.search("KB_LIVE", query, k=50), sqlite.lexical_search("KB_LIVE", "days", k=50)):
                     seen.append((result.version, {h.chunk.chunk_id.split("-", 1)[0] for h in result.hits}))
-        except BaseException as exc:  # noqa: BLE001 - handed to the main thread and re-raised there
+                view_rows.append({cid.split("-", 1)[0] for (cid,) in raw.execute("SELECT chunk_id FROM KB_LIVE")})
+        except BaseException as exc:  # noqa: BLE001 - handed to the main thread and asserted there
             errors.append(exc)
         finally:
+            raw.close()
             sqlite.close()
 
     thread = threading.Thread(target=reader)
@@ -113,6 +119,7 @@ def test_reader_never_sees_an_error_or_a_mix_while_the_alias_rotates_200_times(
     assert {version for version, _ in seen} == {a, b}
     for version, prefixes in seen:
         assert prefixes == {version[-1]}, f"a {version} result held hits of {prefixes}"
+    assert {frozenset(rows) for rows in view_rows} == {frozenset("A"), frozenset("B")}
     assert len(sqlite.alias_history("KB_LIVE")) == 201
     assert sqlite.resolve_alias("KB_LIVE") == a
 

@@ -255,6 +255,4 @@ def sanitize_question(question: str, settings: SanitizeSettings, conversation_id
     """The question with PII redacted, as it may be stored (imported lazily: Presidio is heavy)."""
     from backend.common.sanitizer import sanitize_if_enabled
 
-    result: Any = sanitize_if_enabled([question], settings, doc_ids=[conversation_id or "chat-question"])
-    first = result[0] if isinstance(result, (list, tuple)) else getattr(result, "texts", [question])[0]
-    return first if isinstance(first, str) else str(getattr(first, "text", question))
+    return sanitize_if_enabled([question], settings, doc_ids=[conversation_id or "chat-question"]).texts[0]

@@ -12,6 +12,7 @@ Gains for nDCG are the golden set's grades with the exponential form
 from __future__ import annotations
 
 import math
+import re
 from typing import Iterable, Mapping, Sequence
 
 import numpy as np
@@ -72,7 +73,12 @@ def mean(values: Sequence[float]) -> float | None:
 
 
 def contains_all(answer: str, phrases: Sequence[str]) -> tuple[bool, list[str]]:
-    """Case-insensitive, whitespace-normalised containment; returns the missing phrases."""
+    """Case-insensitive, whitespace-normalised containment at word boundaries (so
+    "5 days" is not found in "25 days"); returns the missing phrases."""
     norm = " ".join(answer.split()).casefold()
-    missing = [p for p in phrases if " ".join(p.split()).casefold() not in norm]
+    missing = []
+    for phrase in phrases:
+        pattern = r"(?<!\w)" + re.escape(" ".join(phrase.split()).casefold()) + r"(?!\w)"
+        if not re.search(pattern, norm):
+            missing.append(phrase)
     return not missing, missing

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import bisect
 import re
+import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
@@ -28,7 +29,13 @@ from backend.common.config import DocxSettings
 from backend.common.errors import LoaderError
 from backend.ingest.documents import Block, LoadedDocument
 from backend.ingest.loaders.docx_images import Figure, ImageCatalog, RawRef, find_refs, superseded
-from backend.ingest.loaders.docx_package import DocxPackage, read_package, repaired_copy, withhold_images
+from backend.ingest.loaders.docx_package import (
+    DocxPackage,
+    needs_repair,
+    read_package,
+    repaired_copy,
+    withhold_binaries,
+)
 
 log = structlog.get_logger(__name__)
 
@@ -106,25 +113,21 @@ class _Walker:
         return self.items[start:]
 
     def _element(self, element: etree._Element, part: str, region: str) -> None:
-        anchor: int | None = None
         if element.tag == W_TBL:
-            anchor = self._text(table_text(element), "table" if region == "body" else region, region, {})
+            anchor = self._text(table_text(element), _role(region, element), region, {})
         else:
             style = self._style(element)
-            role = region if region != "body" else ("heading" if _is_heading(style) else "paragraph")
-            anchor = self._text(paragraph_text(element), role, region, {"style": style} if style else {})
+            anchor = self._text(paragraph_text(element), _role(region, element, style), region,
+                                {"style": style} if style else {})
             for inner in element.iter(W_P):
                 if inner is not element and not superseded(inner):
-                    self._text(paragraph_text(inner), role if region != "body" else "paragraph", region,
-                               {"textbox": True})
+                    self._text(paragraph_text(inner), _role(region, inner), region, {"textbox": True})
         for ref in find_refs(element):
             figure = self.catalog.resolve(part, ref)
             if figure is not None:
-                role = "table" if element.tag == W_TBL and region == "body" else \
-                    (region if region != "body" else "paragraph")
                 row = _nearest(ref.element, W_TR) if element.tag == W_TBL else None
                 context = row_text(row) if row is not None else ""
-                self.items.append(_ImageItem(figure, ref, role, region, anchor, context))
+                self.items.append(_ImageItem(figure, ref, _role(region, element), region, anchor, context))
 
     def _text(self, text: str, role: str, region: str, attrs: dict[str, Any]) -> int | None:
         if not text:
@@ -137,9 +140,14 @@ class _Walker:
         return self.styles.get(style.get(f"{{{_W}}}val", ""), "") if style is not None else ""
 
 
-def _is_heading(style: str) -> bool:
+def _role(region: str, element: etree._Element, style: str = "") -> str:
+    """Block role: ``header``/``footer`` outside the body, else table, heading or paragraph."""
+    if region != "body":
+        return region
+    if element.tag == W_TBL:
+        return "table"
     low = style.lower()
-    return low.startswith("heading") or low == "title"
+    return "heading" if low.startswith("heading") or low == "title" else "paragraph"
 
 
 def _block_elements(root: etree._Element) -> Iterator[etree._Element]:
@@ -153,12 +161,10 @@ def _block_elements(root: etree._Element) -> Iterator[etree._Element]:
 
 
 def _open(package: DocxPackage) -> Any:
-    source: Any = repaired_copy(package) if package.withheld else str(package.path)
     try:
-        return docx.Document(source)
-    except PackageNotFoundError as exc:
-        raise LoaderError(f"{package.path}: corrupt DOCX: {exc}", path=str(package.path)) from exc
-    except (ValueError, KeyError, etree.XMLSyntaxError) as exc:
+        return docx.Document(repaired_copy(package) if needs_repair(package) else str(package.path))
+    except (PackageNotFoundError, ValueError, KeyError, etree.XMLSyntaxError, zipfile.BadZipFile,
+            NotImplementedError) as exc:
         raise LoaderError(f"{package.path}: corrupt DOCX: {exc}", path=str(package.path)) from exc
 
 
@@ -262,7 +268,7 @@ class DocxLoader:
         (missing members, limits, bytes that are not an image) are counted in
         ``diagnostics["DOCX_IMAGES_SUMMARY"]`` and never fatal."""
         package = read_package(Path(path))
-        withhold_images(package, settings)
+        withhold_binaries(package)
         document = _open(package)
         catalog = ImageCatalog(package, settings, doc_id, Path(assets_root))
         items = _walk(document, catalog, package.main_part)

@@ -13,6 +13,7 @@ import os
 import re
 import tempfile
 import zipfile
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ import structlog
 from lxml import etree
 
 from backend.common.config import DocxSettings
+from backend.common.errors import LoaderError
 from backend.ingest.loaders.docx_package import DocxPackage
 
 log = structlog.get_logger(__name__)
@@ -151,6 +153,22 @@ def find_refs(element: etree._Element) -> list[RawRef]:
     return refs
 
 
+def _write_atomically(target: Path, data: bytes) -> None:
+    """Temp file in the same folder, then rename: readers never see half an image."""
+    tmp = ""
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-", suffix=target.suffix)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, target)
+    except OSError as exc:
+        if tmp:
+            Path(tmp).unlink(missing_ok=True)
+        raise LoaderError(f"{target}: cannot write figure image (docx.assets_dir): {exc.strerror}",
+                          path=str(target)) from exc
+
+
 @dataclass
 class Figure:
     """One distinct image part of the document."""
@@ -223,7 +241,7 @@ class ImageCatalog:
                     reason = self._store(zf, figure, folder)
                 if reason is not None:
                     figure.skip_reason = reason
-                    key = "skipped_invalid" if reason == "not_an_image" else "skipped_limits"
+                    key = "skipped_limits" if reason.startswith("max_") else "skipped_invalid"
                     self.counts[key] += 1
                     self.skipped.append({"member": figure.member, "reason": reason})
                 else:
@@ -242,7 +260,11 @@ class ImageCatalog:
         return None
 
     def _store(self, zf: zipfile.ZipFile, figure: Figure, folder: Path) -> str | None:
-        data = zf.read(figure.member)  # size already checked from the zip directory
+        try:
+            data = zf.read(figure.member)  # size already checked from the zip directory
+        except (zipfile.BadZipFile, zlib.error, EOFError) as exc:
+            log.warning("ingest.docx_image_unreadable", doc_id=self.doc_id, part=figure.member, error=str(exc))
+            return "unreadable_member"
         kind = image_type(data, figure.declared_type)
         if kind is None:
             return "not_an_image"
@@ -252,11 +274,7 @@ class ImageCatalog:
         if target.is_file() and target.stat().st_size == len(data) and target.read_bytes() == data:
             self.counts["unchanged"] += 1
         else:
-            folder.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix="." + ext)
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-            os.replace(tmp, target)
+            _write_atomically(target, data)
         self.counts["writes"] += 1
         figure.image_ref = f"{self.folder}/{name}"
         return None

@@ -4,9 +4,9 @@ python-docx reads every part into memory when it opens a file and refuses a
 package whose relationship points at a missing member. Reading the zip
 ourselves first lets the loader (a) turn corrupt files into a ``LoaderError``
 that names the reason, (b) check image sizes from the zip directory *before*
-anything is decompressed (zip-bomb guard), and (c) open a repaired in-memory
-copy when an image member is missing or too large, so one bad picture never
-costs the document's text.
+anything is decompressed (zip-bomb guard), and (c) hand python-docx an in-memory
+copy without the binary parts and without relationships to missing members, so a
+missing, huge or damaged picture never costs the document's text.
 """
 
 from __future__ import annotations
@@ -14,12 +14,12 @@ from __future__ import annotations
 import io
 import posixpath
 import zipfile
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from lxml import etree
 
-from backend.common.config import DocxSettings
 from backend.common.errors import LoaderError
 
 PKG_RELS_NS = "http://schemas.openxmlformats.org/package/2006/relationships"
@@ -52,7 +52,7 @@ class DocxPackage:
     rels: dict[str, dict[str, Relationship]]
     overrides: dict[str, str]
     defaults: dict[str, str]
-    #: image members python-docx must not load (missing, or over the size guards)
+    #: members python-docx gets as empty bytes (see :func:`withhold_binaries`)
     withheld: set[str] = field(default_factory=set)
 
     def content_type(self, member: str) -> str:
@@ -74,6 +74,9 @@ def _parse(zf: zipfile.ZipFile, member: str, path: Path) -> etree._Element:
     except etree.XMLSyntaxError as exc:
         raise LoaderError(f"{path}: corrupt DOCX: {member} is not well-formed XML ({exc.msg})",
                           path=str(path), member=member) from exc
+    except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError) as exc:
+        raise LoaderError(f"{path}: corrupt DOCX: {member} cannot be read ({exc})", path=str(path),
+                          member=member) from exc
 
 
 def _relationships(zf: zipfile.ZipFile, rels_member: str, path: Path) -> dict[str, Relationship]:
@@ -113,28 +116,28 @@ def read_package(path: Path) -> DocxPackage:
     return DocxPackage(path, main, sizes, rels, overrides, defaults)
 
 
-def withhold_images(package: DocxPackage, settings: DocxSettings) -> set[str]:
-    """Image members python-docx must not decompress: missing ones (it would refuse the
-    file) and ones over ``max_image_bytes`` or past ``max_total_image_bytes``."""
-    targets = sorted({r.target for rels in package.rels.values() for r in rels.values()
-                      if r.is_image and not r.external})
-    withheld: set[str] = set()
-    total = 0
-    for member in targets:
-        size = package.sizes.get(member)
-        if size is None or size > settings.max_image_bytes or total + size > settings.max_total_image_bytes:
-            withheld.add(member)
-        else:
-            total += size
-    package.withheld = withheld
-    return withheld
+def withhold_binaries(package: DocxPackage) -> set[str]:
+    """Members python-docx gets as empty bytes: everything but XML (images, embedded
+    objects, fonts). The loader reads images itself, one at a time and only within its
+    limits, so python-docx never decompresses them and a damaged or oversized picture
+    cannot stop the text from loading."""
+    package.withheld = {m for m in package.sizes if not m.endswith((".xml", ".rels"))}
+    return package.withheld
+
+
+def needs_repair(package: DocxPackage) -> bool:
+    """True when python-docx must open :func:`repaired_copy` instead of the file."""
+    missing = any(not r.external and r.target not in package.sizes
+                  for rels in package.rels.values() for r in rels.values())
+    return bool(package.withheld) or missing
 
 
 def repaired_copy(package: DocxPackage) -> io.BytesIO:
-    """The package with withheld image members emptied and relationships to missing
-    members removed, for python-docx to open. Only text is read from this copy."""
+    """The package with withheld members emptied and relationships to missing members
+    removed (python-docx refuses those), for python-docx to open. Only text is read
+    from this copy; it is stored uncompressed since it lives in memory anyway."""
     out = io.BytesIO()
-    with zipfile.ZipFile(package.path) as src, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as dst:
+    with zipfile.ZipFile(package.path) as src, zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as dst:
         for info in src.infolist():
             name = info.filename
             if name in package.withheld:
@@ -154,5 +157,5 @@ def _without_missing_targets(xml: bytes, rels_member: str, package: DocxPackage)
         rel = rels.get(element.get("Id", ""))
         if rel is not None and not rel.external and rel.target not in package.sizes:
             root.remove(element)
-    return etree.tostring(root, xml_declaration=True, encoding="UTF-8", standalone=True)
+    return bytes(etree.tostring(root, xml_declaration=True, encoding="UTF-8", standalone=True))
 

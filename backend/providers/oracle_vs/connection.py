@@ -68,6 +68,8 @@ def map_error(exc: BaseException, where: str, action: str) -> StoreError:
     if unreachable:
         return StoreUnavailable(f"Oracle store at {where} is unavailable ({action}): {message}",
                                 endpoint=where, code=full_code)
+    if "vector memory" in message.lower():
+        message += " (HNSW indexes live in the vector pool: size VECTOR_MEMORY_SIZE, see docs/ORACLE.md)"
     return StoreError(f"Oracle store at {where}: {action} failed: {message}", endpoint=where, code=full_code)
 
 

@@ -24,8 +24,8 @@ from backend.providers.oracle_vs import sql
 from backend.providers.oracle_vs.connection import OracleConnector
 
 log = structlog.get_logger(__name__)
-_VERSION_COLUMNS = "name, model, dimension, distance, index_type, profile, created_at, evaluation"
-_VERSION_SELECT = ("name, model, dimension, distance, index_type, profile, created_at, "
+_VERSION_COLUMNS = "name, embed_model, dimension, distance, index_type, profile, created_at, evaluation"
+_VERSION_SELECT = ("name, embed_model, dimension, distance, index_type, profile, created_at, "
                    + sql.json_text("evaluation", "evaluation"))
 
 
@@ -153,8 +153,8 @@ class OracleIndexAdmin:
                 execute_ddl(cur, sql.text_index_ddl(name))
             cur.execute(
                 f"INSERT INTO RAG_VERSIONS ({_VERSION_COLUMNS}) VALUES "
-                "(:name, :model, :dimension, :distance, :index_type, :profile, :created_at, NULL)",
-                {"name": name, "model": spec.model, "dimension": spec.dimension, "distance": spec.distance,
+                "(:name, :embed_model, :dimension, :distance, :index_type, :profile, :created_at, NULL)",
+                {"name": name, "embed_model": spec.model, "dimension": spec.dimension, "distance": spec.distance,
                  "index_type": index_type, "profile": spec.profile, "created_at": now_iso()},
             )
             log.info("store.version_created", version=name, model=spec.model, dimension=spec.dimension,
@@ -257,6 +257,17 @@ class OracleIndexAdmin:
             raise StoreError(f"alias {alias} has no previous version: {history[0].version} was its first",
                              alias=alias)
         return self.point_alias(alias, previous, reason=reason, forced=forced)
+
+    def drop_alias(self, alias: str) -> None:
+        """Remove an alias and its view (its history stays, for the record)."""
+        validate_identifier(alias, "alias name")
+        with self._db.transaction(f"dropping alias {alias}") as con:
+            cur = con.cursor()
+            cur.execute("DELETE FROM RAG_ALIASES WHERE alias_name = :alias", {"alias": alias})
+            if cur.rowcount == 0:
+                raise AliasNotFound(f"alias {alias} does not exist", alias=alias)
+            cur.execute(sql.drop_alias_ddl(alias))
+        log.info("store.alias_dropped", alias=alias)
 
     def resolve_alias(self, alias: str) -> str | None:
         validate_identifier(alias, "alias name")

@@ -28,7 +28,7 @@ ALREADY_EXISTS = frozenset({955, 1408})
 CATALOG_DDL: tuple[str, ...] = (
     """CREATE TABLE IF NOT EXISTS RAG_VERSIONS (
     name        VARCHAR2(128) PRIMARY KEY,
-    model       VARCHAR2(512) NOT NULL,
+    embed_model VARCHAR2(512) NOT NULL,
     dimension   NUMBER(6) NOT NULL,
     distance    VARCHAR2(16) NOT NULL,
     index_type  VARCHAR2(8) NOT NULL,
@@ -56,17 +56,17 @@ CATALOG_DDL: tuple[str, ...] = (
     question          CLOB NOT NULL,
     resp_mode         VARCHAR2(16) NOT NULL,
     used_llm          VARCHAR2(64) NOT NULL,
-    domain            VARCHAR2(64),
+    domain_key        VARCHAR2(64),
     retrieval_target  VARCHAR2(128) NOT NULL,
     latency_ms        BINARY_DOUBLE NOT NULL,
     conversation_id   VARCHAR2(128),
     decision_explain  JSON NOT NULL
 )""",
     """CREATE TABLE IF NOT EXISTS RAG_EMBEDDING_CACHE (
-    model      VARCHAR2(512) NOT NULL,
-    text_hash  VARCHAR2(64) NOT NULL,
-    vector     VECTOR(*, FLOAT32) NOT NULL,
-    PRIMARY KEY (model, text_hash)
+    embed_model  VARCHAR2(512) NOT NULL,
+    text_hash    VARCHAR2(64) NOT NULL,
+    embedding    VECTOR(*, FLOAT32) NOT NULL,
+    PRIMARY KEY (embed_model, text_hash)
 )""",
 )
 
@@ -199,20 +199,24 @@ def document_hashes_sql(version: str) -> str:
     return f"SELECT doc_id, MIN(doc_hash) FROM {_t(version)} GROUP BY doc_id"
 
 
+def vectors_sql(version: str) -> str:
+    return f"SELECT chunk_id, embedding FROM {_t(version)} ORDER BY chunk_id"
+
+
 def counts_sql(version: str) -> str:
     return f"SELECT COUNT(*), COUNT(DISTINCT doc_id) FROM {_t(version)}"
 
 
 MERGE_CACHE_SQL = (
-    "MERGE INTO RAG_EMBEDDING_CACHE c USING (SELECT :model AS model, :text_hash AS text_hash, :vector AS vector "
-    "FROM dual) s ON (c.model = s.model AND c.text_hash = s.text_hash) "
-    "WHEN NOT MATCHED THEN INSERT (model, text_hash, vector) VALUES (s.model, s.text_hash, s.vector)"
+    "MERGE INTO RAG_EMBEDDING_CACHE c USING (SELECT :embed_model AS embed_model, :text_hash AS text_hash, "
+    ":embedding AS embedding FROM dual) s ON (c.embed_model = s.embed_model AND c.text_hash = s.text_hash) "
+    "WHEN NOT MATCHED THEN INSERT (embed_model, text_hash, embedding) VALUES (s.embed_model, s.text_hash, s.embedding)"
 )
 
 
 def cached_vectors_sql(count: int) -> str:
     marks = ", ".join(f":h{i}" for i in range(count))
-    return f"SELECT text_hash, vector FROM RAG_EMBEDDING_CACHE WHERE model = :model AND text_hash IN ({marks})"
+    return f"SELECT text_hash, embedding FROM RAG_EMBEDDING_CACHE WHERE embed_model = :embed_model AND text_hash IN ({marks})"
 
 
 # --- filters ------------------------------------------------------------------------

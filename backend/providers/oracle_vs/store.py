@@ -77,7 +77,11 @@ class OracleVectorStore(OracleIndexAdmin):
     @classmethod
     def from_settings(cls, settings: OracleSettings) -> "OracleVectorStore":
         store = cls(OracleConnector.from_settings(settings), settings)
-        store.ensure_catalog()
+        try:
+            store.ensure_catalog()
+        except StoreError:
+            store.close()
+            raise
         return store
 
     def ping(self) -> None:
@@ -163,9 +167,9 @@ class OracleVectorStore(OracleIndexAdmin):
         import oracledb
 
         cache = {r["embed_hash"]: r["embedding"] for r in rows}
-        cur.setinputsizes(vector=oracledb.DB_TYPE_VECTOR)
+        cur.setinputsizes(embedding=oracledb.DB_TYPE_VECTOR)
         cur.executemany(sql.MERGE_CACHE_SQL,
-                        [{"model": model, "text_hash": h, "vector": vec} for h, vec in cache.items()])
+                        [{"embed_model": model, "text_hash": h, "embedding": vec} for h, vec in cache.items()])
 
     def delete_documents(self, version: str, doc_ids: Sequence[str]) -> int:
         validate_identifier(version, "index_name")
@@ -193,7 +197,7 @@ class OracleVectorStore(OracleIndexAdmin):
             cur = con.cursor()
             for start in range(0, len(unique), 500):
                 part = unique[start:start + 500]
-                binds: dict[str, Any] = {"model": model, **{f"h{i}": h for i, h in enumerate(part)}}
+                binds: dict[str, Any] = {"embed_model": model, **{f"h{i}": h for i, h in enumerate(part)}}
                 cur.execute(sql.cached_vectors_sql(len(part)), binds)
                 for text_hash, vector in cur.fetchall():
                     out[text_hash] = np.asarray(vector, dtype=np.float32)
@@ -286,15 +290,27 @@ class OracleVectorStore(OracleIndexAdmin):
         )
         return SearchResult(target=target, version=v.name, hits=hits, strategy="lexical")
 
+    def version_vectors(self, target: str) -> tuple[list[str], np.ndarray]:
+        """All chunk ids and vectors of a version, for recall checks against exact search."""
+        validate_identifier(target, "retrieval target")
+        with self._db.snapshot(f"reading vectors of {target}") as con:
+            cur = con.cursor()
+            v = self._resolve_target(cur, target)
+            cur.execute(sql.vectors_sql(v.name))
+            rows = cur.fetchall()
+        matrix = np.vstack([np.asarray(r[1], dtype=np.float32) for r in rows]) if rows else np.zeros((0, v.dimension),
+                                                                                                     np.float32)
+        return [r[0] for r in rows], matrix
+
     # --- interactions (CHAT_INTERACTIONS, RESP_MODE per seed 004) ---------------------
     def record_interaction(self, interaction: Interaction) -> None:
         with self._db.transaction("recording an interaction") as con:
             con.cursor().execute(
-                "INSERT INTO CHAT_INTERACTIONS (created_at, question, resp_mode, used_llm, domain, retrieval_target, "
+                "INSERT INTO CHAT_INTERACTIONS (created_at, question, resp_mode, used_llm, domain_key, retrieval_target, "
                 "latency_ms, conversation_id, decision_explain) VALUES (:created_at, :question, :resp_mode, "
-                ":used_llm, :domain, :retrieval_target, :latency_ms, :conversation_id, JSON(:decision_explain))",
+                ":used_llm, :domain_key, :retrieval_target, :latency_ms, :conversation_id, JSON(:decision_explain))",
                 {"created_at": interaction.created_at or now_iso(), "question": interaction.question,
-                 "resp_mode": interaction.resp_mode, "used_llm": interaction.used_llm, "domain": interaction.domain,
+                 "resp_mode": interaction.resp_mode, "used_llm": interaction.used_llm, "domain_key": interaction.domain,
                  "retrieval_target": interaction.retrieval_target, "latency_ms": float(interaction.latency_ms),
                  "conversation_id": interaction.conversation_id,
                  "decision_explain": json.dumps(dict(interaction.decision_explain), default=str)},
@@ -304,7 +320,7 @@ class OracleVectorStore(OracleIndexAdmin):
         with self._db.snapshot("reading interactions") as con:
             cur = con.cursor()
             cur.execute(
-                "SELECT question, resp_mode, used_llm, domain, retrieval_target, latency_ms, "
+                "SELECT question, resp_mode, used_llm, domain_key, retrieval_target, latency_ms, "
                 f"{sql.json_text('decision_explain', 'decision_explain')}, "
                 "conversation_id, created_at FROM CHAT_INTERACTIONS ORDER BY id DESC FETCH FIRST :n ROWS ONLY",
                 {"n": int(limit)})

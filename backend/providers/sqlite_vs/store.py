@@ -75,6 +75,20 @@ def fts_query(text: str) -> str:
     return " OR ".join(f'"{w}"' for w in dict.fromkeys(words))
 
 
+def _check_chunk_ids(documents: Sequence[DocumentWrite]) -> None:
+    """A chunk id claimed twice in one write would silently keep only one of the chunks."""
+    seen: dict[str, str] = {}
+    for doc in documents:
+        for c in doc.chunks:
+            if c.chunk_id in seen:
+                raise StoreError(
+                    f"chunk_id {c.chunk_id!r} appears twice in one write (documents {seen[c.chunk_id]} and "
+                    f"{doc.doc_id}); chunk ids must be unique",
+                    chunk_id=c.chunk_id,
+                )
+            seen[c.chunk_id] = doc.doc_id
+
+
 class SqliteVectorStore:
     """``VectorStore`` + ``IndexAdmin`` + ``InteractionLog`` on one SQLite file."""
 
@@ -127,7 +141,10 @@ class SqliteVectorStore:
         con.execute("BEGIN")
         try:
             yield con
-        finally:
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+        else:
             con.execute("COMMIT")
 
     def close(self) -> None:
@@ -287,6 +304,7 @@ class SqliteVectorStore:
     # --- writes --------------------------------------------------------------------
     def write_documents(self, version: str, documents: Sequence[DocumentWrite]) -> int:
         validate_identifier(version, "index_name")
+        _check_chunk_ids(documents)
         written = 0
         with self._write() as con:
             vrow = self._version_row(con, version)

@@ -1,0 +1,233 @@
+"""``rag eval``, ``rag promote``, ``rag rollback`` and ``rag alias status|prune``.
+
+Evaluation answers through the real chat path (``build_services``), so the modes
+it scores are the ones ``/chat`` would give once the alias points at the version.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import click
+
+from backend.cli.context import settings_from
+from backend.common.config import Settings
+from backend.common.errors import GateFailed, UnknownDomain, VersionNotFound
+from backend.core.services.evaluation import METRICS, EvaluationReport, Evaluator, with_comparison, write_report
+from backend.core.services.golden import load_golden_set
+from backend.core.services.promotion import (
+    PromotionResult,
+    alias_status,
+    apply_retention,
+    promote_version,
+    resolve_target,
+    retention_plan,
+    rollback as rollback_alias,
+)
+
+
+def _services(settings: Settings) -> Any:
+    from backend.api.app import build_services
+
+    return build_services(settings)
+
+
+def _fmt(value: float | None, metric: str) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.1f}" if metric.endswith("_ms") else f"{value:.4f}"
+
+
+def render_report(report: EvaluationReport) -> str:
+    """The metrics table (with deltas when compared) and the mode confusion."""
+    comparison = (report.comparison or {}).get("metrics")
+    head = f"{'metric':<24}{'value':>10}"
+    if comparison:
+        head += f"{'baseline':>10}{'delta':>10}"
+    lines = [f"version {report.version} ({report.target}) on {report.golden_set}: {report.counts['queries']} queries, "
+             f"{report.counts['retrieval_queries']} with expected sources, k={report.k}, modes via {report.answer_source}",
+             head, "-" * len(head)]
+    for metric in METRICS:
+        label = metric.replace("_at_k", f"@{report.k}").replace("_at_10", "@10")
+        row = f"{label:<24}{_fmt(report.metrics[metric], metric):>10}"
+        if comparison:
+            c = comparison[metric]
+            delta = "-" if c["delta"] is None else f"{c['delta']:+.4f}"
+            row += f"{_fmt(c['baseline'], metric):>10}{delta:>10}"
+        lines.append(row)
+    if comparison:
+        lines.append(f"(baseline: {report.comparison['baseline_version']}, served by {report.comparison['alias']})")
+    confusion = ", ".join(f"{exp}->{dec}: {n}" for exp, row in sorted(report.mode_confusion.items())
+                          for dec, n in sorted(row.items()))
+    lines.append(f"modes (expected->decided): {confusion}")
+    return "\n".join(lines)
+
+
+def _eval_target(settings: Settings, store: Any, version: str | None, alias: str | None,
+                 domain_key: str | None) -> tuple[str, str]:
+    """(version to evaluate, what the user named)."""
+    if version:
+        store.get_version(version)
+        return version, version
+    target = resolve_target(settings, domain_key=domain_key, alias=alias)
+    served = store.resolve_alias(target.alias)
+    if served is None:
+        raise VersionNotFound(f"alias {target.alias} serves no version yet; pass --version or promote one first",
+                              alias=target.alias)
+    return served, target.alias
+
+
+@click.command("eval")
+@click.option("--version", default=None, help="Evaluate this index version.")
+@click.option("--alias", default=None, help="Evaluate the version this alias serves (default: the config alias).")
+@click.option("--domain-key", default=None, help="Use the domain's alias and golden set.")
+@click.option("--golden", type=click.Path(dir_okay=False), default=None, help="Golden set (default from config).")
+@click.option("--compare", "compare_alias", default=None, help="Add per-metric deltas against the version this alias serves.")
+@click.option("--json", "as_json", is_flag=True, help="Print the JSON report instead of the table.")
+@click.pass_context
+def eval_cmd(ctx: click.Context, version: str | None, alias: str | None, domain_key: str | None, golden: str | None,
+             compare_alias: str | None, as_json: bool) -> None:
+    """Evaluate a version on a golden set; the result is recorded on the version."""
+    settings = settings_from(ctx)
+    services = _services(settings)
+    store = services.store
+    name, shown = _eval_target(settings, store, version, alias, domain_key)
+    golden_set = load_golden_set(resolve_target(settings, domain_key=domain_key, golden=golden).golden)
+    evaluator = Evaluator(store, store, services.embedder, embeddings=settings.embeddings,
+                          retrieval=settings.retrieval, evaluation=settings.evaluation, chat=services.chat)
+    report = evaluator.evaluate(name, golden_set, target=shown)
+    if compare_alias:
+        baseline_version = store.resolve_alias(compare_alias)
+        if baseline_version is None:
+            raise VersionNotFound(f"--compare: alias {compare_alias} serves no version", alias=compare_alias)
+        report = with_comparison(report, evaluator.evaluate(baseline_version, golden_set), compare_alias)
+    store.record_evaluation(name, report.summary())
+    path = write_report(report, settings.resolve_path(settings.evaluation.reports_dir))
+    if as_json:
+        click.echo(json.dumps(report.to_dict(), indent=2, default=str))
+    else:
+        click.echo(render_report(report))
+    click.echo(f"report: {path}", err=as_json)
+
+
+def render_promotion(result: PromotionResult) -> str:
+    lines = [render_report(result.report)] if result.report else []
+    for gate in result.gates:
+        lines.append(f"gate {gate.name:<18} {'PASS' if gate.passed else 'FAIL'}  {gate.describe()}")
+    lines.extend(result.notes)
+    if result.promoted:
+        lines.append(f"promoted: {result.alias} -> {result.version} (previous: {result.previous or '-'})"
+                     + ("  [forced]" if result.forced else ""))
+        if result.dropped:
+            lines.append(f"retention dropped: {', '.join(result.dropped)}")
+    elif not result.gates:
+        pass
+    else:
+        lines.append(f"NOT promoted: {result.alias} still serves {result.previous or 'nothing'}")
+    if result.report_path:
+        lines.append(f"report: {result.report_path}")
+    return "\n".join(lines)
+
+
+@click.command("promote")
+@click.option("--domain-key", default=None, help="Promote into this domain's alias (default: embeddings.alias.name).")
+@click.option("--version", default=None, help="Candidate version (default: the domain's / default profile's index_name).")
+@click.option("--alias", default=None, help="Alias to rotate (overrides the domain's).")
+@click.option("--golden", type=click.Path(dir_okay=False), default=None, help="Golden set (default from config).")
+@click.option("--force", is_flag=True, help="Rotate even if gates fail; recorded as forced in the alias history.")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+def promote(ctx: click.Context, domain_key: str | None, version: str | None, alias: str | None, golden: str | None,
+            force: bool, as_json: bool) -> None:
+    """Evaluate a version and point the alias at it only if every gate passes (exit 3 otherwise)."""
+    settings = settings_from(ctx)
+    services = _services(settings)
+    try:
+        result = promote_version(settings, services.store, services.embedder, alias=alias, version=version,
+                                 golden=golden, force=force, domain_key=domain_key, chat=services.chat)
+    except GateFailed as exc:
+        blocked = exc.context.get("result")
+        if isinstance(blocked, PromotionResult):
+            click.echo(_promotion_json(blocked) if as_json else render_promotion(blocked))
+        raise
+    click.echo(_promotion_json(result) if as_json else render_promotion(result))
+
+
+def _promotion_json(result: PromotionResult) -> str:
+    return json.dumps({
+        "alias": result.alias, "version": result.version, "previous": result.previous, "promoted": result.promoted,
+        "forced": result.forced, "gates": [g.__dict__ for g in result.gates],
+        "metrics": result.report.metrics if result.report else None,
+        "comparison": result.report.comparison if result.report else None,
+        "report_path": str(result.report_path) if result.report_path else None,
+        "dropped": list(result.dropped), "notes": list(result.notes),
+    }, indent=2, default=str)
+
+
+def _alias_option(settings: Settings, domain_key: str | None, alias: str | None) -> str:
+    if domain_key and alias:
+        raise click.UsageError("give --domain-key or --alias, not both")
+    if domain_key:
+        if domain_key not in settings.embeddings.domains:
+            raise UnknownDomain(f"--domain-key {domain_key!r} is not configured; known: "
+                                f"{sorted(settings.embeddings.domains) or '(none)'}", field="domain_key")
+        return settings.embeddings.domains[domain_key].alias_name
+    return alias or settings.embeddings.alias.name
+
+
+@click.command("rollback")
+@click.option("--domain-key", default=None, help="Roll back this domain's alias.")
+@click.option("--alias", default=None, help="Roll back this alias (default: embeddings.alias.name).")
+@click.pass_context
+def rollback(ctx: click.Context, domain_key: str | None, alias: str | None) -> None:
+    """Point the alias back at the version it served before its latest change."""
+    from backend.providers.registry import build_store
+
+    settings = settings_from(ctx)
+    name = _alias_option(settings, domain_key, alias)
+    change = rollback_alias(build_store(settings), name)
+    click.echo(f"rolled back: {change.alias} -> {change.version} (was {change.previous})")
+
+
+@click.group("alias")
+def alias() -> None:
+    """Aliases, their versions and retention."""
+
+
+@alias.command("status")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+def status(ctx: click.Context, as_json: bool) -> None:
+    """Each alias, its active and previous version, and the versions with their last evaluation."""
+    from backend.providers.registry import build_store
+
+    settings = settings_from(ctx)
+    configured = [settings.embeddings.alias.name, *(d.alias_name for d in settings.embeddings.domains.values())]
+    statuses, unserved = alias_status(build_store(settings), configured)
+    if as_json:
+        click.echo(json.dumps({"aliases": [s.to_dict() for s in statuses], "unserved_versions": unserved},
+                              indent=2, default=str))
+        return
+    for s in statuses:
+        click.echo(s.render())
+    if unserved:
+        click.echo("versions no alias has served: " + ", ".join(unserved))
+
+
+@alias.command("prune")
+@click.option("--domain-key", default=None)
+@click.option("--alias", "alias_name", default=None)
+@click.option("--dry-run", is_flag=True, help="Only list what would be dropped.")
+@click.pass_context
+def prune(ctx: click.Context, domain_key: str | None, alias_name: str | None, dry_run: bool) -> None:
+    """Drop versions of an alias beyond evaluation.keep_versions (never the active or previous one)."""
+    from backend.providers.registry import build_store
+
+    settings = settings_from(ctx)
+    name = _alias_option(settings, domain_key, alias_name)
+    store = build_store(settings)
+    keep = settings.evaluation.keep_versions
+    victims = retention_plan(store, name, keep) if dry_run else apply_retention(store, name, keep)
+    verb = "would drop" if dry_run else "dropped"
+    click.echo(f"{name}: {verb} {', '.join(victims) if victims else 'nothing'} (keep_versions={keep})")

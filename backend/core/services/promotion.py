@@ -1,0 +1,311 @@
+"""Gated alias rotation, rollback and retention.
+
+``promote_version`` is the one promotion path: ``rag promote`` and
+``rag ingest --update-alias`` both call it. It evaluates the candidate on the
+golden set, re-evaluates the version the alias serves now on the same set (the
+baseline for the regression gate: a stored result may come from an older golden
+set), and points the alias only if every gate passes. Otherwise the alias is
+untouched and ``GateFailed`` carries the result, unless ``force`` is given: then
+the rotation happens and the history row is marked forced, its reason naming the
+failing gates.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import structlog
+
+from backend.common.config import GateSettings, Settings
+from backend.common.errors import EmbeddingModelMismatch, EvaluationError, GateFailed, StoreError, UnknownDomain, VersionConflict
+from backend.core.ports import IndexAdmin
+from backend.core.services.evaluation import EvaluationReport, Evaluator, with_comparison, write_report
+from backend.core.services.golden import load_golden_set
+from backend.core.types import AliasChange
+
+log = structlog.get_logger(__name__)
+
+#: gate setting -> metric it bounds from below
+MIN_GATES = {"min_recall_at_k": "recall_at_k", "min_ndcg_at_10": "ndcg_at_10", "min_mode_accuracy": "mode_accuracy"}
+_EPS = 1e-9
+
+
+@dataclass(frozen=True)
+class GateResult:
+    """One gate: ``kind`` is ``min`` (value >= threshold) or ``regression``
+    (baseline - value <= threshold)."""
+
+    name: str
+    metric: str
+    kind: str
+    value: float | None
+    threshold: float
+    passed: bool
+    baseline: float | None = None
+
+    def describe(self) -> str:
+        shown = "n/a" if self.value is None else f"{self.value:.4f}"
+        if self.kind == "min":
+            return f"{self.metric} = {shown}, minimum {self.threshold:.4f}"
+        drop = None if self.value is None or self.baseline is None else self.baseline - self.value
+        return (f"{self.metric} regression = {'n/a' if drop is None else f'{drop:.4f}'} "
+                f"(active {self.baseline:.4f} -> {shown}), maximum {self.threshold:.4f}")
+
+
+@dataclass(frozen=True)
+class PromotionResult:
+    alias: str
+    version: str
+    previous: str | None
+    promoted: bool
+    forced: bool
+    gates: tuple[GateResult, ...]
+    report: EvaluationReport | None
+    baseline: EvaluationReport | None = None
+    change: AliasChange | None = None
+    report_path: Path | None = None
+    dropped: tuple[str, ...] = ()
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def failed_gates(self) -> list[GateResult]:
+        return [g for g in self.gates if not g.passed]
+
+
+def check_gates(metrics: Mapping[str, float | None], gates: GateSettings,
+                baseline: Mapping[str, float | None] | None) -> list[GateResult]:
+    """Pure: every configured gate against the candidate's metrics (and the baseline's)."""
+    results: list[GateResult] = []
+    for name, metric in MIN_GATES.items():
+        threshold = getattr(gates, name)
+        if threshold is None:
+            continue
+        value = metrics.get(metric)
+        results.append(GateResult(name, metric, "min", value, threshold, value is not None and value + _EPS >= threshold))
+    if gates.max_regression is not None and baseline is not None:
+        for name, metric in MIN_GATES.items():
+            before, value = baseline.get(metric), metrics.get(metric)
+            if before is None:
+                continue
+            passed = value is not None and before - value <= gates.max_regression + _EPS
+            results.append(GateResult("max_regression", metric, "regression", value, gates.max_regression, passed, before))
+    return results
+
+
+@dataclass(frozen=True)
+class PromotionTarget:
+    alias: str
+    version: str
+    golden: Path
+
+
+def resolve_target(settings: Settings, *, domain_key: str | None = None, alias: str | None = None,
+                   version: str | None = None, golden: str | Path | None = None) -> PromotionTarget:
+    """Defaults: the domain's alias / index_name / golden_set, else ``embeddings.alias.name``,
+    the default profile's index_name and ``evaluation.golden_set``."""
+    emb = settings.embeddings
+    golden_default = settings.evaluation.golden_set
+    if domain_key is not None:
+        domain = emb.domains.get(domain_key)
+        if domain is None:
+            raise UnknownDomain(f"--domain-key {domain_key!r} is not configured; known: {sorted(emb.domains) or '(none)'}",
+                                field="domain_key")
+        alias = alias or domain.alias_name
+        version = version or domain.index_name
+        golden_default = domain.golden_set or golden_default
+    alias = alias or emb.alias.name
+    version = version or emb.profiles[emb.default_profile].index_name
+    golden = golden or golden_default
+    if golden is None:
+        raise EvaluationError("no golden set configured (evaluation.golden_set); promotion needs one to evaluate",
+                         field="evaluation.golden_set")
+    return PromotionTarget(alias, version, settings.resolve_path(str(golden)))
+
+
+def promote_version(settings: Settings, store: Any, embedder: Any, *, alias: str | None = None,
+                    version: str | None = None, golden: str | Path | None = None, force: bool = False,
+                    domain_key: str | None = None, chat: Any = None, write: bool = True) -> PromotionResult:
+    """Evaluate ``version``, check the gates, rotate ``alias`` if they pass (or ``force``).
+
+    Returns the result when the alias was rotated (or already served ``version``);
+    raises ``GateFailed`` (``context["result"]`` holds the ``PromotionResult``) when a
+    gate failed and ``force`` is false, leaving the alias untouched. ``force`` never
+    overrides a model or dimension mismatch (``VersionConflict``)."""
+    target = resolve_target(settings, domain_key=domain_key, alias=alias, version=version, golden=golden)
+    candidate = store.get_version(target.version)
+    current = store.resolve_alias(target.alias)
+    if current == target.version:
+        return PromotionResult(target.alias, target.version, current, False, False, (), None,
+                               notes=(f"{target.alias} already serves {target.version}; nothing to do",))
+    golden_set = load_golden_set(target.golden)
+    evaluator = Evaluator(store, store, embedder, embeddings=settings.embeddings, retrieval=settings.retrieval,
+                          evaluation=settings.evaluation, chat=chat)
+    report = evaluator.evaluate(target.version, golden_set)
+    baseline, notes = _baseline(evaluator, store, current, golden_set)
+    gates = tuple(check_gates(report.metrics, settings.evaluation.gates, baseline.metrics if baseline else None))
+    failed = [g for g in gates if not g.passed]
+    if baseline is not None:
+        report = with_comparison(report, baseline, target.alias)
+    result = PromotionResult(target.alias, target.version, current, False, force, gates, report, baseline, notes=notes)
+    if write:
+        path = write_report(report, settings.resolve_path(settings.evaluation.reports_dir),
+                            extra={"gates": [g.__dict__ for g in gates], "alias": target.alias, "forced": force})
+        result = _replace(result, report_path=path)
+    store.record_evaluation(target.version, {**report.summary(), "gates": [g.__dict__ for g in gates],
+                                             "gates_passed": not failed})
+    if failed and not force:
+        log.warning("promotion.blocked", alias=target.alias, version=target.version,
+                    failed=[f"{g.name}:{g.metric}" for g in failed])
+        raise GateFailed(
+            f"{target.version} was not promoted to {target.alias} (still serving {current or 'nothing'}); failing gates:\n"
+            + "\n".join(f"  - {g.name}: {g.describe()}" for g in failed),
+            alias=target.alias, version=target.version, result=result,
+        )
+    _check_same_model(store, current, candidate)
+    reason = ("forced despite failing gates: " + "; ".join(f"{g.name}: {g.describe()}" for g in failed)) if failed \
+        else ("forced; all gates passed" if force else "all gates passed")
+    change = store.point_alias(target.alias, target.version, reason=reason, forced=force)
+    dropped = apply_retention(store, target.alias, settings.evaluation.keep_versions)
+    log.info("promotion.rotated", alias=target.alias, version=target.version, previous=current, forced=force,
+             dropped=dropped)
+    return _replace(result, promoted=True, change=change, dropped=tuple(dropped))
+
+
+def _replace(result: PromotionResult, **changes: Any) -> PromotionResult:
+    return replace(result, **changes)
+
+
+def _baseline(evaluator: Evaluator, store: Any, current: str | None,
+              golden_set: Any) -> tuple[EvaluationReport | None, tuple[str, ...]]:
+    if current is None:
+        return None, ("the alias serves nothing yet: no regression gate",)
+    try:
+        baseline = evaluator.evaluate(current, golden_set)
+    except EmbeddingModelMismatch as exc:
+        return None, (f"active version {current} cannot be evaluated with this embedder ({exc.user_message}); "
+                      "no regression gate",)
+    store.record_evaluation(current, baseline.summary())
+    return baseline, ()
+
+
+def _check_same_model(store: Any, current: str | None, candidate: Any) -> None:
+    """``point_alias(forced=True)`` skips the store's model check; keep it for ``--force``."""
+    if current is None:
+        return
+    old = store.get_version(current)
+    if (old.model, old.dimension) != (candidate.model, candidate.dimension):
+        raise VersionConflict(
+            f"{candidate.name} uses {candidate.model} ({candidate.dimension} dims) but the alias serves {current} "
+            f"({old.model}, {old.dimension} dims); queries would be embedded with the wrong model",
+            version=candidate.name,
+        )
+
+
+def rollback(store: IndexAdmin, alias: str) -> AliasChange:
+    """Point ``alias`` back at the version it served before its latest change. A second
+    rollback undoes the first (the rollback is itself a change)."""
+    history = store.alias_history(alias)
+    if not history:
+        from backend.common.errors import AliasNotFound
+
+        raise AliasNotFound(f"alias {alias} has no history; nothing to roll back", alias=alias)
+    latest = history[0]
+    if latest.previous is None:
+        raise StoreError(f"alias {alias} has no previous version (it was created pointing at {latest.version})",
+                         alias=alias)
+    store.get_version(latest.previous)
+    change = store.point_alias(alias, latest.previous, reason=f"rollback from {latest.version}")
+    log.info("promotion.rolled_back", alias=alias, version=latest.previous, previous=latest.version)
+    return change
+
+
+def alias_versions(history: Sequence[AliasChange]) -> list[str]:
+    """Versions an alias has served, most recent first (history is newest first)."""
+    out: list[str] = []
+    for change in history:
+        for name in (change.version, change.previous):
+            if name and name not in out:
+                out.append(name)
+    return out
+
+
+def retention_plan(store: IndexAdmin, alias: str, keep: int) -> list[str]:
+    """Versions of ``alias`` beyond the newest ``keep``; never the active or previous
+    version of any alias, never a version no alias ever served (not ours to judge)."""
+    aliases = store.list_aliases()
+    protected: set[str] = set(aliases.values())
+    for name in aliases:
+        history = store.alias_history(name)
+        if history and history[0].previous:
+            protected.add(history[0].previous)
+    existing = {v.name for v in store.list_versions()}
+    ordered = [v for v in alias_versions(store.alias_history(alias)) if v in existing]
+    return [v for v in ordered[keep:] if v not in protected]
+
+
+def apply_retention(store: IndexAdmin, alias: str, keep: int) -> list[str]:
+    dropped = []
+    for name in retention_plan(store, alias, keep):
+        store.drop_version(name)
+        dropped.append(name)
+    if dropped:
+        log.info("promotion.retention_dropped", alias=alias, dropped=dropped, keep=keep)
+    return dropped
+
+
+@dataclass(frozen=True)
+class AliasStatus:
+    """An alias, what it serves and the versions it has served (newest first)."""
+
+    alias: str
+    active: str | None
+    previous: str | None
+    changed_at: str | None
+    forced: bool
+    reason: str
+    versions: tuple[dict[str, Any], ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"alias": self.alias, "active": self.active, "previous": self.previous, "changed_at": self.changed_at,
+                "forced": self.forced, "reason": self.reason, "versions": list(self.versions)}
+
+    def render(self) -> str:
+        head = f"{self.alias}: {self.active or '(serves nothing)'}"
+        if self.active:
+            head += f"  previous={self.previous or '-'}  changed_at={self.changed_at}" + ("  [forced]" if self.forced else "")
+        lines = [head]
+        for v in self.versions:
+            ev = v.get("evaluation") or {}
+            m = ev.get("metrics") or {}
+            summary = ("  eval: " + " ".join(f"{k}={m[k]}" for k in ("recall_at_k", "ndcg_at_10", "mode_accuracy") if k in m)
+                       + f" ({ev.get('created_at', '?')})") if m else "  eval: -"
+            role = "*" if v["name"] == self.active else ("<" if v["name"] == self.previous else " ")
+            lines.append(f"  {role} {v['name']:<22} {v['model']:<40} docs={v['doc_count']:<5} chunks={v['chunk_count']:<6}{summary}")
+        return "\n".join(lines)
+
+
+def _version_row(version: Any) -> dict[str, Any]:
+    return {"name": version.name, "model": version.model, "dimension": version.dimension,
+            "distance": version.distance, "doc_count": version.doc_count, "chunk_count": version.chunk_count,
+            "created_at": version.created_at, "evaluation": version.evaluation}
+
+
+def alias_status(store: IndexAdmin, configured: Sequence[str]) -> tuple[list[AliasStatus], list[str]]:
+    """Status of every configured or existing alias, plus the versions no alias ever served."""
+    versions = {v.name: v for v in store.list_versions()}
+    names = list(dict.fromkeys([*configured, *store.list_aliases()]))
+    served_ever: set[str] = set()
+    out = []
+    for name in names:
+        history = store.alias_history(name)
+        own = [v for v in alias_versions(history) if v in versions]
+        served_ever.update(own)
+        latest = history[0] if history else None
+        out.append(AliasStatus(
+            alias=name, active=store.resolve_alias(name), previous=latest.previous if latest else None,
+            changed_at=latest.changed_at if latest else None, forced=bool(latest and latest.forced),
+            reason=latest.reason if latest else "", versions=tuple(_version_row(versions[v]) for v in own),
+        ))
+    return out, [v for v in versions if v not in served_ever]

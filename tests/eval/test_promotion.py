@@ -1,0 +1,152 @@
+"""Gated promotion, rollback and retention on the ingested sample corpus."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from backend.common.config import Settings
+from backend.common.errors import AliasNotFound, GateFailed, StoreError
+from backend.core.services.evaluation import Evaluator
+from backend.core.services.golden import GoldenSet
+from backend.core.services.promotion import (
+    PromotionResult,
+    apply_retention,
+    promote_version,
+    retention_plan,
+    rollback,
+)
+from backend.core.types import VersionSpec
+
+ALIAS = "KB_ACTIVE"
+
+
+def _evaluator(settings: Settings, store: Any, embedder: Any, chat: Any = None) -> Evaluator:
+    return Evaluator(store, store, embedder, embeddings=settings.embeddings, retrieval=settings.retrieval,
+                     evaluation=settings.evaluation, chat=chat)
+
+
+def test_full_sample_golden_set_passes_the_default_gates(eval_settings: Settings, eval_store: Any, embedder: Any,
+                                                         sample_golden: GoldenSet) -> None:
+    report = _evaluator(eval_settings, eval_store, embedder).evaluate("KB_SAMPLE_V1", sample_golden)
+    gates = eval_settings.evaluation.gates
+    assert report.counts == {"queries": 44, "retrieval_queries": 38, "must_contain_queries": 0}
+    assert report.metrics["recall_at_k"] >= gates.min_recall_at_k
+    assert report.metrics["ndcg_at_10"] >= gates.min_ndcg_at_10
+    assert report.metrics["mode_accuracy"] >= gates.min_mode_accuracy
+    assert report.mode_confusion["fallback"] == {"fallback": 6}
+    assert report.metrics["must_contain_pass_rate"] is None
+    annual = next(q for q in report.queries if q.id == "s01")
+    assert annual.ranked_doc_ids[0] == "annual-leave" and annual.hit_at_k == 1.0
+    capital = next(q for q in report.queries if q.id == "s39")
+    assert capital.recall_at_k is None and capital.decided_mode == "fallback"
+
+
+def test_first_promotion_rotates_and_records_the_evaluation(eval_settings: Settings, eval_store: Any, embedder: Any,
+                                                            subset_golden: Path) -> None:
+    result = promote_version(eval_settings, eval_store, embedder, version="KB_SAMPLE_V1", golden=subset_golden)
+    assert (result.promoted, result.previous, result.forced) == (True, None, False)
+    assert eval_store.resolve_alias(ALIAS) == "KB_SAMPLE_V1"
+    assert [g.name for g in result.gates] == ["min_recall_at_k", "min_ndcg_at_10", "min_mode_accuracy"]
+    assert result.notes == ("the alias serves nothing yet: no regression gate",)
+    recorded = eval_store.get_version("KB_SAMPLE_V1").evaluation
+    assert recorded["gates_passed"] is True and recorded["counts"]["queries"] == 11
+    written = json.loads(result.report_path.read_text())
+    assert written["version"] == "KB_SAMPLE_V1" and len(written["queries"]) == 11
+    assert eval_store.alias_history(ALIAS)[0].reason == "all gates passed"
+
+
+def test_version_failing_a_gate_is_not_promoted_and_alias_keeps_serving_old(
+    eval_settings: Settings, eval_store: Any, embedder: Any, subset_golden: Path
+) -> None:
+    promote_version(eval_settings, eval_store, embedder, version="KB_SAMPLE_V1", golden=subset_golden)
+    with pytest.raises(GateFailed, match=r"KB_SAMPLE_BAD was not promoted to KB_ACTIVE \(still serving KB_SAMPLE_V1\)") as info:
+        promote_version(eval_settings, eval_store, embedder, version="KB_SAMPLE_BAD", golden=subset_golden)
+    assert "min_recall_at_k: recall_at_k = " in info.value.user_message
+    result = info.value.context["result"]
+    assert isinstance(result, PromotionResult) and result.promoted is False
+    failed = {(g.name, g.metric) for g in result.failed_gates}
+    assert ("min_recall_at_k", "recall_at_k") in failed and ("max_regression", "recall_at_k") in failed
+    assert result.report.metrics["recall_at_k"] < 0.6 <= result.baseline.metrics["recall_at_k"]
+    assert eval_store.resolve_alias(ALIAS) == "KB_SAMPLE_V1"
+    assert len(eval_store.alias_history(ALIAS)) == 1
+    assert eval_store.get_version("KB_SAMPLE_BAD").evaluation["gates_passed"] is False
+
+
+def test_passing_version_is_promoted_and_rollback_restores_the_previous(
+    eval_settings: Settings, eval_store: Any, embedder: Any, subset_golden: Path
+) -> None:
+    promote_version(eval_settings, eval_store, embedder, version="KB_SAMPLE_V1", golden=subset_golden)
+    result = promote_version(eval_settings, eval_store, embedder, version="KB_SAMPLE_V2", golden=subset_golden)
+    assert (result.promoted, result.previous) == (True, "KB_SAMPLE_V1")
+    regression = [g for g in result.gates if g.name == "max_regression"]
+    assert len(regression) == 3 and all(g.passed for g in regression)
+    assert result.report.comparison["baseline_version"] == "KB_SAMPLE_V1"
+    assert result.report.comparison["metrics"]["recall_at_k"]["delta"] == 0.0
+    assert eval_store.resolve_alias(ALIAS) == "KB_SAMPLE_V2"
+
+    change = rollback(eval_store, ALIAS)
+    assert (change.version, change.previous, change.reason) == ("KB_SAMPLE_V1", "KB_SAMPLE_V2", "rollback from KB_SAMPLE_V2")
+    assert eval_store.resolve_alias(ALIAS) == "KB_SAMPLE_V1"
+
+
+def test_promoting_the_active_version_again_changes_nothing(
+    eval_settings: Settings, eval_store: Any, embedder: Any, subset_golden: Path
+) -> None:
+    promote_version(eval_settings, eval_store, embedder, version="KB_SAMPLE_V1", golden=subset_golden)
+    again = promote_version(eval_settings, eval_store, embedder, version="KB_SAMPLE_V1", golden=subset_golden)
+    assert again.promoted is False and again.notes == ("KB_ACTIVE already serves KB_SAMPLE_V1; nothing to do",)
+    assert len(eval_store.alias_history(ALIAS)) == 1
+
+
+def test_force_promotes_a_failing_version_and_history_says_so(
+    eval_settings: Settings, eval_store: Any, embedder: Any, subset_golden: Path
+) -> None:
+    promote_version(eval_settings, eval_store, embedder, version="KB_SAMPLE_V1", golden=subset_golden)
+    result = promote_version(eval_settings, eval_store, embedder, version="KB_SAMPLE_BAD", golden=subset_golden,
+                             force=True)
+    assert result.promoted is True and result.forced is True and result.failed_gates
+    latest = eval_store.alias_history(ALIAS)[0]
+    assert latest.forced is True and latest.version == "KB_SAMPLE_BAD"
+    assert latest.reason.startswith("forced despite failing gates: min_recall_at_k: recall_at_k = ")
+    assert rollback(eval_store, ALIAS).version == "KB_SAMPLE_V1"
+
+
+def test_domain_key_promotes_the_domain_alias_with_its_golden_set(
+    eval_settings: Settings, eval_store: Any, embedder: Any, tmp_path: Path
+) -> None:
+    from tests.eval.conftest import REPO
+
+    result = promote_version(eval_settings, eval_store, embedder, domain_key="handbook",
+                             golden=REPO / "data" / "golden" / "handbook_golden.jsonl")
+    assert (result.alias, result.version, result.promoted) == ("KB_HANDBOOK", "KB_HANDBOOK_V1", True)
+    assert result.report.counts == {"queries": 8, "retrieval_queries": 7, "must_contain_queries": 0}
+    assert result.report.metrics["recall_at_k"] == 1.0
+    assert eval_store.resolve_alias("KB_ACTIVE") is None
+
+
+def test_rollback_without_previous_or_history_fails_clearly(eval_store: Any) -> None:
+    with pytest.raises(AliasNotFound, match="alias KB_ACTIVE has no history; nothing to roll back"):
+        rollback(eval_store, ALIAS)
+    eval_store.point_alias(ALIAS, "KB_SAMPLE_V1")
+    with pytest.raises(StoreError, match=r"has no previous version \(it was created pointing at KB_SAMPLE_V1\)"):
+        rollback(eval_store, ALIAS)
+
+
+def test_retention_drops_old_versions_but_never_active_previous_or_unserved(sqlite_store: Any) -> None:
+    for name in ("V_A", "V_B", "V_C", "V_D", "V_NEVER", "V_OTHER"):
+        sqlite_store.create_version(VersionSpec(name, "m", 4, "cosine"))
+    for name in ("V_A", "V_B", "V_C", "V_D"):
+        sqlite_store.point_alias("KB_X", name)
+    sqlite_store.point_alias("KB_Y", "V_OTHER")
+    sqlite_store.point_alias("KB_Y", "V_B")  # V_B is another alias's active version
+    assert retention_plan(sqlite_store, "KB_X", keep=2) == ["V_A"]
+    assert apply_retention(sqlite_store, "KB_X", keep=2) == ["V_A"]
+    assert sorted(v.name for v in sqlite_store.list_versions()) == ["V_B", "V_C", "V_D", "V_NEVER", "V_OTHER"]
+    sqlite_store.point_alias("KB_Y", "V_D")
+    assert apply_retention(sqlite_store, "KB_X", keep=2) == ["V_B"]
+    assert apply_retention(sqlite_store, "KB_X", keep=1) == []  # V_D active, V_C previous
+    assert sorted(v.name for v in sqlite_store.list_versions()) == ["V_C", "V_D", "V_NEVER", "V_OTHER"]
