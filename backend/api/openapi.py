@@ -25,6 +25,7 @@ _ERRORS = {
     "400": "Malformed JSON, bad request field, or unknown X-RAG-Domain (details.known_domains).",
     "401": "API keys are configured and X-API-Key is missing or wrong.",
     "413": "Body over server.max_body_bytes, or question over server.max_question_chars.",
+    "409": "The alias serves a version of another embedding model or distance.",
     "415": "Content-Type is not application/json.",
     "422": "JSON of the wrong shape: missing or unknown field, wrong type, value out of range.",
     "500": "Unexpected server error (details only in the server log).",

@@ -42,7 +42,9 @@ def _hand_over_to_promotion(settings: Settings, store: Any, embedder: Any, repor
 
 
 @click.command("ingest")
-@click.argument("manifest", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("manifest_arg", metavar="MANIFEST", required=False, type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--manifest", "manifest_opt", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="The JSONL manifest (same as the MANIFEST argument).")
 @click.option("--profile", default=None, help="Embedding profile for every line (default: each line's profiles, "
               "else embeddings.default_profile).")
 @click.option("--domain-key", default=None, help="Ingest into embeddings.domains.<key>.index_name with its profile.")
@@ -52,9 +54,14 @@ def _hand_over_to_promotion(settings: Settings, store: Any, embedder: Any, repor
 @click.option("--progress/--no-progress", default=None, help="Progress bars on stderr (default: ingest.progress, TTY only).")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @click.pass_context
-def ingest(ctx: click.Context, manifest: Path, profile: str | None, domain_key: str | None, prune: bool,
-           strict: bool, update_alias: bool, progress: bool | None, as_json: bool) -> None:
+def ingest(ctx: click.Context, manifest_arg: Path | None, manifest_opt: Path | None, profile: str | None,
+           domain_key: str | None, prune: bool, strict: bool, update_alias: bool, progress: bool | None,
+           as_json: bool) -> None:
     """Ingest the documents listed in MANIFEST (JSONL) into an index version."""
+    if (manifest_arg is None) == (manifest_opt is None):
+        raise click.UsageError("give the manifest once: as MANIFEST or with --manifest")
+    manifest = manifest_arg or manifest_opt
+    assert manifest is not None
     settings = settings_from(ctx)
     store = build_store(settings)
     embedder = build_embedder(settings)

@@ -115,10 +115,17 @@ def split_spans(text: str, size: int, overlap: int, measure: _Measure | None = N
 
 
 def _word_start(text: str, pos: int, end: int) -> int:
-    """Move an overlap start forward to the next word so a chunk never begins mid-word."""
-    if pos == 0 or pos >= end or text[pos - 1].isspace():
+    """Move an overlap start forward to the next sentence start inside the overlap,
+    else to the next word, so a chunk never begins mid-word."""
+    if pos == 0 or pos >= end:
         return pos
-    m = re.compile(r"\s+").search(text, pos, end)
+    for pattern in _BOUNDARIES[:3]:
+        m = next((m for m in pattern.finditer(text, pos, end) if m.end() < end), None)
+        if m:
+            return m.end()
+    if text[pos - 1].isspace():
+        return pos
+    m = _BOUNDARIES[3].search(text, pos, end)
     return m.end() if m else pos
 
 

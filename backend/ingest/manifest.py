@@ -195,7 +195,7 @@ def read_manifest(path: Path, settings: Settings, *, strict: bool = False) -> Ma
         except ManifestError as exc:
             if strict:
                 raise ManifestError(f"{where}: {exc.user_message}", where=where) from exc
-            manifest.errors.append((where, exc.user_message))
+            manifest.errors.append((where, exc.user_message.removeprefix(f"{where}: ")))
             continue
         for entry in entries:
             seen[entry.doc_id] = where

@@ -97,6 +97,23 @@ def test_unexpected_error_is_generic_500_without_details(corpus: Corpus, embedde
     assert "secret" not in resp.get_data(as_text=True)
 
 
+def test_unreachable_answer_provider_is_503_json(corpus: Corpus, embedder: Any) -> None:
+    from backend.common.config import ChatProviderSettings
+    from backend.providers.openai_compat.chat import OpenAICompatChatModel
+
+    down = OpenAICompatChatModel(ChatProviderSettings(provider="openai_compat", base_url="http://127.0.0.1:1/v1",
+                                                      model="m", timeout_s=2))
+    services = build_services(corpus.settings, store=corpus.store, embedder=embedder, primary=down)
+    client = create_app(corpus.settings, services).test_client()
+    before = corpus.store.count_interactions()
+    resp = client.post("/chat", json={"question": RAG_QUESTION})
+    assert resp.status_code == 503
+    error = resp.get_json()["error"]
+    assert error["code"] == "provider_unavailable"
+    assert error["message"].startswith("chat endpoint http://127.0.0.1:1/v1/chat/completions cannot be reached")
+    assert corpus.store.count_interactions() == before
+
+
 # --- API keys -----------------------------------------------------------------------------
 @pytest.fixture
 def keyed_app(corpus: Corpus, embedder: Any, extractive: Any, tmp_path: Any) -> Flask:

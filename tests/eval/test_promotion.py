@@ -20,8 +20,10 @@ from backend.core.services.promotion import (
     rollback,
 )
 from backend.core.types import VersionSpec
+from tests.eval.conftest import SAMPLE_GOLDEN
 
 ALIAS = "KB_ACTIVE"
+
 
 
 def _evaluator(settings: Settings, store: Any, embedder: Any, chat: Any = None) -> Evaluator:
@@ -45,26 +47,26 @@ def test_full_sample_golden_set_passes_the_default_gates(eval_settings: Settings
     assert capital.recall_at_k is None and capital.decided_mode == "fallback"
 
 
-def test_first_promotion_rotates_and_records_the_evaluation(eval_settings: Settings, eval_store: Any, embedder: Any,
-                                                            subset_golden: Path) -> None:
-    result = promote_version(eval_settings, eval_store, embedder, version="KB_SAMPLE_V1", golden=subset_golden)
+def test_first_promotion_rotates_and_records_the_evaluation(eval_settings: Settings, eval_store: Any,
+                                                            embedder: Any) -> None:
+    result = promote_version(eval_settings, eval_store, embedder, version="KB_SAMPLE_V1", golden=SAMPLE_GOLDEN)
     assert (result.promoted, result.previous, result.forced) == (True, None, False)
     assert eval_store.resolve_alias(ALIAS) == "KB_SAMPLE_V1"
     assert [g.name for g in result.gates] == ["min_recall_at_k", "min_ndcg_at_10", "min_mode_accuracy"]
     assert result.notes == ("the alias serves nothing yet: no regression gate",)
     recorded = eval_store.get_version("KB_SAMPLE_V1").evaluation
-    assert recorded["gates_passed"] is True and recorded["counts"]["queries"] == 11
+    assert recorded["gates_passed"] is True and recorded["counts"]["queries"] == 44
     written = json.loads(result.report_path.read_text())
-    assert written["version"] == "KB_SAMPLE_V1" and len(written["queries"]) == 11
+    assert written["version"] == "KB_SAMPLE_V1" and len(written["queries"]) == 44
     assert eval_store.alias_history(ALIAS)[0].reason == "all gates passed"
 
 
 def test_version_failing_a_gate_is_not_promoted_and_alias_keeps_serving_old(
-    eval_settings: Settings, eval_store: Any, embedder: Any, subset_golden: Path
+    eval_settings: Settings, eval_store: Any, embedder: Any
 ) -> None:
-    promote_version(eval_settings, eval_store, embedder, version="KB_SAMPLE_V1", golden=subset_golden)
+    promote_version(eval_settings, eval_store, embedder, version="KB_SAMPLE_V1", golden=SAMPLE_GOLDEN)
     with pytest.raises(GateFailed, match=r"KB_SAMPLE_BAD was not promoted to KB_ACTIVE \(still serving KB_SAMPLE_V1\)") as info:
-        promote_version(eval_settings, eval_store, embedder, version="KB_SAMPLE_BAD", golden=subset_golden)
+        promote_version(eval_settings, eval_store, embedder, version="KB_SAMPLE_BAD", golden=SAMPLE_GOLDEN)
     assert "min_recall_at_k: recall_at_k = " in info.value.user_message
     result = info.value.context["result"]
     assert isinstance(result, PromotionResult) and result.promoted is False
@@ -77,10 +79,10 @@ def test_version_failing_a_gate_is_not_promoted_and_alias_keeps_serving_old(
 
 
 def test_passing_version_is_promoted_and_rollback_restores_the_previous(
-    eval_settings: Settings, eval_store: Any, embedder: Any, subset_golden: Path
+    eval_settings: Settings, eval_store: Any, embedder: Any
 ) -> None:
-    promote_version(eval_settings, eval_store, embedder, version="KB_SAMPLE_V1", golden=subset_golden)
-    result = promote_version(eval_settings, eval_store, embedder, version="KB_SAMPLE_V2", golden=subset_golden)
+    promote_version(eval_settings, eval_store, embedder, version="KB_SAMPLE_V1", golden=SAMPLE_GOLDEN)
+    result = promote_version(eval_settings, eval_store, embedder, version="KB_SAMPLE_V2", golden=SAMPLE_GOLDEN)
     assert (result.promoted, result.previous) == (True, "KB_SAMPLE_V1")
     regression = [g for g in result.gates if g.name == "max_regression"]
     assert len(regression) == 3 and all(g.passed for g in regression)
@@ -94,19 +96,19 @@ def test_passing_version_is_promoted_and_rollback_restores_the_previous(
 
 
 def test_promoting_the_active_version_again_changes_nothing(
-    eval_settings: Settings, eval_store: Any, embedder: Any, subset_golden: Path
+    eval_settings: Settings, eval_store: Any, embedder: Any
 ) -> None:
-    promote_version(eval_settings, eval_store, embedder, version="KB_SAMPLE_V1", golden=subset_golden)
-    again = promote_version(eval_settings, eval_store, embedder, version="KB_SAMPLE_V1", golden=subset_golden)
+    promote_version(eval_settings, eval_store, embedder, version="KB_SAMPLE_V1", golden=SAMPLE_GOLDEN)
+    again = promote_version(eval_settings, eval_store, embedder, version="KB_SAMPLE_V1", golden=SAMPLE_GOLDEN)
     assert again.promoted is False and again.notes == ("KB_ACTIVE already serves KB_SAMPLE_V1; nothing to do",)
     assert len(eval_store.alias_history(ALIAS)) == 1
 
 
 def test_force_promotes_a_failing_version_and_history_says_so(
-    eval_settings: Settings, eval_store: Any, embedder: Any, subset_golden: Path
+    eval_settings: Settings, eval_store: Any, embedder: Any
 ) -> None:
-    promote_version(eval_settings, eval_store, embedder, version="KB_SAMPLE_V1", golden=subset_golden)
-    result = promote_version(eval_settings, eval_store, embedder, version="KB_SAMPLE_BAD", golden=subset_golden,
+    promote_version(eval_settings, eval_store, embedder, version="KB_SAMPLE_V1", golden=SAMPLE_GOLDEN)
+    result = promote_version(eval_settings, eval_store, embedder, version="KB_SAMPLE_BAD", golden=SAMPLE_GOLDEN,
                              force=True)
     assert result.promoted is True and result.forced is True and result.failed_gates
     latest = eval_store.alias_history(ALIAS)[0]
@@ -116,12 +118,10 @@ def test_force_promotes_a_failing_version_and_history_says_so(
 
 
 def test_domain_key_promotes_the_domain_alias_with_its_golden_set(
-    eval_settings: Settings, eval_store: Any, embedder: Any, tmp_path: Path
+    eval_settings: Settings, eval_store: Any, embedder: Any
 ) -> None:
-    from tests.eval.conftest import REPO
-
-    result = promote_version(eval_settings, eval_store, embedder, domain_key="handbook",
-                             golden=REPO / "data" / "golden" / "handbook_golden.jsonl")
+    assert eval_settings.embeddings.domains["handbook"].golden_set == "data/golden/handbook_golden.jsonl"
+    result = promote_version(eval_settings, eval_store, embedder, domain_key="handbook")
     assert (result.alias, result.version, result.promoted) == ("KB_HANDBOOK", "KB_HANDBOOK_V1", True)
     assert result.report.counts == {"queries": 8, "retrieval_queries": 7, "must_contain_queries": 0}
     assert result.report.metrics["recall_at_k"] == 1.0
@@ -147,6 +147,8 @@ def test_retention_drops_old_versions_but_never_active_previous_or_unserved(sqli
     assert apply_retention(sqlite_store, "KB_X", keep=2) == ["V_A"]
     assert sorted(v.name for v in sqlite_store.list_versions()) == ["V_B", "V_C", "V_D", "V_NEVER", "V_OTHER"]
     sqlite_store.point_alias("KB_Y", "V_D")
+    assert apply_retention(sqlite_store, "KB_X", keep=2) == []  # V_B is KB_Y's previous now
+    sqlite_store.point_alias("KB_Y", "V_C")
     assert apply_retention(sqlite_store, "KB_X", keep=2) == ["V_B"]
     assert apply_retention(sqlite_store, "KB_X", keep=1) == []  # V_D active, V_C previous
     assert sorted(v.name for v in sqlite_store.list_versions()) == ["V_C", "V_D", "V_NEVER", "V_OTHER"]

@@ -115,3 +115,10 @@ def test_dedupe_drops_exact_duplicates_across_documents() -> None:
     a, dropped_a = dedupe(chunker.chunk(_doc("Same paragraph text.", doc_id="a")), seen)
     b, dropped_b = dedupe(chunker.chunk(_doc("Same paragraph text.", doc_id="b")), seen)
     assert (len(a), dropped_a, len(b), dropped_b) == (1, 0, 0, 1)
+
+
+def test_overlap_starts_at_a_sentence_start_inside_the_overlap() -> None:
+    spans = split_spans(SENTENCES, 200, 60)
+    starts = [SENTENCES[s.start:s.end].split(" ")[0] for s in spans]
+    assert starts == ["Sentence"] * len(spans)
+    assert SENTENCES[spans[1].start:spans[0].end] == "Sentence number 4 talks about topic 4."

@@ -48,11 +48,17 @@ def test_json_summary_and_exit_zero_when_everything_ingested(tmp_path: Path, kb:
     manifest = write_manifest(kb / "manifest.jsonl", [{"dir": "."}])
     runner = CliRunner()
     first = runner.invoke(cli, ["--config", str(config), "ingest", str(manifest), "--json"])
-    second = runner.invoke(cli, ["--config", str(config), "ingest", str(manifest), "--json"])
+    second = runner.invoke(cli, ["--config", str(config), "ingest", "--manifest", str(manifest), "--json"])
     assert (first.exit_code, second.exit_code) == (0, 0), first.output
     a, b = json.loads(first.stdout), json.loads(second.stdout)
     assert (a["documents_written"], a["embeddings_computed"], a["version"], a["ok"]) == (3, 3, "KB_SAMPLE_V1", True)
     assert (b["skipped_unchanged"], b["embeddings_computed"], b["documents_written"]) == (3, 0, 0)
+
+
+def test_manifest_must_be_given_exactly_once(tmp_path: Path, kb: Path) -> None:
+    result = CliRunner().invoke(cli, ["ingest"])
+    assert result.exit_code == 2
+    assert "give the manifest once: as MANIFEST or with --manifest" in result.stderr
 
 
 def test_strict_stops_at_the_first_bad_line(tmp_path: Path, kb: Path, embedder: Any) -> None:

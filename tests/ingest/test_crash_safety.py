@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sqlite3
@@ -12,11 +13,16 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest
+from click.testing import CliRunner
 
+from backend.cli.main import cli
 from backend.common.config import load_settings
 from backend.ingest.pipeline import IngestPipeline
 from backend.providers.sqlite_vs.store import SqliteVectorStore
 from tests.ingest.helpers import REPO, write_config, write_corpus, write_manifest
+
+pytestmark = pytest.mark.slow
 
 DOCS = 30
 VERSION = "KB_CRASH_V1"
@@ -71,8 +77,10 @@ def test_killed_run_resumes_to_the_same_table_as_an_uninterrupted_run(tmp_path: 
     assert proc.returncode == -signal.SIGKILL
     assert 3 <= partial < DOCS
 
-    rerun = _ingest_process(config, manifest)
-    assert rerun.wait(timeout=300) == 0
+    rerun = CliRunner().invoke(cli, ["--config", str(config), "ingest", str(manifest), "--json"])
+    assert rerun.exit_code == 0, rerun.output
+    resumed = json.loads(rerun.stdout)
+    assert (resumed["skipped_unchanged"], resumed["documents_written"]) == (partial, DOCS - partial)
 
     sections["embeddings"]["batching"]["rate_limit_per_min"] = 0
     clean_config = write_config(tmp_path, kb, name="clean.yaml", db="clean.sqlite", **sections)

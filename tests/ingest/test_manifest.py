@@ -128,3 +128,19 @@ def test_relative_allowed_roots_resolve_against_the_repo_root(tmp_path: Path) ->
     assert parsed.entries == []
     assert "outside ingest.allowed_roots" in parsed.errors[0][1]
     assert str(settings.resolve_path("tests/fixtures/ingest")) in parsed.errors[0][1]
+
+
+def test_metadata_is_validated_against_the_configured_schema(tmp_path: Path, corpus: Path) -> None:
+    settings = make_settings(tmp_path, retrieval={"metadata_schema": {
+        "department": {"type": "enum", "values": ["People", "IT"], "required": True}}})
+    manifest = write_manifest(corpus / "m.jsonl", [
+        {"path": "hr/leave.txt", "metadata": {"department": "People"}},
+        {"path": "hr/pay.md", "metadata": {"department": "Finance"}},
+        {"path": "hr/sub/travel.html"},
+    ])
+    parsed = read_manifest(manifest, settings)
+    assert [e.doc_id for e in parsed.entries] == ["hr/leave.txt"]
+    assert parsed.entries[0].metadata["department"] == "People"
+    errors = dict(parsed.errors)
+    assert errors["m.jsonl:2"].startswith("metadata department:") and "Finance" in errors["m.jsonl:2"]
+    assert errors["m.jsonl:3"] == "metadata department: required field is missing"

@@ -9,6 +9,7 @@ import pytest
 
 from backend.common.config import Settings
 from backend.common.errors import ConfigError, ProviderError
+from backend.core.ports import ChatModel
 from backend.core.types import ChatRequest, Chunk
 from backend.providers.oci.chat import OciChatModel
 from backend.providers.registry import build_chat_model
@@ -52,7 +53,7 @@ def generic_answer(body: dict[str, Any], n: int) -> tuple[int, Any]:
 def model_for(service: FakeOciService, config: Path, chat_format: str) -> OciChatModel:
     cfg = settings(service, config, chat_format)
     model = build_chat_model(cfg.llm.primary, cfg)
-    assert isinstance(model, OciChatModel)
+    assert isinstance(model, OciChatModel) and isinstance(model, ChatModel)
     return model
 
 

@@ -51,7 +51,7 @@ def test_version_table_has_float32_vector_json_metadata_and_chunk_id_key() -> No
     assert "chunk_id      VARCHAR2(1000) PRIMARY KEY" in ddl
     assert "embedding     VECTOR(384, FLOAT32) NOT NULL" in ddl
     assert "metadata      JSON NOT NULL" in ddl
-    assert "text          CLOB NOT NULL" in ddl
+    assert "text          CLOB,\n" in ddl and "source        VARCHAR2(2000),\n" in ddl
     for column in ("doc_id", "doc_hash", "chunk_index", "chunk_type", "source", "content_hash"):
         assert f"\n    {column} " in ddl
 
@@ -83,18 +83,26 @@ def test_alias_view_is_one_create_or_replace_statement() -> None:
     )
 
 
-def test_merge_binds_each_value_once_and_upserts_by_chunk_id() -> None:
+def test_merge_upserts_by_chunk_id_binding_values_into_column_slots_once_each() -> None:
     merge = sql.merge_chunk_sql("KB_V1")
-    assert merge.startswith("MERGE INTO KB_V1 t USING (SELECT :chunk_id AS chunk_id, :doc_id AS doc_id, ")
-    assert "JSON(:metadata) AS metadata" in merge
-    assert "ON (t.chunk_id = s.chunk_id)" in merge
-    assert "WHEN MATCHED THEN UPDATE SET t.doc_id = s.doc_id," in merge
-    assert "t.chunk_id = s.chunk_id," not in merge.split("UPDATE SET")[1]
-    assert merge.endswith(
-        "VALUES (s.chunk_id, s.doc_id, s.doc_hash, s.chunk_index, s.chunk_type, s.source, s.text, s.content_hash, "
-        "s.metadata, s.embedding)")
-    for name in sql.MERGE_BINDS:
-        assert len(re.findall(rf":{name}\b", merge)) == 1
+    assert merge == (
+        "MERGE INTO KB_V1 t USING (SELECT :chunk_id AS chunk_id FROM dual) s ON (t.chunk_id = s.chunk_id) "
+        "WHEN MATCHED THEN UPDATE SET t.doc_id = :u_doc_id, t.doc_hash = :u_doc_hash, t.chunk_index = :u_chunk_index, "
+        "t.chunk_type = :u_chunk_type, t.source = :u_source, t.text = :u_text, t.content_hash = :u_content_hash, "
+        "t.metadata = :u_metadata, t.embedding = :u_embedding "
+        "WHEN NOT MATCHED THEN INSERT (chunk_id, doc_id, doc_hash, chunk_index, chunk_type, source, text, "
+        "content_hash, metadata, embedding) VALUES (s.chunk_id, :i_doc_id, :i_doc_hash, :i_chunk_index, "
+        ":i_chunk_type, :i_source, :i_text, :i_content_hash, :i_metadata, :i_embedding)")
+    names = re.findall(r":(\w+)", merge)
+    assert len(names) == len(set(names)) == 19
+
+
+def test_merge_binds_name_every_placeholder_of_the_statement() -> None:
+    row = {"chunk_id": "c1", "doc_id": "d", "doc_hash": "h", "chunk_index": 0, "chunk_type": "text", "source": "s",
+           "text": "t", "content_hash": "ch", "metadata": {"a": 1}, "embedding": None, "embed_hash": "x"}
+    binds = sql.merge_binds(row)
+    assert set(binds) == set(re.findall(r":(\w+)", sql.merge_chunk_sql("KB_V1")))
+    assert (binds["u_text"], binds["i_metadata"]) == ("t", {"a": 1})
 
 
 @pytest.mark.parametrize("distance,metric", DISTANCES)

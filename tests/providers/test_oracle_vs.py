@@ -6,11 +6,17 @@ Skipped unless ``RAG_TEST_ORACLE_DSN``, ``RAG_TEST_ORACLE_USER`` and
 module is imported, before the autouse fixture clears ``RAG_*`` variables for
 each test. Every test works in freshly named versions and aliases; what a test
 created is dropped afterwards, so a shared database stays clean.
+
+Below the contract class, Oracle-only behaviour (MERGE batches and their batch
+errors, the k-hits guarantee under filters, view rotation, the read-only
+snapshot) runs against a recording stand-in for the server, which cannot run
+here: it records every statement, bind and commit, and answers from rules.
 """
 
 from __future__ import annotations
 
 import array
+import datetime
 import os
 import types
 from typing import Any, Callable, Iterator
@@ -32,6 +38,7 @@ ORACLE_USER = os.environ.get("RAG_TEST_ORACLE_USER")
 ORACLE_PASSWORD = os.environ.get("RAG_TEST_ORACLE_PASSWORD")
 ORACLE_WALLET = os.environ.get("RAG_TEST_ORACLE_WALLET_DIR")
 ORACLE_WALLET_PASSWORD = os.environ.get("RAG_TEST_ORACLE_WALLET_PASSWORD")
+ORACLE_INDEX = os.environ.get("RAG_TEST_ORACLE_INDEX", "hnsw")
 
 requires_oracle = pytest.mark.skipif(
     not (ORACLE_DSN and ORACLE_USER and ORACLE_PASSWORD),
@@ -45,7 +52,7 @@ def oracle_store() -> Iterator[OracleVectorStore]:
     settings = OracleSettings.model_validate({
         "dsn": ORACLE_DSN, "user": ORACLE_USER, "password": ORACLE_PASSWORD,
         "config_dir": ORACLE_WALLET, "wallet_location": ORACLE_WALLET, "wallet_password": ORACLE_WALLET_PASSWORD,
-        "vector_index": {"type": "hnsw"},
+        "vector_index": {"type": ORACLE_INDEX},
     })
     store = OracleVectorStore.from_settings(settings)
     yield store
@@ -201,10 +208,12 @@ def test_write_merges_float32_vectors_with_batcherrors_and_commits_once() -> Non
     assert len(merges) == 1
     rows = db.log[merges[0] + 1][1]
     assert [r["chunk_id"] for r in rows] == ["d1#0", "d1#1"]
-    assert isinstance(rows[1]["embedding"], array.array) and rows[1]["embedding"].typecode == "f"
-    assert list(rows[1]["embedding"]) == pytest.approx([0.3, 0.4, 0.5])
-    assert rows[0]["metadata"] == "{}"
-    assert ("inputsizes", {"embedding": oracledb.DB_TYPE_VECTOR}) in db.log
+    vector = rows[1]["u_embedding"]
+    assert isinstance(vector, array.array) and vector.typecode == "f" and rows[1]["i_embedding"] is vector
+    assert list(vector) == pytest.approx([0.3, 0.4, 0.5])
+    assert (rows[0]["u_text"], rows[0]["i_metadata"], rows[0]["u_chunk_index"]) == ("text 0", {}, 0)
+    assert ("inputsizes", {"u_embedding": oracledb.DB_TYPE_VECTOR, "u_metadata": oracledb.DB_TYPE_JSON,
+                           "i_embedding": oracledb.DB_TYPE_VECTOR, "i_metadata": oracledb.DB_TYPE_JSON}) in db.log
     assert [k for k, _ in db.log].count("commit") == 1 and ("rollback", "") not in db.log
 
 
@@ -222,16 +231,8 @@ def test_chunks_dropped_from_a_document_are_deleted_in_the_same_transaction() ->
     assert make_store(db).write_documents("KB_V1", [doc("d1", 2)]) == 2
     kinds = [(k, s.split(" WHERE")[0] if isinstance(s, str) else "") for k, s in db.log
              if k in ("executemany", "commit")]
-    assert kinds == [("executemany", "DELETE FROM KB_V1"), ("executemany", "MERGE INTO KB_V1 t USING (SELECT :chunk_id AS "
-                     "chunk_id, :doc_id AS doc_id, :doc_hash AS doc_hash, :chunk_index AS chunk_index, :chunk_type AS "
-                     "chunk_type, :source AS source, :text AS text, :content_hash AS content_hash, JSON(:metadata) AS "
-                     "metadata, :embedding AS embedding FROM dual) s ON (t.chunk_id = s.chunk_id) WHEN MATCHED THEN "
-                     "UPDATE SET t.doc_id = s.doc_id, t.doc_hash = s.doc_hash, t.chunk_index = s.chunk_index, "
-                     "t.chunk_type = s.chunk_type, t.source = s.source, t.text = s.text, t.content_hash = "
-                     "s.content_hash, t.metadata = s.metadata, t.embedding = s.embedding WHEN NOT MATCHED THEN INSERT "
-                     "(chunk_id, doc_id, doc_hash, chunk_index, chunk_type, source, text, content_hash, metadata, "
-                     "embedding) VALUES (s.chunk_id, s.doc_id, s.doc_hash, s.chunk_index, s.chunk_type, s.source, "
-                     "s.text, s.content_hash, s.metadata, s.embedding)"), ("executemany", sql.MERGE_CACHE_SQL), ("commit", "")]
+    assert kinds == [("executemany", "DELETE FROM KB_V1"), ("executemany", sql.merge_chunk_sql("KB_V1")),
+                     ("executemany", sql.MERGE_CACHE_SQL), ("commit", "")]
     deleted = db.log[[k for k, _ in db.log].index("executemany") + 1][1]
     assert deleted == [{"chunk_id": "d1#2"}]
 
@@ -391,13 +392,15 @@ def test_interactions_are_recorded_in_chat_interactions_with_resp_mode() -> None
     row = ("q?", "hybrid", "extractive", "handbook", "KB_ACTIVE", 12.5, explain_text, "c1", "2025-01-01T00:00:00")
     db = RecordingDb([when("FROM CHAT_INTERACTIONS ORDER BY id DESC", [row])])
     store = make_store(db)
+    when_ = datetime.date(2025, 1, 2)
     store.record_interaction(Interaction("q?", "hybrid", "extractive", "handbook", "KB_ACTIVE", 12.5,
-                                         {"max_similarity": 0.7, "reasons": ["a"]}, "c1"))
+                                         {"max_similarity": 0.7, "reasons": ["a"], "day": when_}, "c1"))
     insert = [s for s in db.statements() if s.startswith("INSERT INTO CHAT_INTERACTIONS")]
-    assert len(insert) == 1 and "resp_mode" in insert[0] and "JSON(:decision_explain)" in insert[0]
+    assert len(insert) == 1 and "resp_mode" in insert[0] and insert[0].endswith(":decision_explain)")
+    assert ("inputsizes", {"decision_explain": oracledb.DB_TYPE_JSON}) in db.log
     binds = [b for k, b in db.log if k == "binds" and "resp_mode" in b][0]
     assert (binds["resp_mode"], binds["domain_key"], binds["decision_explain"]) == (
-        "hybrid", "handbook", '{"max_similarity": 0.7, "reasons": ["a"]}')
+        "hybrid", "handbook", {"max_similarity": 0.7, "reasons": ["a"], "day": "2025-01-02"})
     got = store.interactions(limit=1)[0]
     assert (got.resp_mode, got.domain, got.decision_explain) == ("hybrid", "handbook",
                                                                  {"max_similarity": 0.7, "reasons": ["a"]})
@@ -434,3 +437,18 @@ def test_version_vectors_reads_every_vector_of_the_resolved_version() -> None:
     chunk_ids, matrix = make_store(db).version_vectors("KB_ACTIVE")
     assert chunk_ids == ["a", "b"]
     np.testing.assert_array_equal(matrix, np.array([[1, 0, 0], [0, 1, 0]], np.float32))
+
+
+def test_empty_strings_stored_as_null_come_back_as_empty_strings() -> None:
+    """Oracle keeps '' as NULL; a chunk with an empty source must round-trip unchanged."""
+    row = ("c1", "d1", 0, "text", None, None, "ch", "{}", 0.0)
+    db = RecordingDb([*registry(V1), when("VECTOR_DISTANCE", [row])])
+    hit = make_store(db).search("KB_V1", QueryVector(np.ones(3, np.float32), "mini-lm"), 1).hits[0]
+    assert (hit.chunk.source, hit.chunk.text, hit.chunk.metadata) == ("", "", {})
+
+
+def test_the_store_implements_every_store_port() -> None:
+    from backend.core.ports import IndexAdmin, InteractionLog, VectorStore
+
+    store = make_store(RecordingDb([]))
+    assert [isinstance(store, port) for port in (VectorStore, IndexAdmin, InteractionLog)] == [True, True, True]

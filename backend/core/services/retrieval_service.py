@@ -160,6 +160,8 @@ def effective_thresholds(settings: RetrievalSettings, short_query_active: bool) 
     Tightening never loosens: the result is at least the base threshold.
     """
     kind = threshold_kind(settings.distance, settings.score_mode)
+    low: float | None
+    high: float | None
     if kind == "normalized":
         low, high = settings.threshold_low, settings.threshold_high
     elif kind == "raw_dot":

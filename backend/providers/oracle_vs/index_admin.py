@@ -42,6 +42,18 @@ def json_value(value: Any) -> Any:
     return json.loads(value)
 
 
+def json_safe(value: Mapping[str, Any]) -> dict[str, Any]:
+    """Plain JSON data for a native ``JSON`` bind (dates and other objects as strings)."""
+    return dict(json.loads(json.dumps(dict(value), default=str)))
+
+
+def oracledb_json() -> Any:
+    """``DB_TYPE_JSON``: dicts are bound as OSON, straight into a JSON column (no 4000-byte text limit)."""
+    import oracledb
+
+    return oracledb.DB_TYPE_JSON
+
+
 @dataclass(frozen=True)
 class VersionRow:
     name: str
@@ -191,8 +203,9 @@ class OracleIndexAdmin:
         validate_identifier(version, "index_name")
         with self._db.transaction("recording an evaluation") as con:
             cur = con.cursor()
-            cur.execute("UPDATE RAG_VERSIONS SET evaluation = JSON(:report) WHERE name = :name",
-                        {"report": json.dumps(dict(report), default=str), "name": version})
+            cur.setinputsizes(report=oracledb_json())
+            cur.execute("UPDATE RAG_VERSIONS SET evaluation = :report WHERE name = :name",
+                        {"report": json_safe(report), "name": version})
             if cur.rowcount == 0:
                 raise VersionNotFound(f"index version {version!r} does not exist", version=version)
 

@@ -32,11 +32,18 @@ from backend.core.types import (
 )
 from backend.providers.oracle_vs import search_plan, sql
 from backend.providers.oracle_vs.connection import OracleConnector
-from backend.providers.oracle_vs.index_admin import OracleIndexAdmin, VersionRow, json_value, now_iso
+from backend.providers.oracle_vs.index_admin import (
+    OracleIndexAdmin,
+    VersionRow,
+    json_safe,
+    json_value,
+    now_iso,
+    oracledb_json,
+)
 
 log = structlog.get_logger(__name__)
-#: Largest chunk text bound as a string (MAX_STRING_SIZE=EXTENDED); see docs/ORACLE.md.
-MAX_TEXT_BYTES = 32767
+#: A chunk text this large is a chunker misconfiguration, refused before it reaches the database.
+MAX_TEXT_BYTES = 1_048_576
 
 
 def to_float32(values: np.ndarray) -> array.array:
@@ -45,12 +52,15 @@ def to_float32(values: np.ndarray) -> array.array:
 
 
 def _text(value: Any) -> str:
-    return value.read() if hasattr(value, "read") else str(value)
+    """A string column as stored; NULL is how Oracle keeps ''."""
+    if value is None:
+        return ""
+    return str(value.read() if hasattr(value, "read") else value)
 
 
 def row_to_chunk(row: Sequence[Any]) -> Chunk:
     chunk_id, doc_id, chunk_index, chunk_type, source, text, chash, metadata = row[:8]
-    return Chunk(chunk_id=chunk_id, doc_id=doc_id, text=_text(text), source=source, chunk_index=int(chunk_index),
+    return Chunk(chunk_id=chunk_id, doc_id=doc_id, text=_text(text), source=_text(source), chunk_index=int(chunk_index),
                  chunk_type=chunk_type, metadata=json_value(metadata) or {}, content_hash=chash)
 
 
@@ -63,7 +73,7 @@ def _signature(row: Any) -> tuple[Any, ...]:
     *head, metadata, embedding = values
     meta = json.dumps(json_value(metadata), sort_keys=True, ensure_ascii=False)
     vec = np.asarray(embedding, dtype=np.float32).tobytes()
-    return (*[str(x) for x in head], meta, vec)
+    return (*[_text(x) for x in head], meta, vec)
 
 
 def batch_error_chunks(errors: Sequence[Any], rows: Sequence[dict[str, Any]]) -> list[str]:
@@ -109,7 +119,7 @@ class OracleVectorStore(OracleIndexAdmin):
                     "chunk_id": c.chunk_id, "doc_id": doc.doc_id, "doc_hash": doc.doc_hash,
                     "chunk_index": c.chunk_index, "chunk_type": c.chunk_type, "source": c.source, "text": c.text,
                     "content_hash": c.content_hash,
-                    "metadata": json.dumps(dict(c.metadata), sort_keys=True, ensure_ascii=False),
+                    "metadata": json_safe(c.metadata),
                     "embedding": to_float32(vec),
                     "embed_hash": content_hash(c.text_to_embed),
                 })
@@ -126,8 +136,6 @@ class OracleVectorStore(OracleIndexAdmin):
         return changed, obsolete
 
     def write_documents(self, version: str, documents: Sequence[DocumentWrite]) -> int:
-        import oracledb
-
         validate_identifier(version, "index_name")
         merged = obsolete = 0
         with self._db.transaction(f"writing to {version}") as con:
@@ -137,9 +145,8 @@ class OracleVectorStore(OracleIndexAdmin):
             if stale:
                 cur.executemany(sql.delete_chunk_sql(version), [{"chunk_id": c} for c in stale])
             if rows:
-                cur.setinputsizes(embedding=oracledb.DB_TYPE_VECTOR)
-                cur.executemany(sql.merge_chunk_sql(version), [{c: r[c] for c in sql.MERGE_BINDS} for r in rows],
-                                batcherrors=True)
+                cur.setinputsizes(**sql.merge_input_sizes())
+                cur.executemany(sql.merge_chunk_sql(version), [sql.merge_binds(r) for r in rows], batcherrors=True)
                 failed = batch_error_chunks(cur.getbatcherrors(), rows)
                 if failed:
                     raise StoreError(
@@ -305,15 +312,17 @@ class OracleVectorStore(OracleIndexAdmin):
     # --- interactions (CHAT_INTERACTIONS, RESP_MODE per seed 004) ---------------------
     def record_interaction(self, interaction: Interaction) -> None:
         with self._db.transaction("recording an interaction") as con:
-            con.cursor().execute(
+            cur = con.cursor()
+            cur.setinputsizes(decision_explain=oracledb_json())
+            cur.execute(
                 "INSERT INTO CHAT_INTERACTIONS (created_at, question, resp_mode, used_llm, domain_key, retrieval_target, "
                 "latency_ms, conversation_id, decision_explain) VALUES (:created_at, :question, :resp_mode, "
-                ":used_llm, :domain_key, :retrieval_target, :latency_ms, :conversation_id, JSON(:decision_explain))",
+                ":used_llm, :domain_key, :retrieval_target, :latency_ms, :conversation_id, :decision_explain)",
                 {"created_at": interaction.created_at or now_iso(), "question": interaction.question,
                  "resp_mode": interaction.resp_mode, "used_llm": interaction.used_llm, "domain_key": interaction.domain,
                  "retrieval_target": interaction.retrieval_target, "latency_ms": float(interaction.latency_ms),
                  "conversation_id": interaction.conversation_id,
-                 "decision_explain": json.dumps(dict(interaction.decision_explain), default=str)},
+                 "decision_explain": json_safe(interaction.decision_explain)},
             )
 
     def interactions(self, limit: int = 100) -> list[Interaction]:
@@ -325,7 +334,7 @@ class OracleVectorStore(OracleIndexAdmin):
                 "conversation_id, created_at FROM CHAT_INTERACTIONS ORDER BY id DESC FETCH FIRST :n ROWS ONLY",
                 {"n": int(limit)})
             rows = cur.fetchall()
-        return [Interaction(question=_text(r[0]), resp_mode=r[1], used_llm=r[2], domain=r[3], retrieval_target=r[4],
+        return [Interaction(question=_text(r[0]), resp_mode=r[1], used_llm=_text(r[2]), domain=r[3], retrieval_target=r[4],
                             latency_ms=float(r[5]), decision_explain=json_value(r[6]) or {}, conversation_id=r[7],
                             created_at=r[8]) for r in rows]
 

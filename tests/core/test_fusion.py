@@ -1,0 +1,127 @@
+"""Pure ranking math: reciprocal rank fusion, the freshness tie-breaker, nDCG@10."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pytest
+
+from backend.core.services.fusion import apply_freshness, parse_timestamp, reciprocal_rank_fusion
+from backend.core.types import Chunk, ScoredChunk
+from scripts.cisi import ndcg_at_k
+
+
+def test_rrf_score_is_the_weighted_sum_of_reciprocal_ranks() -> None:
+    fused = reciprocal_rank_fusion({"dense": ["a", "b", "c"], "lexical": ["c", "a", "d"]},
+                                   {"dense": 1.0, "lexical": 1.0}, k=60)
+    assert [f.chunk_id for f in fused] == ["a", "c", "b", "d"]
+    assert [f.score for f in fused] == pytest.approx([1 / 61 + 1 / 62, 1 / 63 + 1 / 61, 1 / 62, 1 / 63])
+    assert fused[0].ranks == {"dense": 1, "lexical": 2}
+    assert fused[3].ranks == {"lexical": 3}
+
+
+def test_rrf_weights_scale_each_side() -> None:
+    fused = reciprocal_rank_fusion({"dense": ["a", "b"], "lexical": ["b", "c"]}, {"dense": 2.0, "lexical": 0.5}, k=10)
+    assert {f.chunk_id: f.score for f in fused} == pytest.approx({"a": 2 / 11, "b": 2 / 12 + 0.5 / 11, "c": 0.5 / 12})
+    assert [f.chunk_id for f in fused] == ["b", "a", "c"]
+
+
+def test_zero_lexical_weight_keeps_the_dense_order() -> None:
+    fused = reciprocal_rank_fusion({"dense": ["a", "b", "c"], "lexical": ["c", "x"]}, {"dense": 1.0, "lexical": 0.0}, k=60)
+    assert [f.chunk_id for f in fused] == ["a", "b", "c", "x"]
+    assert fused[-1].score == 0.0
+
+
+def test_larger_k_lets_agreement_at_deep_ranks_beat_a_single_top_rank() -> None:
+    """x is first on one side only; y is tenth on both: 1/(k+1) vs 2/(k+10) flips at k = 8."""
+    dense = ["x", *[f"d{i}" for i in range(8)], "y"]
+    lexical = [*[f"l{i}" for i in range(9)], "y"]
+    small = reciprocal_rank_fusion({"dense": dense, "lexical": lexical}, {}, k=1)
+    large = reciprocal_rank_fusion({"dense": dense, "lexical": lexical}, {}, k=60)
+    assert [f.chunk_id for f in small].index("x") < [f.chunk_id for f in small].index("y")
+    assert [f.chunk_id for f in large][0] == "y"
+
+
+def test_equal_fused_scores_are_ordered_by_best_rank_then_first_appearance() -> None:
+    fused = reciprocal_rank_fusion({"dense": ["a", "b"], "lexical": ["c", "d"]}, {}, k=60)
+    assert [f.chunk_id for f in fused] == ["a", "c", "b", "d"]
+
+
+def test_duplicate_ids_in_one_ranking_count_once_at_their_first_rank() -> None:
+    fused = reciprocal_rank_fusion({"dense": ["a", "a", "b"]}, {}, k=60)
+    assert [(f.chunk_id, f.ranks["dense"]) for f in fused] == [("a", 1), ("b", 2)]
+    assert fused[0].score == pytest.approx(1 / 61)
+
+
+def test_rrf_rejects_k_below_one() -> None:
+    with pytest.raises(ValueError, match="k must be at least 1, got 0"):
+        reciprocal_rank_fusion({"dense": ["a"]}, {}, k=0)
+
+
+def _hit(cid: str, score: float, rank: int, **meta: Any) -> ScoredChunk:
+    return ScoredChunk(Chunk(cid, "d", "t", "s", 0, metadata=meta), score, rank)
+
+
+def test_freshness_puts_the_newer_of_two_near_equal_hits_first() -> None:
+    hits = [_hit("old", 0.800, 1, updated_at="2023-01-01"), _hit("new", 0.795, 2, updated_at="2025-01-01"),
+            _hit("far", 0.700, 3, updated_at="2026-01-01")]
+    out = apply_freshness(hits, epsilon=0.01)
+    assert [(h.chunk.chunk_id, h.rank) for h in out] == [("new", 1), ("old", 2), ("far", 3)]
+    assert [h.score for h in out] == [0.795, 0.800, 0.700]
+
+
+def test_freshness_leaves_hits_further_apart_than_epsilon_alone() -> None:
+    hits = [_hit("a", 0.90, 1, updated_at="2020-01-01"), _hit("b", 0.85, 2, updated_at="2025-01-01")]
+    assert [h.chunk.chunk_id for h in apply_freshness(hits, epsilon=0.01)] == ["a", "b"]
+
+
+def test_freshness_runs_are_anchored_on_their_first_hit() -> None:
+    """0.90, 0.88, 0.86 tie with eps 0.05; 0.84 is 0.06 below the anchor and starts a new run."""
+    hits = [_hit("a", 0.90, 1, updated_at="2021-01-01"), _hit("b", 0.88, 2, updated_at="2022-01-01"),
+            _hit("c", 0.86, 3, updated_at="2023-01-01"), _hit("d", 0.84, 4, updated_at="2024-01-01")]
+    assert [h.chunk.chunk_id for h in apply_freshness(hits, epsilon=0.05)] == ["c", "b", "a", "d"]
+
+
+def test_hits_without_a_date_sort_as_oldest_and_the_sort_is_stable() -> None:
+    hits = [_hit("none1", 0.5, 1), _hit("bad", 0.5, 2, updated_at="last tuesday"),
+            _hit("dated", 0.5, 3, updated_at="2024-05-05"), _hit("none2", 0.5, 4)]
+    assert [h.chunk.chunk_id for h in apply_freshness(hits, epsilon=0.0)] == ["dated", "none1", "bad", "none2"]
+
+
+def test_freshness_compares_instants_across_time_zones() -> None:
+    hits = [_hit("utc_midnight", 0.7, 1, updated_at="2025-03-01"),
+            _hit("plus2_noon", 0.7, 2, updated_at="2025-03-01T12:00:00+02:00"),
+            _hit("minus5_late", 0.7, 3, updated_at="2025-02-28T23:00:00-05:00")]
+    assert [h.chunk.chunk_id for h in apply_freshness(hits, epsilon=0.0)] == ["plus2_noon", "minus5_late", "utc_midnight"]
+
+
+def test_freshness_reads_the_configured_field() -> None:
+    hits = [_hit("a", 0.6, 1, published="2020-01-01", updated_at="2030-01-01"), _hit("b", 0.6, 2, published="2021-01-01")]
+    assert [h.chunk.chunk_id for h in apply_freshness(hits, epsilon=0.0, field="published")] == ["b", "a"]
+
+
+def test_parse_timestamp_treats_naive_values_as_utc() -> None:
+    assert parse_timestamp("2025-01-02T03:04:05").isoformat() == "2025-01-02T03:04:05+00:00"  # type: ignore[union-attr]
+    assert parse_timestamp(None) is None
+    assert parse_timestamp(20250102) is None
+
+
+def test_ndcg_of_a_perfect_ranking_is_one() -> None:
+    assert ndcg_at_k(["a", "b", "x"], {"a", "b"}) == pytest.approx(1.0)
+
+
+def test_ndcg_discounts_a_relevant_document_by_log2_of_its_position() -> None:
+    assert ndcg_at_k(["x", "a"], {"a"}) == pytest.approx(1 / math.log2(3))
+
+
+def test_ndcg_ideal_is_capped_at_k_relevant_documents() -> None:
+    relevant = {f"r{i}" for i in range(20)}
+    ranked = ["r0", "x", *[f"r{i}" for i in range(1, 9)]]
+    ideal = sum(1 / math.log2(i + 2) for i in range(10))
+    expected = (1.0 + sum(1 / math.log2(i + 2) for i in range(2, 10))) / ideal
+    assert ndcg_at_k(ranked, relevant, k=10) == pytest.approx(expected)
+
+
+def test_ndcg_is_zero_without_relevant_hits_in_the_top_k() -> None:
+    assert ndcg_at_k([*"abcdefghij", "r"], {"r"}, k=10) == 0.0
