@@ -89,9 +89,9 @@ def _require_api_key() -> None:
 
 def _blueprints() -> list[Any]:
     """Route areas, one blueprint each; another area adds its import and entry here."""
-    from backend.api import assets, chat, health
+    from backend.api import assets, chat, health, search
 
-    return [chat.bp, health.bp, assets.assets_bp]
+    return [chat.bp, health.bp, assets.assets_bp, search.bp]
 
 
 def create_app(settings: Settings | None = None, services: RagServices | None = None) -> Flask:

@@ -60,7 +60,8 @@ def _unexpected(exc: Exception) -> tuple[Response, int]:
 
 
 def _loggable(context: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in context.items() if isinstance(v, (str, int, float, bool)) and k != "question"}
+    reserved = {"question", "code", "status", "error"}
+    return {k: v for k, v in context.items() if isinstance(v, (str, int, float, bool)) and k not in reserved}
 
 
 def register(app: Flask) -> None:

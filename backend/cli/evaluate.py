@@ -27,6 +27,11 @@ from backend.core.services.promotion import (
 )
 
 
+ANSWERS_HELP = ("Answer every query through the chat service (modes exactly as /chat, must_contain checked). "
+                "--no-answers decides the mode from the search hits alone: same decision rule, much faster, "
+                "no must_contain.")
+
+
 def _services(settings: Settings) -> Any:
     from backend.api.app import build_services
 
@@ -85,9 +90,10 @@ def _eval_target(settings: Settings, store: Any, version: str | None, alias: str
 @click.option("--golden", type=click.Path(dir_okay=False), default=None, help="Golden set (default from config).")
 @click.option("--compare", "compare_alias", default=None, help="Add per-metric deltas against the version this alias serves.")
 @click.option("--json", "as_json", is_flag=True, help="Print the JSON report instead of the table.")
+@click.option("--answers/--no-answers", default=True, show_default=True, help=ANSWERS_HELP)
 @click.pass_context
 def eval_cmd(ctx: click.Context, version: str | None, alias: str | None, domain_key: str | None, golden: str | None,
-             compare_alias: str | None, as_json: bool) -> None:
+             compare_alias: str | None, as_json: bool, answers: bool) -> None:
     """Evaluate a version on a golden set; the result is recorded on the version."""
     settings = settings_from(ctx)
     services = _services(settings)
@@ -95,7 +101,8 @@ def eval_cmd(ctx: click.Context, version: str | None, alias: str | None, domain_
     name, shown = _eval_target(settings, store, version, alias, domain_key)
     golden_set = load_golden_set(resolve_target(settings, domain_key=domain_key, golden=golden).golden)
     evaluator = Evaluator(store, store, services.embedder, embeddings=settings.embeddings,
-                          retrieval=settings.retrieval, evaluation=settings.evaluation, chat=services.chat)
+                          retrieval=settings.retrieval, evaluation=settings.evaluation,
+                          chat=services.chat if answers else None)
     report = evaluator.evaluate(name, golden_set, target=shown)
     if compare_alias:
         baseline_version = store.resolve_alias(compare_alias)
@@ -137,15 +144,17 @@ def render_promotion(result: PromotionResult) -> str:
 @click.option("--golden", type=click.Path(dir_okay=False), default=None, help="Golden set (default from config).")
 @click.option("--force", is_flag=True, help="Rotate even if gates fail; recorded as forced in the alias history.")
 @click.option("--json", "as_json", is_flag=True)
+@click.option("--answers/--no-answers", default=True, show_default=True, help=ANSWERS_HELP)
 @click.pass_context
 def promote(ctx: click.Context, domain_key: str | None, version: str | None, alias: str | None, golden: str | None,
-            force: bool, as_json: bool) -> None:
+            force: bool, as_json: bool, answers: bool) -> None:
     """Evaluate a version and point the alias at it only if every gate passes (exit 3 otherwise)."""
     settings = settings_from(ctx)
     services = _services(settings)
     try:
         result = promote_version(settings, services.store, services.embedder, alias=alias, version=version,
-                                 golden=golden, force=force, domain_key=domain_key, chat=services.chat)
+                                 golden=golden, force=force, domain_key=domain_key,
+                                 chat=services.chat if answers else None)
     except GateFailed as exc:
         blocked = exc.context.get("result")
         if isinstance(blocked, PromotionResult):

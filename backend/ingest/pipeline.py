@@ -157,23 +157,28 @@ class IngestPipeline:
             from backend.common.sanitizer import sanitize_if_enabled, write_findings
         except ModuleNotFoundError as exc:
             raise ConfigError("sanitize.enabled is true but backend.common.sanitizer is not installed") from exc
-        texts, doc_ids, slots = [], [], []
+        texts: list[str] = []
+        doc_ids: list[str] = []
+        slots: list[tuple[Pending, int | None, str | None]] = []
         for item in items:
-            texts.append(item.text), doc_ids.append(item.entry.doc_id), slots.append((item, None, None))
+            texts.append(item.text)
+            doc_ids.append(item.entry.doc_id)
+            slots.append((item, None, None))
             for i, block in enumerate(item.doc.blocks if item.doc else []):
                 for key in _FIGURE_ATTRS:
                     if block.kind == "image" and block.attrs.get(key):
-                        texts.append(str(block.attrs[key])), doc_ids.append(item.entry.doc_id)
+                        texts.append(str(block.attrs[key]))
+                        doc_ids.append(item.entry.doc_id)
                         slots.append((item, i, key))
         outcome = sanitize_if_enabled(texts, self.settings.sanitize, doc_ids=doc_ids)
-        for (item, index, key), clean in zip(slots, outcome.texts):
+        for (item, index, attr), clean in zip(slots, outcome.texts):
             if index is None:
                 item.text = clean
             else:
-                assert item.doc is not None and key is not None
-                block = item.doc.blocks[index]
-                item.doc.blocks[index] = Block(kind=block.kind, text=block.text, role=block.role,
-                                               attrs={**block.attrs, key: clean})
+                assert item.doc is not None and attr is not None
+                old = item.doc.blocks[index]
+                item.doc.blocks[index] = Block(kind=old.kind, text=old.text, role=old.role,
+                                               attrs={**old.attrs, attr: clean})
         if outcome.findings:
             write_findings(self.settings.resolve_path(self.settings.sanitize.audit_path), outcome.findings)
             log.info("ingest.pii_findings", findings=len(outcome.findings), documents=len(items))

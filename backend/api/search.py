@@ -1,0 +1,156 @@
+"""``GET /search`` (retrieval only, no answer) and ``GET /search/presets``.
+
+Same routing as ``/chat`` (``X-RAG-Domain`` -> that domain's alias and embedding
+profile, through the chat service's ``Routing``), same strategies and the same
+typed filters, but no mode decision: the hits come back with all three scores
+so a client or an agent can inspect or re-rank them. Presets are seed 000's
+``search_by_*`` tools as config; the listing describes their parameters.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+from flask import Blueprint, Response, current_app, jsonify, request
+from pydantic import BaseModel, ConfigDict, Field
+
+from backend.api.chat import DOMAIN_HEADER, FieldOutOfRange
+from backend.common.errors import RequestError, RequestTooLarge
+from backend.core.metadata_schema import filterable_fields, parse_filters
+from backend.core.services.search_service import (
+    SearchOutcome,
+    SearchRequest,
+    apply_preset,
+    describe_presets,
+    find_preset,
+)
+from backend.core.types import FieldFilter, ScoredChunk
+
+bp = Blueprint("search", __name__)
+
+
+class SearchParams(BaseModel):
+    """Query parameters of ``GET /search`` (strings coerced, unknown names rejected)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    q: str | None = Field(None, description="The query; optional only for a preset whose template does not use {query}.")
+    top_k: int | None = Field(None, ge=1, description="Hits to return (1..retrieval.max_top_k); default retrieval.top_k.")
+    strategy: Literal["dense", "lexical", "fusion"] | None = Field(None, description="Default retrieval.strategy.")
+    filters: str | None = Field(None, description='JSON object, e.g. {"department": {"any": ["it"]}}.')
+    preset: str | None = Field(None, description="Name of a configured preset (GET /search/presets).")
+    value: str | None = Field(None, description="The preset's filter value.")
+
+
+class SearchHit(BaseModel):
+    rank: int
+    chunk_id: str
+    doc_id: str
+    source: str
+    chunk_type: str
+    chunk_index: int
+    text: str
+    dense_similarity: float = Field(..., description="Similarity under the version's distance: what thresholds compare.")
+    lexical_score: float | None = Field(None, description="BM25-style score, when the lexical side found the chunk.")
+    fused_score: float | None = Field(None, description="Reciprocal rank fusion score (strategy fusion).")
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class SearchResponse(BaseModel):
+    query: str = Field(..., description="The query searched (after a preset's template).")
+    strategy: str
+    score_source: str
+    order_by: str
+    retrieval_target: str
+    domain: str | None
+    version: str
+    top_k: int
+    preset: str | None
+    filters: list[dict[str, Any]]
+    hits: list[SearchHit]
+    details: dict[str, Any]
+
+
+def _hit(hit: ScoredChunk) -> SearchHit:
+    c = hit.chunk
+    return SearchHit(rank=hit.rank, chunk_id=c.chunk_id, doc_id=c.doc_id, source=c.source, chunk_type=c.chunk_type,
+                     chunk_index=c.chunk_index, text=c.text, dense_similarity=hit.score,
+                     lexical_score=hit.lexical_score, fused_score=hit.fused_score, metadata=dict(c.metadata))
+
+
+def _filter_dict(f: FieldFilter) -> dict[str, Any]:
+    out: dict[str, Any] = {"field": f.field}
+    for key, value in (("any", f.any_of), ("all", f.all_of), ("gte", f.gte), ("lte", f.lte)):
+        if value:
+            out[key] = list(value) if isinstance(value, tuple) else value
+    return out
+
+
+def _request_filters(raw: str | None, schema: Any) -> tuple[FieldFilter, ...]:
+    if raw is None or not raw.strip():
+        return ()
+    try:
+        data = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise RequestError(f"filters: not valid JSON: {exc.msg} (column {exc.colno})", field="filters") from exc
+    return parse_filters(data, schema)
+
+
+def _query_and_filters(params: SearchParams, retrieval: Any) -> tuple[str, tuple[FieldFilter, ...]]:
+    schema = retrieval.metadata_schema
+    filters = _request_filters(params.filters, schema)
+    if params.preset is not None:
+        text, preset_filters = apply_preset(find_preset(retrieval.presets, params.preset), params.q, params.value, schema)
+        return text, preset_filters + filters
+    if params.value is not None:
+        raise RequestError("value: only meaningful with preset", field="value")
+    if not (params.q or "").strip():
+        raise RequestError("q: the query parameter is required (or use a preset)", field="q")
+    return " ".join((params.q or "").split()), filters
+
+
+def run_search(services: Any, params: SearchParams, domain: str | None) -> SearchResponse:
+    """One search as ``GET /search`` answers it; ``rag search`` calls this too."""
+    settings = services.settings
+    limit = settings.server.max_question_chars
+    if params.q is not None and len(params.q) > limit:
+        raise RequestTooLarge(f"q has {len(params.q)} characters; server.max_question_chars is {limit}",
+                              field="q", limit=limit)
+    retrieval = settings.retrieval
+    top_k = params.top_k if params.top_k is not None else retrieval.top_k
+    if top_k > retrieval.max_top_k:
+        raise FieldOutOfRange(f"top_k must be between 1 and {retrieval.max_top_k}, got {top_k}",
+                              field="top_k", limit=retrieval.max_top_k)
+    query, filters = _query_and_filters(params, retrieval)
+    route = services.chat.routing.route(domain)
+    outcome: SearchOutcome = services.searches[route.profile].search(
+        SearchRequest(query, route.target, top_k, filters, params.strategy)
+    )
+    return SearchResponse(
+        query=query, strategy=outcome.strategy, score_source=outcome.score_source,
+        order_by=str(outcome.details.get("order_by", "dense_similarity")), retrieval_target=route.target,
+        domain=route.domain, version=outcome.version, top_k=top_k, preset=params.preset,
+        filters=[_filter_dict(f) for f in filters], hits=[_hit(h) for h in outcome.hits], details=dict(outcome.details),
+    )
+
+
+@bp.get("/search")
+def search() -> Response:
+    params = SearchParams.model_validate(request.args.to_dict())
+    domain = (request.headers.get(DOMAIN_HEADER) or "").strip() or None
+    body = run_search(current_app.extensions["rag"], params, domain)
+    response = jsonify(body.model_dump(mode="json"))
+    response.headers["X-Retrieval-Target"] = body.retrieval_target
+    return response
+
+
+@bp.get("/search/presets")
+def presets() -> Response:
+    retrieval = current_app.extensions["rag"].settings.retrieval
+    schema = retrieval.metadata_schema
+    fields = {
+        name: {"type": kind, **({"values": list(schema[name].values)} if name in schema and schema[name].values else {})}
+        for name, kind in filterable_fields(schema).items()
+    }
+    return jsonify({"presets": describe_presets(retrieval.presets, schema), "filterable_fields": fields})
