@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from backend.benchmarks.stats import Section, peak_rss_mb, percentiles
+from backend.common.config import Settings
 from backend.core.types import Chunk, DocumentWrite, QueryVector, VersionSpec
 from backend.providers.sqlite_vs import dense
 from backend.providers.sqlite_vs.store import SqliteVectorStore
@@ -55,7 +56,7 @@ def build_store(path: Path, n_chunks: int, dim: int, model: str, seed: int = 7) 
     return store
 
 
-def measure(embedder: Any, sizes: tuple[int, ...], repeats: int = 60) -> Section:
+def measure(embedder: Any, sizes: tuple[int, ...], settings: Settings, repeats: int = 60) -> Section:
     section = Section("Query latency and scale (embedded SQLite store, exact search)")
     dim, model = embedder.dimension, embedder.model_id
     qvecs = embedder.embed_queries(QUERIES)
@@ -92,7 +93,9 @@ def measure(embedder: Any, sizes: tuple[int, ...], repeats: int = 60) -> Section
                 store.search("BENCH_ALIAS", QueryVector(qvecs[r % len(qvecs)], model), 8,
                              [FieldFilter("tags", any_of=("t3",))])
                 filtered_ms.append((time.perf_counter() - t) * 1000)
+            chat_ms = chat_latency(store, embedder, settings, repeats)
             sp, npp = percentiles(store_ms), percentiles(numpy_ms)
+            section.figures[f"{n:>7} chunks: /chat service ms (embed+search+decide+answer)"] = _fmt(percentiles(chat_ms))
             size_mb = sum(os.path.getsize(p) for p in Path(tmp).glob("scale.sqlite*")) / 2**20
             section.figures[f"{n:>7} chunks: build seconds"] = round(build_s, 1)
             section.figures[f"{n:>7} chunks: store search ms"] = _fmt(sp)
@@ -110,6 +113,23 @@ def measure(embedder: Any, sizes: tuple[int, ...], repeats: int = 60) -> Section
         "exact search is O(n x dim) per query; the store adds row fetches and SQLite's read transaction on top"
     )
     return section
+
+
+def chat_latency(store: SqliteVectorStore, embedder: Any, settings: Settings, repeats: int) -> list[float]:
+    """Retrieval plus decision plus the extractive answer, as /chat runs it (no HTTP)."""
+    from backend.api.app import build_services
+    from backend.core.services.chat_service import ChatQuery
+
+    emb = settings.embeddings.model_copy(update={"alias": settings.embeddings.alias.model_copy(
+        update={"name": "BENCH_ALIAS"})})
+    services = build_services(settings.model_copy(update={"embeddings": emb}), store=store, embedder=embedder)
+    services.chat.answer(ChatQuery(QUERIES[0], record=False))
+    out = []
+    for r in range(repeats):
+        t = time.perf_counter()
+        services.chat.answer(ChatQuery(QUERIES[r % len(QUERIES)], record=False))
+        out.append((time.perf_counter() - t) * 1000)
+    return out
 
 
 def _fmt(p: dict[str, float]) -> str:

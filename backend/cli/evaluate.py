@@ -58,7 +58,7 @@ def render_report(report: EvaluationReport) -> str:
         row = f"{label:<24}{_fmt(report.metrics[metric], metric):>10}"
         if comparison:
             c = comparison[metric]
-            delta = "-" if c["delta"] is None else f"{c['delta']:+.4f}"
+            delta = "-" if c["delta"] is None else (f"{c['delta']:+.1f}" if metric.endswith("_ms") else f"{c['delta']:+.4f}")
             row += f"{_fmt(c['baseline'], metric):>10}{delta:>10}"
         lines.append(row)
     if comparison:
@@ -128,9 +128,7 @@ def render_promotion(result: PromotionResult) -> str:
                      + ("  [forced]" if result.forced else ""))
         if result.dropped:
             lines.append(f"retention dropped: {', '.join(result.dropped)}")
-    elif not result.gates:
-        pass
-    else:
+    elif result.gates:
         lines.append(f"NOT promoted: {result.alias} still serves {result.previous or 'nothing'}")
     if result.report_path:
         lines.append(f"report: {result.report_path}")

@@ -10,6 +10,7 @@ import pytest
 from flask.testing import FlaskClient
 
 from backend.api.app import build_services, create_app
+from backend.common.errors import RequestError
 from backend.core.types import QueryVector
 from tests.api.corpus import COFFEE_VERSION, MAIN_VERSION, Corpus, corpus_settings
 
@@ -174,3 +175,64 @@ def test_presets_are_listed_with_their_parameters(client: FlaskClient) -> None:
     assert set(body["presets"][1]["parameters"]) == {"value"}
     assert body["filterable_fields"]["topic"] == {"type": "enum", "values": ["hr-handbook", "volcanoes", "espresso"]}
     assert body["filterable_fields"]["tags"] == {"type": "string_list"}
+
+
+# --- rag search (same body through the CLI) -----------------------------------------------
+@pytest.fixture
+def cli_config(corpus: Corpus, tmp_path: Path) -> Path:
+    """A YAML profile for the CLI: the repo's config over the corpus's store, plus the schema and presets."""
+    import yaml
+
+    from tests.conftest import REPO
+
+    data = yaml.safe_load((REPO / "config" / "rag.yaml").read_text(encoding="utf-8"))
+    data["store"]["sqlite"]["path"] = str(corpus.settings.resolve_path(corpus.settings.store.sqlite.path))
+    data["embeddings"]["domains"]["coffee"] = {"index_name": COFFEE_VERSION, "alias_name": "KB_COFFEE"}
+    data["retrieval"].update(RETRIEVAL)
+    data["logging"] = {"format": "console", "level": "WARNING"}
+    path = tmp_path / "rag.yaml"
+    path.write_text(yaml.safe_dump(data), encoding="utf-8")
+    return path
+
+
+def run_cli(config: Path, *args: str) -> Any:
+    from click.testing import CliRunner
+
+    from backend.cli.main import cli
+
+    return CliRunner().invoke(cli, ["--config", str(config), "search", *args])
+
+
+def test_cli_search_json_matches_the_http_body(cli_config: Path, client: FlaskClient) -> None:
+    result = run_cli(cli_config, ERUPTION, "--strategy", "fusion", "--top-k", "3", "--filter", "topic=volcanoes", "--json")
+    assert result.exit_code == 0, result.output
+    body = json.loads(result.stdout)
+    http = get(client, q=ERUPTION, strategy="fusion", top_k=3, filters='{"topic": {"any": ["volcanoes"]}}').get_json()
+    assert [h["chunk_id"] for h in body["hits"]] == [h["chunk_id"] for h in http["hits"]]
+    assert [h["dense_similarity"] for h in body["hits"]] == pytest.approx([h["dense_similarity"] for h in http["hits"]])
+    assert body["filters"] == [{"field": "topic", "any": ["volcanoes"]}]
+
+
+def test_cli_search_renders_scores_and_routes_by_domain(cli_config: Path) -> None:
+    result = run_cli(cli_config, "double espresso dose", "--domain", "coffee", "--top-k", "1", "--strategy", "lexical")
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[2].startswith("target: KB_COFFEE -> KB_COFFEE_V1")
+    assert lines[3].startswith("  1. espresso#1  sim=0.")
+    assert " lex=" in lines[3] and "data/coffee/espresso.md" in lines[3]
+
+
+def test_cli_search_rejects_an_enum_value_outside_the_schema(cli_config: Path) -> None:
+    result = run_cli(cli_config, "leave", "--filter", "topic=cooking")
+    assert result.exit_code == 1
+    assert "error: filters.topic: 'cooking' not allowed; allowed values: hr-handbook, volcanoes, espresso" in result.stderr
+
+
+def test_cli_filter_pairs_build_any_lists_and_date_ranges() -> None:
+    from backend.cli.search import filters_from_options
+
+    merged = filters_from_options(("topic=volcanoes", "topic=espresso", "updated_at>=2025-01-01"), '{"tags": ["hr"]}')
+    assert json.loads(merged or "") == {"tags": ["hr"], "topic": {"any": ["volcanoes", "espresso"]},
+                                        "updated_at": {"gte": "2025-01-01"}}
+    with pytest.raises(RequestError, match="--filter 'topic': expected field=value"):
+        filters_from_options(("topic",), None)

@@ -10,6 +10,7 @@ from typing import Any
 import docx
 import numpy as np
 import pytest
+import structlog
 from PIL import Image
 
 from backend.common.errors import ConfigError, ProviderError
@@ -89,8 +90,11 @@ def test_bad_files_fail_alone_and_the_run_continues(tmp_path: Path, store: Any, 
     (kb / "broken.docx").write_bytes(b"not a zip")
     (kb / "broken.pdf").write_bytes(b"%PDF-1.4 garbage")
     manifest = write_manifest(kb / "m.jsonl", [{"dir": "."}])
-    report = IngestPipeline(make_settings(tmp_path), store, embedder).run(manifest)
+    with structlog.testing.capture_logs() as logs:
+        report = IngestPipeline(make_settings(tmp_path), store, embedder).run(manifest)
+    failed_events = {Path(e["file"]).name: e["reason"] for e in logs if e["event"] == "ingest.file_failed"}
     reasons = {Path(where).name: reason for where, reason in report.failures}
+    assert failed_events == reasons
     assert set(reasons) == {"empty.md", "broken.docx", "broken.pdf"}
     assert reasons["empty.md"] == "empty file (0 bytes)"
     assert reasons["broken.docx"].startswith("corrupt DOCX")
@@ -181,3 +185,22 @@ def test_sanitize_redacts_before_chunking_and_writes_findings(tmp_path: Path, st
     assert (finding["doc_id"], finding["entity_type"], finding["start"], finding["end"]) == (
         "contact.txt", "EMAIL_ADDRESS", 30, 54)
     assert "example.com" not in json.dumps(finding)
+
+
+def test_sanitize_also_redacts_figure_captions(tmp_path: Path, store: Any, embedder: Any) -> None:
+    settings = make_settings(tmp_path, sanitize={"enabled": True, "mode": "redact",
+                                                 "audit_path": str(tmp_path / "pii.jsonl")})
+    buf = io.BytesIO()
+    Image.new("RGB", (8, 8), (0, 90, 200)).save(buf, format="PNG")
+    buf.seek(0)
+    document = docx.Document()
+    document.add_paragraph("The escalation chart lists who to call.")
+    document.add_picture(buf)
+    document.add_paragraph("Figure 2: Escalations go to oncall.lead@example.com", style="Caption")
+    document.save(str(tmp_path / "escalation.docx"))
+    report = IngestPipeline(settings, store, embedder).run(
+        write_manifest(tmp_path / "m.jsonl", [{"path": "escalation.docx"}]))
+    assert report.failures == []
+    texts = {r[0]: r[1] for r in store._conn().execute("SELECT chunk_type, text FROM KB_SAMPLE_V1")}
+    assert "Caption: Figure 2: Escalations go to <EMAIL_ADDRESS>" in texts["figure"]
+    assert "example.com" not in texts["figure"] and "example.com" not in texts["text"]

@@ -1,0 +1,67 @@
+"""Runs every benchmark section and prints figures, ratios and targets."""
+
+from __future__ import annotations
+
+import json
+import platform
+import os
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from backend.benchmarks import ingestion, quality, scale, serving
+from backend.benchmarks.cisi import load_documents, load_qrels, load_queries
+from backend.benchmarks.stats import Section, peak_rss_mb
+from backend.common.config import DEFAULT_CONFIG, load_settings
+
+
+def machine() -> dict[str, Any]:
+    import torch
+
+    return {
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "cpu": platform.processor() or platform.machine(),
+        "cores": os.cpu_count(),
+        "torch": torch.__version__,
+        "torch_threads": torch.get_num_threads(),
+    }
+
+
+def run(cisi_dir: Path, sizes: tuple[int, ...], sections: tuple[str, ...], config: Path = DEFAULT_CONFIG,
+        emit: Any = print) -> list[Section]:
+    from backend.providers.local.embedder import LocalEmbedder
+
+    settings = load_settings(config, env={})
+    embedder = LocalEmbedder(settings.embeddings)
+    out: list[Section] = []
+    started = time.perf_counter()
+    emit(f"machine: {json.dumps(machine())}")
+    with tempfile.TemporaryDirectory(prefix="rag-bench-") as tmp:
+        work = Path(tmp)
+        if {"ingest", "quality"} & set(sections):
+            documents = load_documents(cisi_dir)
+            ingest_section, plain = ingestion.measure(config, embedder, documents, work)
+            if "ingest" in sections:
+                out.append(ingest_section)
+                emit(ingest_section.render())
+            if "quality" in sections:
+                cisi_settings = ingestion.bench_settings(config, work / "corpus", work / "plain.sqlite", False)
+                cisi_settings = cisi_settings.model_copy(update={"embeddings": cisi_settings.embeddings.model_copy(
+                    update={"default_profile": ingestion.CISI_PROFILE})})
+                section = quality.measure(cisi_settings, plain.store, embedder, ingestion.CISI_VERSION, documents,
+                                          load_queries(cisi_dir), load_qrels(cisi_dir))
+                out.append(section)
+                emit(section.render())
+            plain.store.close()
+        if "latency" in sections:
+            section = scale.measure(embedder, sizes, settings=settings)
+            out.append(section)
+            emit(section.render())
+        if "http" in sections:
+            section = serving.measure(config, embedder, work)
+            out.append(section)
+            emit(section.render())
+    emit(f"total seconds: {time.perf_counter() - started:.0f}; peak RSS MB: {peak_rss_mb():.0f}")
+    return out

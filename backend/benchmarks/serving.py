@@ -1,0 +1,79 @@
+"""HTTP /chat latency under concurrent clients, on the sample corpus.
+
+A real threaded server on 127.0.0.1 (werkzeug, the same WSGI app gunicorn
+serves), clients in threads with httpx; bounded request count, loopback only.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import httpx
+from werkzeug.serving import make_server
+
+from backend.api.app import build_services, create_app
+from backend.benchmarks.stats import Section, percentiles
+from backend.common.config import REPO_ROOT, load_settings
+from backend.ingest.pipeline import IngestPipeline
+from backend.providers.sqlite_vs.store import SqliteVectorStore
+
+QUESTIONS = [
+    "How many days of annual leave do employees get?",
+    "How do I report a security incident?",
+    "What is the learning budget per year?",
+    "Who can approve a purchase above the procurement threshold?",
+    "What is the capital of Australia?",
+    "leave",
+]
+
+
+def measure(base_config: Path, embedder: Any, work: Path, clients: int = 8, per_client: int = 25) -> Section:
+    section = Section(f"HTTP /chat under {clients} concurrent clients (sample corpus, extractive answers)")
+    settings = load_settings(base_config, overrides={
+        "store": {"sqlite": {"path": str(work / "serving.sqlite")}},
+        "docx": {"assets_dir": str(work / "assets")},
+        "ingest": {"progress": False},
+    }, env={})
+    store = SqliteVectorStore(settings.resolve_path(settings.store.sqlite.path))
+    report = IngestPipeline(settings, store, embedder, progress=False).run(REPO_ROOT / "manifests" / "sample.jsonl")
+    version = report.version or settings.embeddings.profile_for().index_name
+    store.point_alias(settings.embeddings.alias.name, version, reason="benchmark")
+    app = create_app(settings, build_services(settings, store=store, embedder=embedder))
+    server = make_server("127.0.0.1", 0, app, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    base = f"http://127.0.0.1:{server.server_port}"
+
+    def client(n: int) -> list[tuple[int, float]]:
+        out = []
+        with httpx.Client(base_url=base, timeout=60) as http:
+            for i in range(per_client):
+                q = QUESTIONS[(n + i) % len(QUESTIONS)]
+                t = time.perf_counter()
+                resp = http.post("/chat", json={"question": q})
+                out.append((resp.status_code, (time.perf_counter() - t) * 1000))
+        return out
+
+    try:
+        client(0)[:1]  # warm caches
+        start = time.perf_counter()
+        with ThreadPoolExecutor(clients) as pool:
+            results = [r for chunk in pool.map(client, range(clients)) for r in chunk]
+        wall = time.perf_counter() - start
+    finally:
+        server.shutdown()
+        thread.join(timeout=10)
+        server.server_close()
+    errors = sum(1 for status, _ in results if status != 200)
+    p = percentiles([ms for _, ms in results])
+    section.figures["requests"] = len(results)
+    section.figures["errors"] = errors
+    section.figures["latency ms"] = " / ".join(f"{k}={v}" for k, v in p.items())
+    section.figures["throughput requests/s"] = round(len(results) / wall, 1)
+    section.notes.append("2 cores: the embedding of each question dominates; clients queue behind the GIL and torch")
+    store.close()
+    return section

@@ -1,0 +1,40 @@
+"""``rag bench``: every benchmark figure and ratio from one command."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from backend.benchmarks.cisi import DEFAULT_DIR
+from backend.common.config import DEFAULT_CONFIG
+from backend.common.logging import configure_logging
+
+SECTIONS = ("ingest", "quality", "latency", "http")
+
+
+@click.command()
+@click.option("--cisi", "cisi_dir", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_DIR,
+              show_default=True, help="Folder of the CISI collection.")
+@click.option("--sizes", default="10000,100000", show_default=True, help="Chunk counts for the latency section.")
+@click.option("--section", "sections", multiple=True, type=click.Choice(SECTIONS), help="Run only these sections.")
+@click.option("--quick", is_flag=True, help="Latency at 10k only (about half the time).")
+@click.option("--json-out", type=click.Path(dir_okay=False, path_type=Path), help="Also write the figures as JSON.")
+@click.pass_context
+def bench(ctx: click.Context, cisi_dir: Path, sizes: str, sections: tuple[str, ...], quick: bool,
+          json_out: Path | None) -> None:
+    """Ingestion overhead, query latency and scale, HTTP latency, CISI retrieval quality."""
+    from backend.benchmarks import runner
+
+    configure_logging(level="WARNING")
+    config = Path((ctx.find_root().obj or {}).get("config_path") or DEFAULT_CONFIG)
+    if not (cisi_dir / "CISI.ALL").is_file():
+        raise click.BadParameter(f"{cisi_dir}/CISI.ALL not found", param_hint="--cisi")
+    chosen = sections or SECTIONS
+    size_list = (10_000,) if quick else tuple(int(s) for s in sizes.split(","))
+    results = runner.run(cisi_dir, size_list, chosen, config, emit=click.echo)
+    if json_out:
+        json_out.write_text(json.dumps({"machine": runner.machine(), "sections": [s.as_dict() for s in results]},
+                                       indent=2, default=str))
+        click.echo(f"figures written to {json_out}")
