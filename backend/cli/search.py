@@ -86,7 +86,7 @@ def search(ctx: click.Context, query: str | None, strategy: str | None, filter_p
     from backend.common.config import format_validation_error
 
     try:
-        params = SearchParams(q=query, top_k=top_k, strategy=strategy,  # type: ignore[arg-type]
+        params = SearchParams(q=query, top_k=top_k, strategy=strategy,
                               filters=filters_from_options(filter_pairs, filters_json), preset=preset, value=value)
     except ValidationError as exc:
         raise RequestError("; ".join(format_validation_error(exc))) from exc

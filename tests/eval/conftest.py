@@ -24,8 +24,6 @@ SAMPLE_MANIFEST = REPO / "manifests" / "sample.jsonl"
 HANDBOOK_MANIFEST = REPO / "manifests" / "handbook.jsonl"
 SAMPLE_GOLDEN = REPO / "data" / "golden" / "sample_golden.jsonl"
 BAD_DOCS = ("annual-leave", "vpn-access", "visitor-policy")
-#: a cut of the sample golden set so that each promotion stays quick on 2 shared cores
-SUBSET_IDS = ("s01", "s03", "s10", "s14", "s20", "s24", "s29", "s31", "s36", "s39", "s40")
 
 
 def _profile_version(name: str) -> dict[str, Any]:
@@ -84,12 +82,3 @@ def eval_store(eval_settings: Settings) -> Any:
 @pytest.fixture(scope="session")
 def sample_golden() -> GoldenSet:
     return load_golden_set(SAMPLE_GOLDEN)
-
-
-@pytest.fixture
-def subset_golden(tmp_path: Path) -> Path:
-    """A file holding the SUBSET_IDS lines of the sample golden set, verbatim."""
-    path = tmp_path / "subset_golden.jsonl"
-    keep = [raw for raw in SAMPLE_GOLDEN.read_text().splitlines() if json.loads(raw)["id"] in SUBSET_IDS]
-    path.write_text("\n".join(keep) + "\n")
-    return path

@@ -58,7 +58,7 @@ def ndcg_at_k(ranked: Sequence[str], relevant: Mapping[str, float], k: int = 10)
     if not relevant:
         raise ValueError("nDCG is undefined without relevant documents")
     ideal = _dcg(sorted(relevant.values(), reverse=True)[:k])
-    return _dcg([relevant.get(d, 0.0) for d in ranked[:k]]) / ideal
+    return float(_dcg([relevant.get(d, 0.0) for d in ranked[:k]]) / ideal)
 
 
 def percentile(values: Sequence[float], q: float) -> float | None:

@@ -137,7 +137,7 @@ class SearchService:
         by_lexical = {h.chunk.chunk_id: h for h in lexical.hits}
         missing = [f.chunk_id for f in fused if f.chunk_id not in by_dense]
         by_dense.update(self._similarities(dense.version, query, missing))
-        hits = []
+        hits: list[ScoredChunk] = []
         for f in fused:
             if f.chunk_id not in by_dense:
                 continue
