@@ -46,7 +46,8 @@ def _fmt(value: float | None, metric: str) -> str:
 
 def render_report(report: EvaluationReport) -> str:
     """The metrics table (with deltas when compared) and the mode confusion."""
-    comparison = (report.comparison or {}).get("metrics")
+    compared = report.comparison or {}
+    comparison = compared.get("metrics")
     head = f"{'metric':<24}{'value':>10}"
     if comparison:
         head += f"{'baseline':>10}{'delta':>10}"
@@ -62,7 +63,7 @@ def render_report(report: EvaluationReport) -> str:
             row += f"{_fmt(c['baseline'], metric):>10}{delta:>10}"
         lines.append(row)
     if comparison:
-        lines.append(f"(baseline: {report.comparison['baseline_version']}, served by {report.comparison['alias']})")
+        lines.append(f"(baseline: {compared['baseline_version']}, served by {compared['alias']})")
     confusion = ", ".join(f"{exp}->{dec}: {n}" for exp, row in sorted(report.mode_confusion.items())
                           for dec, n in sorted(row.items()))
     lines.append(f"modes (expected->decided): {confusion}")

@@ -113,7 +113,7 @@ class ChunkerSettings(_Model):
     size: int = Field(1200, ge=16, description="Target chunk size (characters, or tokens for `tokens`).")
     overlap: int = Field(150, ge=0, description="Overlap between consecutive chunks.")
     min_chars_before_split: int = Field(2000, ge=0, description="`conditional`: one chunk up to this many characters.")
-    dedupe: bool = Field(True, description="Drop exact duplicate chunks within a version.")
+    dedupe: bool = Field(True, description="Drop exact duplicate chunks within a document at ingest; search collapses duplicates across documents.")
 
     @model_validator(mode="after")
     def _overlap_below_size(self) -> "ChunkerSettings":

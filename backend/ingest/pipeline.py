@@ -252,10 +252,9 @@ class IngestPipeline:
         bars = self._bars(len(pending))
         batcher = EmbeddingBatcher(self.embedder, self.store, self.settings.embeddings.batching,
                                    self.settings.embeddings.retry, sleep=self._sleep, on_embedded=bars[2].update)
-        seen: set[str] = set()
         try:
             for group in _batched(pending, self.settings.ingest.documents_per_transaction):
-                self._process_group(group, target, batcher, seen, report, bars)
+                self._process_group(group, target, batcher, report, bars)
         finally:
             for bar in bars:
                 bar.close()
@@ -276,7 +275,7 @@ class IngestPipeline:
                 tqdm(desc="chunks", unit="chunk", position=1, **opts),
                 tqdm(desc="embeddings", unit="text", position=2, **opts))
 
-    def _prepare(self, group: list[Pending], target: Target, seen: set[str], report: IngestReport) -> list[Pending]:
+    def _prepare(self, group: list[Pending], target: Target, report: IngestReport) -> list[Pending]:
         """Load, sanitize and chunk a group; returns the documents that got that far."""
         loaded = []
         for item in group:
@@ -292,7 +291,9 @@ class IngestPipeline:
             assert item.doc is not None
             item.chunks = self.chunk(item.doc, item.text, target)
             if target.profile.chunker.dedupe:
-                item.chunks, dropped = dedupe(item.chunks, seen)
+                # per document: a document's chunks must not depend on which other
+                # documents this run happened to process (incremental runs, crash re-runs)
+                item.chunks, dropped = dedupe(item.chunks, set())
                 report.duplicates_dropped += dropped
         return loaded
 
@@ -312,9 +313,9 @@ class IngestPipeline:
             offset += len(item.chunks)
         return out
 
-    def _process_group(self, group: list[Pending], target: Target, batcher: EmbeddingBatcher, seen: set[str],
+    def _process_group(self, group: list[Pending], target: Target, batcher: EmbeddingBatcher,
                        report: IngestReport, bars: tuple[tqdm, tqdm, tqdm]) -> None:
-        ready = self._prepare(group, target, seen, report)
+        ready = self._prepare(group, target, report)
         writes = [DocumentWrite(item.entry.doc_id, item.doc_hash, item.chunks, vectors)
                   for item, vectors in self._vectors(ready, batcher, report)]
         chunks = self.write(target.version, writes)

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
-from backend.common.config import load_settings
 from backend.common.errors import EvaluationError
 from backend.core.services.golden import load_golden_set
 from backend.ingest.manifest import read_manifest

@@ -50,7 +50,7 @@ def reciprocal_rank(ranked: Sequence[str], relevant: Mapping[str, float]) -> flo
 
 
 def _dcg(gains: Sequence[float]) -> float:
-    return sum((2.0**g - 1.0) / math.log2(i + 2) for i, g in enumerate(gains))
+    return float(sum((2.0 ** float(g) - 1.0) / math.log2(i + 2) for i, g in enumerate(gains)))
 
 
 def ndcg_at_k(ranked: Sequence[str], relevant: Mapping[str, float], k: int = 10) -> float:
