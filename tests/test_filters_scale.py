@@ -1,7 +1,7 @@
 """Metadata filters at scale on the real SQLite store, and through the search service.
 
-The store-level checks are the contract mixin ``FilterScaleTest`` (run here for
-SQLite); the rest checks that every strategy of ``SearchService`` keeps a narrow
+The store-level checks are the contract mixin ``FilterScaleTest`` (part of
+``VectorStoreContract``, so every store runs them); this file checks that every strategy of ``SearchService`` keeps a narrow
 filter exact, and that the query plan of the filtered scan is what the docs say.
 """
 
@@ -20,28 +20,19 @@ from backend.core.services.search_service import SearchRequest, SearchService
 from backend.core.types import FieldFilter, QueryVector, VersionSpec
 from backend.providers.sqlite_vs.store import SqliteVectorStore
 from tests.conftest import make_settings
-from tests.contracts.filters import (
+from tests.contracts.vector_store import (
     SCALE_CHUNKS_PER_DOC,
     SCALE_DOCS,
     SCALE_TARGETS,
-    FilterScaleTest,
+    random_vectors,
     scale_documents,
 )
-from tests.contracts.vector_store import random_vectors
 
 SCHEMA = RetrievalSettings.model_validate({"metadata_schema": {
     "department": {"type": "enum", "values": ["it", "hr", "finance", "sales", "legal"]},
     "tags": {"type": "string_list"},
     "updated_at": {"type": "date"},
 }}).metadata_schema
-
-
-class TestSqliteFilterScale(FilterScaleTest):
-    @pytest.fixture
-    def store(self, tmp_path: Path) -> Iterator[Any]:
-        store = SqliteVectorStore(tmp_path / "scale.sqlite")
-        yield store
-        store.close()
 
 
 @pytest.fixture(scope="module")

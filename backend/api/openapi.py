@@ -16,6 +16,7 @@ from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
 from backend.api.models import ChatRequestBody, ChatResponse, ErrorResponse, HealthResponse, ReadyResponse
+from backend.api.search import SearchParams, SearchResponse
 from backend.common.config import Settings
 
 bp = Blueprint("openapi", __name__)
@@ -48,7 +49,6 @@ def _apply_limits(schemas: dict[str, Any], settings: Settings) -> None:
 
 
 def _chat_operation(settings: Settings) -> dict[str, Any]:
-    domains = sorted(settings.embeddings.domains)
     responses: dict[str, Any] = {
         "200": {
             **_json("ChatResponse", "The answer, its mode and why it was chosen."),
@@ -59,23 +59,80 @@ def _chat_operation(settings: Settings) -> dict[str, Any]:
         }
     }
     responses.update({code: _json("ErrorResponse", text) for code, text in _ERRORS.items()})
-    domain_schema: dict[str, Any] = {"type": "string", "enum": domains} if domains else {"type": "string"}
     return {
         "summary": "Answer a question from the knowledge base (mode rag, hybrid or fallback).",
         "operationId": "chat",
-        "parameters": [{
-            "name": "X-RAG-Domain", "in": "header", "required": False, "schema": domain_schema,
-            "description": "Route retrieval to embeddings.domains.<key>.alias_name; omitted: embeddings.alias.name.",
-        }],
+        "parameters": [_domain_parameter(settings)],
         "requestBody": {"required": True, "content": {"application/json": {"schema": {"$ref": _REF.format(model="ChatRequestBody")}}}},
         "responses": responses,
     }
 
 
+def _domain_parameter(settings: Settings) -> dict[str, Any]:
+    domains = sorted(settings.embeddings.domains)
+    return {"name": "X-RAG-Domain", "in": "header", "required": False,
+            "schema": {"type": "string", "enum": domains} if domains else {"type": "string"},
+            "description": "Route retrieval to embeddings.domains.<key>.alias_name; omitted: embeddings.alias.name."}
+
+
+def _search_operation(settings: Settings) -> dict[str, Any]:
+    schema = SearchParams.model_json_schema()
+    parameters = [_domain_parameter(settings)]
+    for name, prop in schema["properties"].items():
+        prop = dict(prop)
+        description = prop.pop("description", "")
+        prop.pop("title", None)
+        if name == "top_k":
+            prop = {"type": "integer", "minimum": 1, "maximum": settings.retrieval.max_top_k}
+        elif name == "q":
+            prop = {"type": "string", "maxLength": settings.server.max_question_chars}
+        parameters.append({"name": name, "in": "query", "required": False, "schema": prop, "description": description})
+    codes = ("400", "401", "413", "409", "422", "500", "503")
+    return {
+        "summary": "Retrieval only: ranked chunks with dense, lexical and fused scores, no answer.",
+        "operationId": "search",
+        "parameters": parameters,
+        "responses": {"200": {**_json("SearchResponse", "The hits, best first."),
+                              "headers": {"X-Retrieval-Target": {"schema": {"type": "string"}}}},
+                      **{code: _json("ErrorResponse", _ERRORS[code]) for code in codes}},
+    }
+
+
+_PRESETS_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["presets", "filterable_fields"],
+    "properties": {
+        "presets": {"type": "array", "items": {
+            "type": "object", "required": ["name", "description", "filter_field", "query_template", "parameters"],
+            "properties": {"name": {"type": "string"}, "description": {"type": "string"},
+                           "filter_field": {"type": ["string", "null"]}, "query_template": {"type": "string"},
+                           "parameters": {"type": "object", "description": "Parameter name -> JSON-Schema-like spec."}},
+        }},
+        "filterable_fields": {"type": "object", "additionalProperties": {
+            "type": "object", "properties": {"type": {"type": "string"},
+                                             "values": {"type": "array", "items": {"type": "string"}}}}},
+    },
+}
+
+_ASSET_OPERATION: dict[str, Any] = {
+    "summary": "A figure image written by the DOCX loader, by the image_ref of its figure chunk.",
+    "operationId": "asset",
+    "parameters": [{"name": "image_ref", "in": "path", "required": True, "schema": {"type": "string"},
+                    "description": "Relative path under docx.assets_dir, e.g. '<doc>/img_001.png'."}],
+    "responses": {
+        "200": {"description": "The image, with its content type and a script-blocking Content-Security-Policy.",
+                "content": {"image/*": {"schema": {"type": "string", "format": "binary"}}}},
+        "400": _json("ErrorResponse", "image_ref is absolute, has '..', '.', empty segments, a backslash or NUL."),
+        "401": _json("ErrorResponse", _ERRORS["401"]),
+        "404": _json("ErrorResponse", "No asset at that reference (or it resolves outside the assets dir)."),
+    },
+}
+
+
 def build_openapi(settings: Settings) -> dict[str, Any]:
     models: list[tuple[type[BaseModel], Any]] = [
         (ChatRequestBody, "validation"), (ChatResponse, "serialization"), (ErrorResponse, "serialization"),
-        (HealthResponse, "serialization"), (ReadyResponse, "serialization"),
+        (HealthResponse, "serialization"), (ReadyResponse, "serialization"), (SearchResponse, "serialization"),
     ]
     _, defs = models_json_schema(models, ref_template=_REF)
     schemas = defs["$defs"]
@@ -86,6 +143,13 @@ def build_openapi(settings: Settings) -> dict[str, Any]:
                  "description": "Answers with an explained mode: rag, hybrid or fallback. See docs/CHAT_API.md."},
         "paths": {
             "/chat": {"post": _chat_operation(settings)},
+            "/search": {"get": _search_operation(settings)},
+            "/search/presets": {"get": {"summary": "Named search presets, callable as agent tools", "operationId":
+                                        "search_presets", "responses": {"200": {
+                                            "description": "Presets with their parameters, and the filterable fields.",
+                                            "content": {"application/json": {"schema": _PRESETS_SCHEMA}}},
+                                            "401": _json("ErrorResponse", _ERRORS["401"])}}},
+            "/assets/{image_ref}": {"get": _ASSET_OPERATION},
             "/healthz": {"get": {"summary": "Liveness", "operationId": "healthz", "security": [],
                                  "responses": {"200": _json("HealthResponse", "The process answers.")}}},
             "/readyz": {"get": {"summary": "Readiness: store, aliases, model", "operationId": "readyz", "security": [],

@@ -30,6 +30,7 @@ from tqdm import tqdm
 from backend.common.config import REPO_ROOT, ProfileSettings, Settings
 from backend.common.errors import ConfigError, LoaderError, ProviderError
 from backend.core.types import Chunk, DocumentWrite, Vector, VersionSpec
+from backend.ingest import figures
 from backend.ingest.chunkers import TextChunker, dedupe, hf_token_spans
 from backend.ingest.documents import Block, LoadedDocument
 from backend.ingest.embedding_batches import EmbeddingBatcher
@@ -144,8 +145,6 @@ class IngestPipeline:
         """The text to chunk: DOCX documents go through ``figures.render_text``."""
         if not any(b.kind == "image" for b in doc.blocks) and not doc.source.lower().endswith(".docx"):
             return doc.text
-        from backend.ingest import figures
-
         return figures.render_text(doc, self.settings.docx)
 
     def sanitize(self, items: list[Pending]) -> None:
@@ -191,9 +190,8 @@ class IngestPipeline:
 
     def chunk(self, doc: LoadedDocument, text: str, target: Target) -> list[Chunk]:
         chunks = self.chunker(target).chunk(doc, text)
-        if any(b.kind == "image" for b in doc.blocks):
-            from backend.ingest import figures
-
+        if figures.IMAGES_SUMMARY in doc.diagnostics or any(b.kind == "image" for b in doc.blocks):
+            # every DOCX gets its DOCX_FIGURE_CHUNKING_SUMMARY, even one without pictures
             chunks += figures.figure_chunks(doc, chunks, self.settings.docx, target.profile)
         return chunks
 

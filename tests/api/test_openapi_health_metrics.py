@@ -74,6 +74,28 @@ def test_error_responses_validate_against_openapi(client: FlaskClient, spec: dic
         validator(spec, "/chat", "post", status).validate(resp.get_json())
 
 
+def test_search_presets_and_assets_are_documented_and_match_real_responses(
+    client: FlaskClient, spec: dict[str, Any]
+) -> None:
+    assert {"/chat", "/search", "/search/presets", "/assets/{image_ref}", "/healthz", "/readyz", "/metrics"} <= set(
+        spec["paths"])
+    params = {p["name"]: p for p in spec["paths"]["/search"]["get"]["parameters"]}
+    assert set(params) == {"X-RAG-Domain", "q", "top_k", "strategy", "filters", "preset", "value"}
+    assert params["top_k"]["schema"]["maximum"] == 50
+    resp = client.get("/search", query_string={"q": RAG_QUESTION, "strategy": "fusion", "top_k": 3})
+    assert resp.status_code == 200 and resp.get_json()["hits"]
+    validator(spec, "/search", "get", "200").validate(resp.get_json())
+    bad = client.get("/search", query_string={"q": "x", "strategy": "hybrid"})
+    assert bad.status_code == 422
+    validator(spec, "/search", "get", "422").validate(bad.get_json())
+    presets = client.get("/search/presets")
+    validator(spec, "/search/presets", "get", "200").validate(presets.get_json())
+    for ref, status in (("..%2Fetc%2Fpasswd", "400"), ("nope/img_001.png", "404")):
+        resp = client.get(f"/assets/{ref}")
+        assert str(resp.status_code) == status, ref
+        validator(spec, "/assets/{image_ref}", "get", status).validate(resp.get_json())
+
+
 def test_healthz_and_readyz_when_ready(client: FlaskClient, spec: dict[str, Any]) -> None:
     health = client.get("/healthz")
     assert (health.status_code, health.get_json()) == (200, {"status": "ok"})

@@ -1,4 +1,4 @@
-"""Pure ranking math: reciprocal rank fusion, the freshness tie-breaker, nDCG@10."""
+"""Pure ranking math: reciprocal rank fusion, duplicate collapse, the freshness tie-breaker."""
 
 from __future__ import annotations
 
@@ -7,9 +7,8 @@ from typing import Any
 
 import pytest
 
-from backend.core.services.fusion import apply_freshness, parse_timestamp, reciprocal_rank_fusion
+from backend.core.services.fusion import apply_freshness, collapse_duplicates, parse_timestamp, reciprocal_rank_fusion
 from backend.core.types import Chunk, ScoredChunk
-from scripts.cisi import ndcg_at_k
 
 
 def test_rrf_score_is_the_weighted_sum_of_reciprocal_ranks() -> None:
@@ -63,6 +62,19 @@ def _hit(cid: str, score: float, rank: int, **meta: Any) -> ScoredChunk:
     return ScoredChunk(Chunk(cid, "d", "t", "s", 0, metadata=meta), score, rank)
 
 
+def _text_hit(cid: str, text: str, rank: int) -> ScoredChunk:
+    return ScoredChunk(Chunk(cid, cid.split(":")[0], text, "s", 0), 1.0 - rank / 10, rank)
+
+
+def test_collapse_keeps_the_best_ranked_hit_of_each_text_and_renumbers() -> None:
+    hits = [_text_hit("a:0", "footer", 1), _text_hit("b:0", "policy", 2), _text_hit("c:0", "footer", 3),
+            _text_hit("d:0", "leave", 4), _text_hit("e:0", "policy", 5)]
+    kept, dropped = collapse_duplicates(hits)
+    assert [(h.chunk.chunk_id, h.rank) for h in kept] == [("a:0", 1), ("b:0", 2), ("d:0", 3)]
+    assert dropped == 2
+    assert collapse_duplicates([]) == ((), 0)
+
+
 def test_freshness_puts_the_newer_of_two_near_equal_hits_first() -> None:
     hits = [_hit("old", 0.800, 1, updated_at="2023-01-01"), _hit("new", 0.795, 2, updated_at="2025-01-01"),
             _hit("far", 0.700, 3, updated_at="2026-01-01")]
@@ -105,23 +117,3 @@ def test_parse_timestamp_treats_naive_values_as_utc() -> None:
     assert parse_timestamp("2025-01-02T03:04:05").isoformat() == "2025-01-02T03:04:05+00:00"  # type: ignore[union-attr]
     assert parse_timestamp(None) is None
     assert parse_timestamp(20250102) is None
-
-
-def test_ndcg_of_a_perfect_ranking_is_one() -> None:
-    assert ndcg_at_k(["a", "b", "x"], {"a", "b"}) == pytest.approx(1.0)
-
-
-def test_ndcg_discounts_a_relevant_document_by_log2_of_its_position() -> None:
-    assert ndcg_at_k(["x", "a"], {"a"}) == pytest.approx(1 / math.log2(3))
-
-
-def test_ndcg_ideal_is_capped_at_k_relevant_documents() -> None:
-    relevant = {f"r{i}" for i in range(20)}
-    ranked = ["r0", "x", *[f"r{i}" for i in range(1, 9)]]
-    ideal = sum(1 / math.log2(i + 2) for i in range(10))
-    expected = (1.0 + sum(1 / math.log2(i + 2) for i in range(2, 10))) / ideal
-    assert ndcg_at_k(ranked, relevant, k=10) == pytest.approx(expected)
-
-
-def test_ndcg_is_zero_without_relevant_hits_in_the_top_k() -> None:
-    assert ndcg_at_k([*"abcdefghij", "r"], {"r"}, k=10) == 0.0

@@ -237,3 +237,38 @@ def test_presets_describe_their_parameters_for_agents() -> None:
          "parameters": {"value": {"type": "string", "required": True, "description": "Value of tags to filter on."}}},
     ]
 
+
+
+# --- duplicates across documents ----------------------------------------------------
+@pytest.fixture
+def boilerplate_store(tmp_path: Path, embedder: Any) -> Iterator[SqliteVectorStore]:
+    """Twelve documents repeat the same leave notice; four distinct chunks say other things."""
+    store = SqliteVectorStore(tmp_path / "dupes.sqlite")
+    store.create_version(VersionSpec("KB_DUPES_V1", embedder.model_id, embedder.dimension, "cosine"))
+    notice = "Annual leave requests must be filed in the HR portal two weeks ahead."
+    distinct = ["Employees get twenty-five days of annual leave.", "Unused leave carries over until March.",
+                "Sick leave needs a medical certificate after three days.", "The canteen opens at noon."]
+    texts = [(f"memo-{n}", notice) for n in range(12)] + [(f"doc-{n}", t) for n, t in enumerate(distinct)]
+    vectors = embedder.embed_documents([t for _, t in texts])
+    store.write_documents("KB_DUPES_V1", [
+        DocumentWrite(did, content_hash(text), [Chunk(f"{did}:0", did, text, f"{did}.md", 0)], vectors[n:n + 1])
+        for n, (did, text) in enumerate(texts)
+    ])
+    yield store
+    store.close()
+
+
+@pytest.mark.parametrize("strategy", ["dense", "lexical", "fusion"])
+def test_text_repeated_across_documents_fills_one_slot_and_top_k_still_fills(
+    boilerplate_store: Any, embedder: Any, strategy: str
+) -> None:
+    request = SearchRequest("How do I file an annual leave request in the HR portal?", "KB_DUPES_V1", 4,
+                            strategy=strategy)
+    outcome = service(boilerplate_store, embedder).search(request)
+    texts = [h.chunk.text for h in outcome.hits]
+    assert len(texts) == len(set(texts))
+    assert texts.count("Annual leave requests must be filed in the HR portal two weeks ahead.") == 1
+    assert [h.rank for h in outcome.hits] == list(range(1, len(outcome.hits) + 1))
+    assert outcome.details["duplicates_collapsed"] >= 1
+    if strategy != "lexical":  # BM25 finds only chunks sharing a term with the query
+        assert len(outcome.hits) == 4

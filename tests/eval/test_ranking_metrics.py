@@ -34,6 +34,14 @@ def test_ndcg_uses_graded_gains_with_log_discount() -> None:
     assert rm.ndcg_at_k(["x"] * 10 + ["a"], relevant, k=10) == 0.0
 
 
+def test_ndcg_ideal_is_capped_at_k_relevant_documents() -> None:
+    relevant = {f"r{i}": 1.0 for i in range(20)}
+    ranked = ["r0", "x", *[f"r{i}" for i in range(1, 9)]]
+    ideal = sum(1 / math.log2(i + 2) for i in range(10))
+    expected = (1.0 + sum(1 / math.log2(i + 2) for i in range(2, 10))) / ideal
+    assert rm.ndcg_at_k(ranked, relevant, k=10) == pytest.approx(expected)
+
+
 def test_metrics_without_relevant_documents_refuse() -> None:
     with pytest.raises(ValueError, match="recall is undefined"):
         rm.recall_at_k(["a"], {}, 5)

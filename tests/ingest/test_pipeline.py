@@ -173,6 +173,22 @@ def test_docx_figures_become_placeholders_and_figure_chunks(tmp_path: Path, stor
     assert meta["parent_chunk_id"] == "safety.docx::0"
 
 
+def test_every_docx_gets_both_summaries_even_without_pictures(tmp_path: Path, store: Any, embedder: Any) -> None:
+    document = docx.Document()
+    document.add_paragraph("Meet at the assembly point in the car park.")
+    document.save(str(tmp_path / "plain.docx"))
+    _docx_with_figure(tmp_path / "safety.docx")
+    manifest = write_manifest(tmp_path / "m.jsonl", [{"path": "plain.docx"}, {"path": "safety.docx"}])
+    with structlog.testing.capture_logs() as logs:
+        report = IngestPipeline(make_settings(tmp_path), store, embedder).run(manifest)
+    assert report.failures == []
+    summaries = {e["doc_id"]: e for e in logs if e["event"] == "DOCX_FIGURE_CHUNKING_SUMMARY"}
+    assert set(summaries) == {"plain.docx", "safety.docx"}
+    assert (summaries["plain.docx"]["figures"], summaries["plain.docx"]["figure_chunks"]) == (0, 0)
+    assert (summaries["safety.docx"]["figures"], summaries["safety.docx"]["figure_chunks"]) == (1, 1)
+    assert {e["doc_id"] for e in logs if e["event"] == "DOCX_IMAGES_SUMMARY"} == {"plain.docx", "safety.docx"}
+
+
 def test_sanitize_redacts_before_chunking_and_writes_findings(tmp_path: Path, store: Any, embedder: Any) -> None:
     settings = make_settings(tmp_path, sanitize={"enabled": True, "mode": "redact",
                                                  "audit_path": str(tmp_path / "audit" / "pii.jsonl")})

@@ -92,3 +92,22 @@ def apply_freshness(hits: Sequence[ScoredChunk], epsilon: float, field: str = "u
         ordered.extend(run)
         start = end
     return tuple(dataclasses.replace(h, rank=i) for i, h in enumerate(ordered, start=1))
+
+
+def collapse_duplicates(hits: Sequence[ScoredChunk]) -> tuple[tuple[ScoredChunk, ...], int]:
+    """Keep the best-ranked hit of each ``content_hash`` and renumber the ranks.
+
+    Ingest drops duplicates only within a document (so a document's chunks never
+    depend on its neighbours); the same paragraph in two documents is collapsed
+    here instead, so it fills one slot of ``top_k``, not several. Returns the kept
+    hits and how many were dropped."""
+    seen: set[str] = set()
+    kept: list[ScoredChunk] = []
+    for hit in hits:
+        key = hit.chunk.content_hash or hit.chunk.chunk_id
+        if key in seen:
+            continue
+        seen.add(key)
+        kept.append(hit)
+    renumbered = tuple(dataclasses.replace(h, rank=i) for i, h in enumerate(kept, start=1))
+    return renumbered, len(hits) - len(kept)

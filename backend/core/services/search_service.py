@@ -26,12 +26,14 @@ from backend.common.errors import RequestError
 from backend.core.embedding_text import query_input
 from backend.core.metadata_schema import Schema, parse_filter
 from backend.core.ports import Embedder, VectorStore
-from backend.core.services.fusion import apply_freshness, reciprocal_rank_fusion
+from backend.core.services.fusion import apply_freshness, collapse_duplicates, reciprocal_rank_fusion
 from backend.core.types import FieldFilter, QueryVector, ScoredChunk
 
 log = structlog.get_logger(__name__)
 
 STRATEGIES = ("dense", "lexical", "fusion")
+#: widening limit when cross-document duplicates crowd the candidate pool
+_MAX_POOL = 1000
 #: What decides the order of the hits under each strategy (``details["order_by"]``).
 ORDER_BY = {"dense": "dense_similarity", "lexical": "lexical_score", "fusion": "fused_score"}
 
@@ -90,15 +92,21 @@ class SearchService:
             raise RequestError(f"top_k must be at least 1, got {request.top_k}", field="top_k")
         fresh = self._settings.freshness
         # a tie can straddle the cut-off, so freshness looks one top_k further down
-        pool = request.top_k * 2 if fresh.enabled else request.top_k
+        want = request.top_k * 2 if fresh.enabled else request.top_k
         query = self.embed_query(request.query)
-        if strategy == "dense":
-            ranked = self._dense(request, query, pool)
-        elif strategy == "lexical":
-            ranked = self._lexical(request, query, pool)
-        else:
-            ranked = self._fusion(request, query, pool)
-        hits, details = ranked.hits, {"order_by": ORDER_BY[strategy], "score": "dense_similarity", **ranked.details}
+        run = {"dense": self._dense, "lexical": self._lexical, "fusion": self._fusion}[strategy]
+        pool = want
+        while True:
+            ranked = run(request, query, pool)
+            hits, duplicates = collapse_duplicates(ranked.hits)
+            # duplicates across documents may have crowded out distinct hits: widen
+            # until enough distinct ones are found or the target has no more
+            if len(hits) >= want or len(ranked.hits) < pool or pool >= _MAX_POOL:
+                break
+            pool = min(pool * 2 + duplicates, _MAX_POOL)
+        details = {"order_by": ORDER_BY[strategy], "score": "dense_similarity", **ranked.details}
+        if duplicates:
+            details["duplicates_collapsed"] = duplicates
         if fresh.enabled:
             before = [h.chunk.chunk_id for h in hits]
             hits = apply_freshness(hits, fresh.epsilon, fresh.field)
