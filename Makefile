@@ -20,13 +20,16 @@ $(VENV)/.installed: pyproject.toml
 	$(PY) -m pip install --quiet -e '.[dev]'
 	touch $@
 
+# Eval and promotion print their figures; per-query logs stay quiet there.
 run: setup
 	$(RAG) ingest --manifest manifests/sample.jsonl --profile sample
-	$(RAG) promote --version KB_SAMPLE_V1 --alias KB_ACTIVE
-	$(RAG) ingest --manifest manifests/handbook.jsonl --domain-key handbook --update-alias
+	RAG_LOGGING__LEVEL=WARNING $(RAG) promote --version KB_SAMPLE_V1
+	RAG_LOGGING__LEVEL=WARNING $(RAG) ingest --manifest manifests/handbook.jsonl --domain-key handbook --update-alias
+	$(RAG) alias status
 	@echo
 	@echo "Ready. In another terminal:"
 	@echo "  curl -s -X POST http://$(HOST):$(PORT)/chat -H 'Content-Type: application/json' -d '{\"question\": \"How many days of annual leave do employees get?\"}'"
+	@echo "  curl -s -X POST http://$(HOST):$(PORT)/chat -H 'Content-Type: application/json' -H 'X-RAG-Domain: handbook' -d '{\"question\": \"How many days of annual leave do employees get?\"}'"
 	@echo
 	$(RAG) serve --host $(HOST) --port $(PORT)
 

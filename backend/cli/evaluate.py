@@ -150,16 +150,33 @@ def promote(ctx: click.Context, domain_key: str | None, version: str | None, ali
     """Evaluate a version and point the alias at it only if every gate passes (exit 3 otherwise)."""
     settings = settings_from(ctx)
     services = _services(settings)
+    promote_and_print(settings, services.store, services.embedder, as_json, alias=alias, version=version,
+                      golden=golden, force=force, domain_key=domain_key, chat=services.chat if answers else None)
+
+
+def promote_and_print(settings: Settings, store: Any, embedder: Any, as_json: bool,
+                      json_prefix: dict[str, Any] | None = None, **options: Any) -> PromotionResult:
+    """``promote_version`` with its figures and gates printed, passed or not; a
+    failed gate still raises ``GateFailed`` (exit code 3) after the printout.
+    With ``json_prefix`` the JSON is one object: the prefix plus ``promotion``."""
+
+    def show(result: PromotionResult) -> None:
+        if not as_json:
+            click.echo(render_promotion(result))
+        elif json_prefix is None:
+            click.echo(_promotion_json(result))
+        else:
+            click.echo(json.dumps({**json_prefix, "promotion": json.loads(_promotion_json(result))}, indent=2))
+
     try:
-        result = promote_version(settings, services.store, services.embedder, alias=alias, version=version,
-                                 golden=golden, force=force, domain_key=domain_key,
-                                 chat=services.chat if answers else None)
+        result = promote_version(settings, store, embedder, **options)
     except GateFailed as exc:
         blocked = exc.context.get("result")
         if isinstance(blocked, PromotionResult):
-            click.echo(_promotion_json(blocked) if as_json else render_promotion(blocked))
+            show(blocked)
         raise
-    click.echo(_promotion_json(result) if as_json else render_promotion(result))
+    show(result)
+    return result
 
 
 def _promotion_json(result: PromotionResult) -> str:

@@ -4,41 +4,21 @@ The summary goes to stdout (``--json`` for scripts), progress bars and logs to
 stderr. The exit code is 1 when any manifest line or file failed, even though
 every good document was ingested; ``--strict`` stops at the first bad line.
 ``--update-alias`` never rotates an alias directly: it hands the new version to
-the evaluation gate, which promotes it only if the golden queries pass.
+the evaluation gate (as ``rag promote --no-answers`` would), which prints its
+figures and promotes only if every gate passes (exit code 3 otherwise).
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import click
 
 from backend.cli.context import settings_from
-from backend.common.config import Settings
-from backend.common.errors import EvaluationError
+from backend.cli.evaluate import promote_and_print
 from backend.ingest.pipeline import IngestPipeline
-from backend.ingest.report import IngestReport
 from backend.providers.registry import build_embedder, build_store
-
-
-def _hand_over_to_promotion(settings: Settings, store: Any, embedder: Any, report: IngestReport,
-                            domain_key: str | None) -> Any:
-    """Seam to the evaluation gate (``backend.core.services.promotion.promote_version``).
-
-    The alias moves only if the golden-set gates pass (``GateFailed``, exit code 3,
-    otherwise). Without that module the alias is left alone and the command fails:
-    rotating without evaluation is exactly what the gate exists to prevent.
-    """
-    try:
-        from backend.core.services.promotion import promote_version
-    except ModuleNotFoundError as exc:
-        raise EvaluationError(
-            f"--update-alias: the evaluation gate (backend.core.services.promotion) is not installed; "
-            f"version {report.version} was ingested but no alias was changed"
-        ) from exc
-    return promote_version(settings, store, embedder, version=report.version, domain_key=domain_key)
 
 
 @click.command("ingest")
@@ -67,9 +47,11 @@ def ingest(ctx: click.Context, manifest_arg: Path | None, manifest_opt: Path | N
     embedder = build_embedder(settings)
     report = IngestPipeline(settings, store, embedder, progress=progress).run(
         manifest, profile=profile, domain_key=domain_key, prune=prune, strict=strict)
-    click.echo(json.dumps(report.to_dict(), indent=2) if as_json else report.render())
+    promoting = update_alias and report.ok
+    if not (as_json and promoting):
+        click.echo(json.dumps(report.to_dict(), indent=2) if as_json else report.render())
     if not report.ok:
         ctx.exit(1)
-    if update_alias:
-        result = _hand_over_to_promotion(settings, store, embedder, report, domain_key)
-        click.echo(f"alias {result.alias} now serves {result.version} (previous: {result.previous or 'none'})", err=True)
+    if promoting:
+        promote_and_print(settings, store, embedder, as_json, {"ingest": report.to_dict()} if as_json else None,
+                          version=report.version, domain_key=domain_key)

@@ -95,10 +95,16 @@ def test_update_alias_promotes_only_through_the_evaluation_gate(tmp_path: Path, 
     config.write_text(yaml.safe_dump(data))
     result = CliRunner().invoke(cli, ["--config", str(config), "ingest", str(manifest), "--update-alias"])
     assert result.exit_code == 0, result.output
-    assert "alias KB_ACTIVE now serves KB_SAMPLE_V1 (previous: none)" in result.stderr
+    assert "promoted: KB_ACTIVE -> KB_SAMPLE_V1 (previous: -)" in result.stdout
+    assert "gate min_recall_at_k    PASS  recall_at_k = 1.0000" in result.stdout
     store = SqliteVectorStore(tmp_path / "cli.sqlite")
     assert store.list_aliases() == {"KB_ACTIVE": "KB_SAMPLE_V1"}
     assert store.alias_history("KB_ACTIVE")[0].reason == "all gates passed"
+    again = CliRunner().invoke(cli, ["--config", str(config), "ingest", str(manifest), "--update-alias", "--json"])
+    assert again.exit_code == 0, again.output
+    body = json.loads(again.stdout)
+    assert body["ingest"]["skipped_unchanged"] == 4
+    assert body["promotion"]["notes"] == ["KB_ACTIVE already serves KB_SAMPLE_V1; nothing to do"]
 
 
 def test_update_alias_leaves_the_alias_alone_when_gates_fail(tmp_path: Path, embedder: Any) -> None:
@@ -114,6 +120,8 @@ def test_update_alias_leaves_the_alias_alone_when_gates_fail(tmp_path: Path, emb
     config.write_text(yaml.safe_dump(data))
     result = CliRunner().invoke(cli, ["--config", str(config), "ingest", str(manifest), "--update-alias"])
     assert result.exit_code == 3, result.output
+    assert "gate min_recall_at_k    FAIL  recall_at_k = 0.0000" in result.stdout
+    assert "NOT promoted: KB_ACTIVE still serves nothing" in result.stdout
     assert "KB_SAMPLE_V1 was not promoted to KB_ACTIVE (still serving nothing)" in result.stderr
     assert SqliteVectorStore(tmp_path / "cli.sqlite").list_aliases() == {}
 
