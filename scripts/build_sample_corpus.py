@@ -17,7 +17,7 @@ from pathlib import Path
 
 from docx import Document
 from docx.enum.text import WD_ALIGN_PARAGRAPH
-from docx.shared import Cm, Pt
+from docx.shared import Cm
 from fpdf import FPDF
 from PIL import Image, ImageDraw, ImageFont
 

@@ -27,7 +27,7 @@ def list_versions(ctx: click.Context, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps({"versions": [v.__dict__ for v in versions], "aliases": aliases}, indent=2, default=str))
         return
-    served = {}
+    served: dict[str, list[str]] = {}
     for alias, version in aliases.items():
         served.setdefault(version, []).append(alias)
     for v in versions:

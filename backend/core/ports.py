@@ -7,13 +7,11 @@ shared suites in ``tests/contracts`` check for every adapter.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any, Mapping, Protocol, Sequence, runtime_checkable
 
 from backend.core.types import (
     AliasChange,
     ChatRequest,
-    Chunk,
     DocumentWrite,
     FieldFilter,
     IndexVersion,
@@ -143,18 +141,3 @@ class ChatModel(Protocol):
     name: str
 
     def generate(self, request: ChatRequest) -> str: ...
-
-
-@runtime_checkable
-class Loader(Protocol):
-    suffixes: tuple[str, ...]
-
-    def load(self, path: Path) -> Any:
-        """Return a ``backend.ingest.documents.LoadedDocument``; raise ``LoaderError`` with
-        a reason for unreadable, encrypted, empty or corrupt files."""
-        ...
-
-
-@runtime_checkable
-class Chunker(Protocol):
-    def chunk(self, document: Any) -> list[Chunk]: ...

@@ -85,7 +85,7 @@ def check_gates(metrics: Mapping[str, float | None], gates: GateSettings,
         value = metrics.get(metric)
         results.append(GateResult(name, metric, "min", value, threshold, value is not None and value + _EPS >= threshold))
     if gates.max_regression is not None and baseline is not None:
-        for name, metric in MIN_GATES.items():
+        for metric in MIN_GATES.values():
             before, value = baseline.get(metric), metrics.get(metric)
             if before is None:
                 continue

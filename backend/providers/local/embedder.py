@@ -37,7 +37,7 @@ def packaged_model_path(model_id: str) -> Path:
                 f"embeddings.model {model_id!r} needs the package {package.replace('_', '-')}; "
                 "run `make setup` (pip install -e .)"
             ) from exc
-        return Path(module.__file__).resolve().parent / sub
+        return Path(module.__path__[0]).resolve() / sub
     path = Path(model_id).expanduser()
     if path.is_dir():
         return path
