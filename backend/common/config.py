@@ -83,6 +83,8 @@ class OracleSettings(_Model):
     connect_timeout_s: float = Field(10.0, gt=0, description="TCP connect timeout (and pool wait); fail fast when unreachable.")
     vector_index: OracleVectorIndexSettings = OracleVectorIndexSettings()
     lexical_index: bool = Field(True, description="Create an Oracle Text index per version for lexical search.")
+    metadata_index: bool = Field(True, description="Create a JSON search index on each version's metadata, so "
+                                 "filters (JSON_EXISTS / JSON_VALUE) do not scan the table.")
 
 
 class StoreSettings(_Model):

@@ -61,6 +61,11 @@ def test_version_table_rejects_a_dimension_outside_oracle_limits() -> None:
         sql.version_table_ddl("KB_V1", 0)
 
 
+def test_metadata_index_is_a_json_search_index_synced_on_commit() -> None:
+    assert sql.metadata_index_ddl("KB_V1") == (
+        "CREATE SEARCH INDEX KB_V1_MIDX ON KB_V1 (metadata) FOR JSON PARAMETERS ('SYNC (ON COMMIT)')")
+
+
 def test_text_index_is_oracle_text_synced_on_commit() -> None:
     assert sql.text_index_ddl("KB_V1") == (
         "CREATE INDEX KB_V1_TIDX ON KB_V1 (text) INDEXTYPE IS CTXSYS.CONTEXT "
@@ -168,6 +173,7 @@ def test_no_filters_is_always_true() -> None:
     lambda bad: sql.version_table_ddl(bad, 3),
     lambda bad: sql.vector_index_ddl(bad, "cosine", OracleVectorIndexSettings()),
     lambda bad: sql.text_index_ddl(bad),
+    lambda bad: sql.metadata_index_ddl(bad),
     lambda bad: sql.alias_view_ddl(bad, "KB_V1"),
     lambda bad: sql.alias_view_ddl("KB_ACTIVE", bad),
     lambda bad: sql.merge_chunk_sql(bad),

@@ -362,7 +362,7 @@ def test_rollback_points_the_alias_at_its_previous_version() -> None:
     assert sql.alias_view_ddl("KB_ACTIVE", "KB_V1") in db.statements()
 
 
-def test_create_version_runs_table_vector_and_text_index_ddl_and_tolerates_existing_index() -> None:
+def test_create_version_runs_table_vector_text_and_metadata_index_ddl_and_tolerates_existing_index() -> None:
     created: dict[str, tuple[Any, ...]] = {}
 
     class Db(RecordingDb):
@@ -383,7 +383,7 @@ def test_create_version_runs_table_vector_and_text_index_ddl_and_tolerates_exist
     ddl = [s for s in db.statements() if s.startswith("CREATE")]
     assert ddl == [sql.version_table_ddl("KB_V3", 3), sql.doc_index_ddl("KB_V3"),
                    sql.vector_index_ddl("KB_V3", "dot", OracleVectorIndexSettings(type="hnsw")),
-                   sql.text_index_ddl("KB_V3")]
+                   sql.text_index_ddl("KB_V3"), sql.metadata_index_ddl("KB_V3")]
     assert ("commit", "") in db.log
 
 

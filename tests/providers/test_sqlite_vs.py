@@ -244,3 +244,67 @@ def test_version_recreated_by_another_process_is_not_served_from_a_stale_cache(
     hits = sqlite.search("KB_R", query, k=5).hits
     assert [(h.chunk.chunk_id, h.chunk.text) for h in hits] == [("new#0", "new text")]
     assert hits[0].score == pytest.approx(1.0, abs=1e-5)
+
+
+# --- the metadata (facet) index ------------------------------------------------------
+def _facets(path: Path, version: str) -> set[tuple[str, object, str]]:
+    with sqlite3.connect(path) as con:
+        return set(con.execute(f"SELECT f.field, f.value, t.chunk_id FROM {version}_facets f JOIN {version} t "
+                               "ON t.rowid = f.rid"))
+
+
+def test_facet_index_follows_inserts_rewrites_and_deletes(sqlite: SqliteVectorStore, db_path: Path) -> None:
+    sqlite.create_version(VersionSpec("KB_F_V1", "test/random-8", 8, "cosine"))
+    vec = random_vectors(1, 8)
+    meta = {"tags": ["hr", "leave", "hr"], "dept": "hr", "year": 2025, "nested": {"a": 1}, "none": None}
+    sqlite.write_documents("KB_F_V1", [make_doc("d1", [("leave text", "text")], meta, "d1.md", vec)])
+    assert _facets(db_path, "KB_F_V1") == {("tags", "hr", "d1#0"), ("tags", "leave", "d1#0"), ("dept", "hr", "d1#0"),
+                                           ("year", 2025, "d1#0")}
+    sqlite.write_documents("KB_F_V1", [make_doc("d1", [("leave text", "text")], {"dept": "it"}, "d1.md", vec,
+                                                doc_hash="v2")])
+    assert _facets(db_path, "KB_F_V1") == {("dept", "it", "d1#0")}
+    sqlite.delete_documents("KB_F_V1", ["d1"])
+    assert _facets(db_path, "KB_F_V1") == set()
+
+
+def test_number_and_string_values_match_exactly_as_in_json(sqlite: SqliteVectorStore) -> None:
+    sqlite.create_version(VersionSpec("KB_F_V2", "test/random-8", 8, "cosine"))
+    sqlite.write_documents("KB_F_V2", [
+        make_doc("num", [("a", "text")], {"year": 2025}, "a.md", random_vectors(1, 8, seed=1)),
+        make_doc("str", [("b", "text")], {"year": "2025"}, "b.md", random_vectors(1, 8, seed=2)),
+    ])
+    q = QueryVector(random_vectors(1, 8, seed=3)[0], "test/random-8")
+    assert ids(sqlite.search("KB_F_V2", q, 5, (FieldFilter("year", any_of=("2025",)),))) == ["str#0"]
+
+
+def test_filtered_search_plan_reads_the_facet_index_not_the_json(sqlite: SqliteVectorStore, db_path: Path) -> None:
+    from backend.providers.sqlite_vs.filters import filter_sql
+
+    sqlite.create_version(VersionSpec("KB_F_V3", "test/random-8", 8, "cosine"))
+    where, params = filter_sql((FieldFilter("tags", all_of=("hr", "leave")),
+                                FieldFilter("updated_at", gte="2024-01-01", lte="2024-12-31")), table="KB_F_V3")
+    with sqlite3.connect(db_path) as con:
+        plan = " | ".join(r[3] for r in con.execute(
+            f"EXPLAIN QUERY PLAN SELECT t.rowid FROM KB_F_V3 AS t WHERE {where}", params))
+    assert "json_each" not in where and "json_extract" not in where
+    assert plan.count("KB_F_V3_facets USING PRIMARY KEY (field=? AND value=?)") == 2, plan
+    assert "KB_F_V3_facets USING PRIMARY KEY (field=? AND value>? AND value<?)" in plan, plan
+
+
+def test_a_version_written_before_the_facet_index_gets_it_on_open(tmp_path: Path, embedder: Any) -> None:
+    path = tmp_path / "old.sqlite"
+    store = SqliteVectorStore(path)
+    store.create_version(VersionSpec("KB_OLD_V1", embedder.model_id, embedder.dimension, "cosine"))
+    store.write_documents("KB_OLD_V1", corpus_docs(embedder))
+    store.close()
+    with sqlite3.connect(path) as con:  # what a database of an earlier release looks like
+        for trigger in ("ins", "del", "upd"):
+            con.execute(f"DROP TRIGGER KB_OLD_V1_facets_{trigger}")
+        con.execute("DROP TABLE KB_OLD_V1_facets")
+    reopened = SqliteVectorStore(path)
+    try:
+        q = QueryVector(embed(embedder, ["vacation"], query=True)[0], embedder.model_id)
+        assert set(ids(reopened.search("KB_OLD_V1", q, 10, (FieldFilter("dept", any_of=("it",)),)))) == {
+            "it-vpn#0", "it-password#0", "it-password#1"}
+    finally:
+        reopened.close()

@@ -163,6 +163,8 @@ class OracleIndexAdmin:
                 execute_ddl(cur, sql.vector_index_ddl(name, spec.distance, self._settings.vector_index) or "")
             if self._settings.lexical_index:
                 execute_ddl(cur, sql.text_index_ddl(name))
+            if self._settings.metadata_index:
+                execute_ddl(cur, sql.metadata_index_ddl(name))
             cur.execute(
                 f"INSERT INTO RAG_VERSIONS ({_VERSION_COLUMNS}) VALUES "
                 "(:name, :embed_model, :dimension, :distance, :index_type, :profile, :created_at, NULL)",

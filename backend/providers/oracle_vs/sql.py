@@ -90,6 +90,14 @@ def index_names(version: str) -> tuple[str, str]:
     return f"{t}_VIDX", f"{t}_TIDX"
 
 
+def metadata_index_ddl(version: str) -> str:
+    """One JSON search index serves every metadata field, declared in the schema or
+    not, for the ``JSON_EXISTS`` / ``JSON_VALUE`` predicates of ``filter_clause``;
+    synced on commit so a filter sees what the last write committed."""
+    t = _t(version)
+    return f"CREATE SEARCH INDEX {t}_MIDX ON {t} (metadata) FOR JSON PARAMETERS ('SYNC (ON COMMIT)')"
+
+
 # --- DDL per version --------------------------------------------------------------
 def version_table_ddl(version: str, dimension: int) -> str:
     if not isinstance(dimension, int) or not 1 <= dimension <= 65535:

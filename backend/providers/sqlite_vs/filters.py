@@ -1,4 +1,4 @@
-"""Metadata filters as SQL over the JSON ``metadata`` column, values always bound."""
+"""Metadata filters as SQL over a version's facet index, values always bound."""
 
 from __future__ import annotations
 
@@ -11,38 +11,49 @@ from backend.core.types import FieldFilter
 COLUMN_FIELDS = {"chunk_id", "doc_id", "chunk_type", "source"}
 
 
-def filter_sql(filters: Sequence[FieldFilter], alias: str = "t") -> tuple[str, list[Any]]:
+def filter_sql(filters: Sequence[FieldFilter], alias: str = "t", table: str | None = None) -> tuple[str, list[Any]]:
     """Return ``(where_clause, params)``; the clause is ``1=1`` when there are none.
 
-    Scalars and JSON arrays are both handled: ``json_each`` over a scalar yields
-    the scalar itself, so ``any_of`` works on either shape.
+    Metadata fields are looked up in the version's facet index (``<table>_facets``,
+    see ``schema.facet_ddl``): a scalar value and every member of a list value is
+    one row there, so ``any``/``all`` work on either shape and each condition is an
+    index range scan. Without ``table`` (only for validating the filters early)
+    the clause is built against a placeholder name.
     """
+    facets = f"{validate_identifier(table, 'index_name') if table else 'x'}_facets"
     clauses: list[str] = []
     params: list[Any] = []
+
+    def facet(field: str, condition: str, *values: Any) -> None:
+        clauses.append(f"{alias}.rowid IN (SELECT rid FROM {facets} WHERE field = ? AND {condition})")
+        params.extend((field, *values))
+
     for f in filters:
         field = validate_identifier(f.field, "filter field")
         if field in COLUMN_FIELDS:
-            source = f"(SELECT {alias}.{field} AS value)"
-            scalar = f"{alias}.{field}"
-        else:
-            path = f"$.{field}"
-            source = f"json_each({alias}.metadata, '{path}')"
-            scalar = f"json_extract({alias}.metadata, '{path}')"
-        if f.any_of and field in COLUMN_FIELDS:
-            # a plain IN lets SQLite use the column's index (chunk_id is UNIQUE, doc_id indexed)
-            clauses.append(f"{scalar} IN ({','.join('?' * len(f.any_of))})")
-            params.extend(f.any_of)
-        elif f.any_of:
-            marks = ",".join("?" * len(f.any_of))
-            clauses.append(f"EXISTS (SELECT 1 FROM {source} WHERE value IN ({marks}))")
-            params.extend(f.any_of)
+            column = f"{alias}.{field}"
+            if f.any_of:
+                # a plain IN lets SQLite use the column's index (chunk_id is UNIQUE, doc_id indexed)
+                clauses.append(f"{column} IN ({','.join('?' * len(f.any_of))})")
+                params.extend(f.any_of)
+            for value in f.all_of:
+                clauses.append(f"{column} = ?")
+                params.append(value)
+            if f.gte is not None:
+                clauses.append(f"{column} >= ?")
+                params.append(f.gte)
+            if f.lte is not None:
+                clauses.append(f"{column} <= ?")
+                params.append(f.lte)
+            continue
+        if f.any_of:
+            facet(field, f"value IN ({','.join('?' * len(f.any_of))})", *f.any_of)
         for value in f.all_of:
-            clauses.append(f"EXISTS (SELECT 1 FROM {source} WHERE value = ?)")
-            params.append(value)
-        if f.gte is not None:
-            clauses.append(f"{scalar} >= ?")
-            params.append(f.gte)
-        if f.lte is not None:
-            clauses.append(f"{scalar} <= ?")
-            params.append(f.lte)
+            facet(field, "value = ?", value)
+        if f.gte is not None and f.lte is not None:
+            facet(field, "value >= ? AND value <= ?", f.gte, f.lte)
+        elif f.gte is not None:
+            facet(field, "value >= ?", f.gte)
+        elif f.lte is not None:
+            facet(field, "value <= ?", f.lte)
     return (" AND ".join(clauses) if clauses else "1=1"), params

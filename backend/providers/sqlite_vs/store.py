@@ -104,6 +104,19 @@ class SqliteVectorStore:
         self._timeout = busy_timeout_ms / 1000
         self._local = threading.local()
         self._conn().executescript(schema.CATALOG)
+        self._add_missing_facet_indexes()
+
+    def _add_missing_facet_indexes(self) -> None:
+        """Versions written before the metadata index existed get it, filled once."""
+        with self._write() as con:
+            names = [r[0] for r in con.execute("SELECT name FROM rag_versions")]
+            for name in names:
+                exists = con.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
+                                     (f"{name}_facets",)).fetchone()
+                if exists is None:
+                    for ddl in (*schema.facet_ddl(name), *schema.facet_backfill_sql(name)):
+                        con.execute(ddl)
+                    log.info("store.facet_index_added", version=name)
 
     # --- connections and transactions ------------------------------------------
     def _conn(self) -> sqlite3.Connection:
@@ -422,10 +435,11 @@ class SqliteVectorStore:
         if k <= 0:
             raise StoreError(f"k must be positive, got {k}")
         validate_identifier(target, "retrieval target")
-        where, params = filter_sql(filters)  # rejects a bad field name before any SQL runs
+        filter_sql(filters)  # rejects a bad field name before any SQL runs
         with self._read() as con:
             vrow = self._resolve_target(con, target)
             t = vrow["name"]
+            where, params = filter_sql(filters, table=t)
             if query.model != vrow["model"] or query.dimension != vrow["dimension"]:
                 raise EmbeddingModelMismatch(
                     f"query embedded with {query.model} ({query.dimension} dims) but {t} holds vectors from "
@@ -454,10 +468,11 @@ class SqliteVectorStore:
             raise StoreError(f"k must be positive, got {k}")
         match = fts_query(text)
         validate_identifier(target, "retrieval target")
-        where, params = filter_sql(filters)
+        filter_sql(filters)
         with self._read() as con:
             vrow = self._resolve_target(con, target)
             t = vrow["name"]
+            where, params = filter_sql(filters, table=t)
             if not match:
                 return SearchResult(target=target, version=t, hits=(), strategy="lexical")
             rows = con.execute(
