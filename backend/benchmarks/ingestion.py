@@ -63,6 +63,8 @@ class IngestRun:
     stage_seconds: dict[str, float]
     store: SqliteVectorStore
     embed_texts: list[str]
+    #: the texts of each embed-stage call, in order (one call per transaction group)
+    embed_calls: list[list[str]]
 
 
 def run_pipeline(settings: Settings, embedder: Any, manifest: Path) -> IngestRun:
@@ -70,12 +72,14 @@ def run_pipeline(settings: Settings, embedder: Any, manifest: Path) -> IngestRun
     pipeline = IngestPipeline(settings, store, embedder, progress=False)
     stage_seconds: dict[str, float] = defaultdict(float)
     embed_texts: list[str] = []
+    embed_calls: list[list[str]] = []
     for name in STAGES:
         original = getattr(pipeline, name)
 
         def timed(*args: Any, __original: Any = original, __name: str = name, **kwargs: Any) -> Any:
             if __name == "embed":
-                embed_texts.extend(c.text_to_embed for c in args[1])
+                embed_calls.append([c.text_to_embed for c in args[1]])
+                embed_texts.extend(embed_calls[-1])
             start = time.perf_counter()
             try:
                 return __original(*args, **kwargs)
@@ -90,7 +94,7 @@ def run_pipeline(settings: Settings, embedder: Any, manifest: Path) -> IngestRun
     if not report.ok:
         raise RuntimeError(f"benchmark ingest failed: {report.failures[:3]} {report.manifest_errors[:3]}")
     embedded = getattr(embedder, "texts_embedded", 0) - before
-    return IngestRun(seconds, report.chunks_written, embedded, dict(stage_seconds), store, embed_texts)
+    return IngestRun(seconds, report.chunks_written, embedded, dict(stage_seconds), store, embed_texts, embed_calls)
 
 
 def measure(base_config: Path, embedder: Any, documents: dict[str, str], work: Path) -> tuple[Section, IngestRun]:
@@ -102,18 +106,28 @@ def measure(base_config: Path, embedder: Any, documents: dict[str, str], work: P
     start = time.perf_counter()
     for i in range(0, len(plain.embed_texts), batch):
         embedder.embed_documents(plain.embed_texts[i:i + batch])
-    bare_seconds = time.perf_counter() - start
-    bare_cps = len(plain.embed_texts) / bare_seconds
+    bare_cps = len(plain.embed_texts) / (time.perf_counter() - start)
+    # the same texts in the same calls as the pipeline made (one per transaction group):
+    # smaller calls pad less, so this can beat batch_size batches on CPU
+    start = time.perf_counter()
+    for call in plain.embed_calls:
+        for i in range(0, len(call), batch):
+            embedder.embed_documents(call[i:i + batch])
+    bare_calls_cps = len(plain.embed_texts) / (time.perf_counter() - start)
+    best_bare = max(bare_cps, bare_calls_cps)
     pipe_cps = plain.chunks / plain.seconds
     section.figures["chunks ingested"] = plain.chunks
     section.figures["embeddings computed by the pipeline"] = plain.embedded
-    section.figures["bare embedder chunks/s"] = round(bare_cps, 1)
+    section.figures[f"bare embedder chunks/s (batches of {batch})"] = round(bare_cps, 1)
+    mean_call = len(plain.embed_texts) / max(len(plain.embed_calls), 1)
+    section.figures[f"bare embedder chunks/s (the pipeline's calls, {mean_call:.0f} texts each)"] = round(
+        bare_calls_cps, 1)
     section.figures["pipeline chunks/s (sanitize off)"] = round(pipe_cps, 1)
     for stage, secs in plain.stage_seconds.items():
         section.figures[f"  stage {stage} seconds"] = round(secs, 2)
     other = plain.seconds - sum(plain.stage_seconds.values())
     section.figures["  outside stages (planning, hashing) seconds"] = round(other, 2)
-    section.target("pipeline/bare ratio, sanitize off", pipe_cps / bare_cps, ">=", 0.85)
+    section.target("pipeline/best bare ratio, sanitize off", pipe_cps / best_bare, ">=", 0.85)
 
     sanitized = run_pipeline(bench_settings(base_config, work / "corpus", work / "sanitized.sqlite", True),
                              embedder, manifest)

@@ -1,0 +1,73 @@
+"""``rag bench`` runs end to end on a small collection in the CISI file format.
+
+Figures are never asserted against times (no timed unit tests); this checks that
+each section runs the real pipeline, store and model, reports every figure the
+docs quote, and evaluates its targets. The CISI parser is checked on the same
+files, so the full benchmark cannot silently read an empty collection.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from backend.benchmarks import runner
+from backend.benchmarks.cisi import load_documents, load_qrels, load_queries
+from backend.common.config import DEFAULT_CONFIG
+from tests.ingest.helpers import TOPICS
+
+
+@pytest.fixture(scope="module")
+def collection(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("mini-cisi")
+    docs, queries, rels = [], [], []
+    for n in range(1, 33):
+        topic = TOPICS[n % len(TOPICS)]
+        docs.append(f".I {n}\n.T\nNotes on {topic} number {n}\n.A\nAuthor, A.\n.W\n"
+                    f"   The {topic} policy explains rules for {topic} in\nsection {n} of the staff handbook.\n.X\n{n}\t5\t{n}")
+    for q, topic in enumerate(TOPICS[:4], start=1):
+        queries.append(f".I {q}\n.W\nWhat are the rules for {topic}?\nExplain the {topic} policy.")
+        rels += [f"{q:>6} {n:>6}\t0\t0.000000" for n in range(1, 33) if TOPICS[n % len(TOPICS)] == topic]
+    (folder / "CISI.ALL").write_text("\n".join(docs) + "\n", encoding="latin-1")
+    (folder / "CISI.QRY").write_text("\n".join(queries) + "\n", encoding="latin-1")
+    (folder / "CISI.REL").write_text("\n".join(rels) + "\n", encoding="latin-1")
+    return folder
+
+
+def test_parser_reads_titles_abstracts_queries_and_judgements(collection: Path) -> None:
+    documents, queries, qrels = load_documents(collection), load_queries(collection), load_qrels(collection)
+    assert len(documents) == 32 and len(queries) == 4
+    assert documents["3"] == ("Notes on onboarding number 3\nThe onboarding policy explains rules for onboarding in "
+                              "section 3 of the staff handbook.")
+    assert queries["1"] == "What are the rules for vacation? Explain the vacation policy."
+    assert qrels["1"] == {"16", "32"}
+
+
+def test_every_section_but_http_reports_its_figures_and_targets(collection: Path) -> None:
+    lines: list[str] = []
+    sections = runner.run(collection, (500, 1000), ("ingest", "quality", "latency"), DEFAULT_CONFIG,
+                          emit=lines.append)
+    by_title = {s.title.split(" (")[0]: s for s in sections}
+    assert set(by_title) == {"Ingestion overhead", "Retrieval quality", "Query latency and scale"}
+
+    ingest = by_title["Ingestion overhead"]
+    assert ingest.figures["chunks ingested"] == 32
+    assert ingest.figures["bare embedder chunks/s (batches of 64)"] > 0
+    assert ingest.figures["sanitizer alone chunks/s"] > 0
+    assert [t[0] for t in ingest.targets] == ["pipeline/best bare ratio, sanitize off"]
+
+    quality = by_title["Retrieval quality"]
+    assert quality.figures["judged queries"] == 4
+    for name in ("baseline BM25 (bm25s, English stop words)", "baseline bare all-MiniLM-L6-v2 exact cosine",
+                 "product dense", "product lexical", "product fusion"):
+        assert 0.0 < quality.figures[name] <= 1.0, name
+    assert len(quality.targets) == 3
+
+    latency = by_title["Query latency and scale"]
+    for size in ("    500", "   1000"):
+        assert latency.figures[f"{size} chunks: store/NumPy p50 ratio"] > 0
+        assert "p99=" in latency.figures[f"{size} chunks: filtered search ms (1/13 match)"]
+        assert latency.figures[f"{size} chunks: store size MB"] > 0
+    assert "p50 growth 500 -> 1000 (x2 data)" in latency.figures
+    assert lines[0].startswith("machine: ") and lines[-1].startswith("total seconds: ")
