@@ -33,7 +33,10 @@ def run(cisi_dir: Path, sizes: tuple[int, ...], sections: tuple[str, ...], confi
         emit: Any = print) -> list[Section]:
     from backend.providers.local.embedder import LocalEmbedder
 
+    from backend.providers.sqlite_vs.dense import limit_blas_threads
+
     settings = load_settings(config, env={})
+    limit_blas_threads(settings.store.sqlite.blas_threads)  # as build_store does for rag serve
     embedder = LocalEmbedder(settings.embeddings)
     out: list[Section] = []
     started = time.perf_counter()

@@ -55,6 +55,10 @@ class _Model(BaseModel):
 class SqliteSettings(_Model):
     path: str = Field("data/rag.sqlite", description="SQLite database file (relative to the repo root).")
     busy_timeout_ms: int = Field(10_000, ge=0, description="How long a writer waits for the database lock.")
+    blas_threads: int | None = Field(
+        1, ge=1, description="Threads NumPy's BLAS may use for the exact scan (set once per process when the "
+        "store is built; null leaves the library default). The scan is memory-bound, and idle BLAS threads spin "
+        "on the cores the embedding model needs: measured, 1 thread halves /chat latency on 2 cores.")
 
 
 class OracleVectorIndexSettings(_Model):

@@ -14,8 +14,10 @@ from backend.common.errors import ConfigError
 
 
 def _sqlite_store(settings: StoreSettings, root: Callable[[str], Any]) -> Any:
+    from backend.providers.sqlite_vs import dense
     from backend.providers.sqlite_vs.store import SqliteVectorStore
 
+    dense.limit_blas_threads(settings.sqlite.blas_threads)
     return SqliteVectorStore(root(settings.sqlite.path), settings.sqlite.busy_timeout_ms)
 
 
