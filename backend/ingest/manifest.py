@@ -14,16 +14,17 @@ returned with the good entries.
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from backend.common.config import Settings, format_validation_error
+from backend.common.config import Settings
 from backend.common.errors import ManifestError
+from backend.common.jsonl import parse_model_line
+from backend.core.metadata_schema import validate_metadata
 from backend.ingest.loaders import supported_suffixes
 
 
@@ -138,27 +139,17 @@ def chunk_metadata(line: ManifestLine) -> dict[str, Any]:
 
 
 def _validate_metadata(meta: dict[str, Any], settings: Settings, where: str) -> dict[str, Any]:
-    """Typed check against ``retrieval.metadata_schema`` when that module is installed."""
+    """Typed check against ``retrieval.metadata_schema``."""
     if not settings.retrieval.metadata_schema:
-        return meta
-    try:
-        from backend.core.metadata_schema import validate_metadata
-    except ModuleNotFoundError:
         return meta
     return dict(validate_metadata(meta, settings.retrieval.metadata_schema, where))
 
 
 def _parse_line(raw: str) -> ManifestLine:
     try:
-        data = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise ManifestError(f"invalid JSON: {exc.msg} (column {exc.colno})") from exc
-    if not isinstance(data, dict):
-        raise ManifestError(f"expected a JSON object, got {type(data).__name__}")
-    try:
-        return ManifestLine.model_validate(data)
-    except ValidationError as exc:
-        raise ManifestError("; ".join(format_validation_error(exc))) from exc
+        return parse_model_line(raw, ManifestLine)
+    except ValueError as exc:
+        raise ManifestError(str(exc)) from exc
 
 
 def _entries(line: ManifestLine, base: Path, roots: list[Path], settings: Settings, where: str) -> list[ManifestEntry]:

@@ -57,7 +57,7 @@ def test_every_bad_line_is_reported_with_file_and_line(tmp_path: Path) -> None:
     assert "expected_mode" in problems[1] and "'rag', 'hybrid' or 'fallback'" in problems[1]
     assert "invalid JSON" in problems[2]
     assert "grade of 'a' must be > 0" in problems[3]
-    assert "expected_source: Extra inputs are not permitted" in problems[4]
+    assert "expected_source: unknown key" in problems[4]
     assert "expected a JSON object, got list" in problems[5]
 
 

@@ -16,14 +16,14 @@ of them at once, so a golden set is fixed in one pass.
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from backend.common.errors import EvaluationError
+from backend.common.jsonl import parse_model_line
 
 AnswerMode = Literal["rag", "hybrid", "fallback"]
 
@@ -98,27 +98,9 @@ class GoldenSet:
         return len(self.queries)
 
 
-def _problem(exc: ValidationError) -> str:
-    parts = []
-    for err in exc.errors():
-        loc = ".".join(str(p) for p in err["loc"])
-        msg = err["msg"].removeprefix("Value error, ")
-        parts.append(f"{loc}: {msg}" if loc else msg)
-    return "; ".join(parts)
-
-
 def parse_golden_line(raw: str) -> GoldenQuery:
     """One line -> ``GoldenQuery``; ``ValueError`` with a readable reason otherwise."""
-    try:
-        data = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"invalid JSON: {exc.msg} (column {exc.colno})") from exc
-    if not isinstance(data, dict):
-        raise ValueError(f"expected a JSON object, got {type(data).__name__}")
-    try:
-        return GoldenQuery.model_validate(data)
-    except ValidationError as exc:
-        raise ValueError(_problem(exc)) from exc
+    return parse_model_line(raw, GoldenQuery)
 
 
 def load_golden_set(path: str | Path) -> GoldenSet:
