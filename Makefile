@@ -29,7 +29,7 @@ run: setup
 	@echo
 	@echo "Ready. In another terminal:"
 	@echo "  curl -s -X POST http://$(HOST):$(PORT)/chat -H 'Content-Type: application/json' -d '{\"question\": \"How many days of annual leave do employees get?\"}'"
-	@echo "  curl -s -X POST http://$(HOST):$(PORT)/chat -H 'Content-Type: application/json' -H 'X-RAG-Domain: handbook' -d '{\"question\": \"How many days of annual leave do employees get?\"}'"
+	@echo "  curl -s -X POST http://$(HOST):$(PORT)/chat -H 'Content-Type: application/json' -H 'X-RAG-Domain: handbook' -d '{\"question\": \"Which safety shoes are part of the field engineer PPE kit?\"}'"
 	@echo
 	$(RAG) serve --host $(HOST) --port $(PORT)
 
