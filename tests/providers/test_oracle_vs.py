@@ -1,8 +1,8 @@
 """The shared store contract, run against a real Oracle Database 23ai.
 
 Skipped unless ``RAG_TEST_ORACLE_DSN``, ``RAG_TEST_ORACLE_USER`` and
-``RAG_TEST_ORACLE_PASSWORD`` are set (the issue's ``ORACLE_DSN`` maps to
-``RAG_TEST_ORACLE_DSN``; see docs/ORACLE.md). The variables are read when this
+``RAG_TEST_ORACLE_PASSWORD`` are set (or the issue's ``ORACLE_DSN``,
+``ORACLE_USER``, ``ORACLE_PASSWORD``; see docs/ORACLE.md). The variables are read when this
 module is imported, before the autouse fixture clears ``RAG_*`` variables for
 each test. Every test works in freshly named versions and aliases; what a test
 created is dropped afterwards, so a shared database stays clean.
@@ -34,16 +34,16 @@ from backend.providers.oracle_vs.store import OracleVectorStore
 from tests.contracts.vector_store import VectorStoreContract
 
 ORACLE_DSN = os.environ.get("RAG_TEST_ORACLE_DSN") or os.environ.get("ORACLE_DSN")
-ORACLE_USER = os.environ.get("RAG_TEST_ORACLE_USER")
-ORACLE_PASSWORD = os.environ.get("RAG_TEST_ORACLE_PASSWORD")
+ORACLE_USER = os.environ.get("RAG_TEST_ORACLE_USER") or os.environ.get("ORACLE_USER")
+ORACLE_PASSWORD = os.environ.get("RAG_TEST_ORACLE_PASSWORD") or os.environ.get("ORACLE_PASSWORD")
 ORACLE_WALLET = os.environ.get("RAG_TEST_ORACLE_WALLET_DIR")
 ORACLE_WALLET_PASSWORD = os.environ.get("RAG_TEST_ORACLE_WALLET_PASSWORD")
 ORACLE_INDEX = os.environ.get("RAG_TEST_ORACLE_INDEX", "hnsw")
 
 requires_oracle = pytest.mark.skipif(
     not (ORACLE_DSN and ORACLE_USER and ORACLE_PASSWORD),
-    reason="set RAG_TEST_ORACLE_DSN, RAG_TEST_ORACLE_USER, RAG_TEST_ORACLE_PASSWORD to run the contract suite "
-           "against Oracle Database 23ai",
+    reason="set RAG_TEST_ORACLE_DSN, RAG_TEST_ORACLE_USER, RAG_TEST_ORACLE_PASSWORD (or ORACLE_DSN, ORACLE_USER, "
+           "ORACLE_PASSWORD) to run the contract suite against Oracle Database 23ai",
 )
 
 
