@@ -62,16 +62,18 @@ class IngestRun:
     embedded: int
     stage_seconds: dict[str, float]
     store: SqliteVectorStore
-    embed_texts: list[str]
     #: the texts of each embed-stage call, in order (one call per transaction group)
     embed_calls: list[list[str]]
+
+    @property
+    def embed_texts(self) -> list[str]:
+        return [text for call in self.embed_calls for text in call]
 
 
 def run_pipeline(settings: Settings, embedder: Any, manifest: Path) -> IngestRun:
     store = SqliteVectorStore(settings.resolve_path(settings.store.sqlite.path))
     pipeline = IngestPipeline(settings, store, embedder, progress=False)
     stage_seconds: dict[str, float] = defaultdict(float)
-    embed_texts: list[str] = []
     embed_calls: list[list[str]] = []
     for name in STAGES:
         original = getattr(pipeline, name)
@@ -79,7 +81,6 @@ def run_pipeline(settings: Settings, embedder: Any, manifest: Path) -> IngestRun
         def timed(*args: Any, __original: Any = original, __name: str = name, **kwargs: Any) -> Any:
             if __name == "embed":
                 embed_calls.append([c.text_to_embed for c in args[1]])
-                embed_texts.extend(embed_calls[-1])
             start = time.perf_counter()
             try:
                 return __original(*args, **kwargs)
@@ -94,7 +95,7 @@ def run_pipeline(settings: Settings, embedder: Any, manifest: Path) -> IngestRun
     if not report.ok:
         raise RuntimeError(f"benchmark ingest failed: {report.failures[:3]} {report.manifest_errors[:3]}")
     embedded = getattr(embedder, "texts_embedded", 0) - before
-    return IngestRun(seconds, report.chunks_written, embedded, dict(stage_seconds), store, embed_texts, embed_calls)
+    return IngestRun(seconds, report.chunks_written, embedded, dict(stage_seconds), store, embed_calls)
 
 
 def measure(base_config: Path, embedder: Any, documents: dict[str, str], work: Path) -> tuple[Section, IngestRun]:
@@ -103,23 +104,24 @@ def measure(base_config: Path, embedder: Any, documents: dict[str, str], work: P
     embedder.embed_documents(["warm-up"] * 8)
     plain = run_pipeline(bench_settings(base_config, work / "corpus", work / "plain.sqlite", False), embedder, manifest)
     batch = load_settings(base_config, env={}).embeddings.batching.batch_size
+    texts = plain.embed_texts
     start = time.perf_counter()
-    for i in range(0, len(plain.embed_texts), batch):
-        embedder.embed_documents(plain.embed_texts[i:i + batch])
-    bare_cps = len(plain.embed_texts) / (time.perf_counter() - start)
+    for i in range(0, len(texts), batch):
+        embedder.embed_documents(texts[i:i + batch])
+    bare_cps = len(texts) / (time.perf_counter() - start)
     # the same texts in the same calls as the pipeline made (one per transaction group):
     # smaller calls pad less, so this can beat batch_size batches on CPU
     start = time.perf_counter()
     for call in plain.embed_calls:
         for i in range(0, len(call), batch):
             embedder.embed_documents(call[i:i + batch])
-    bare_calls_cps = len(plain.embed_texts) / (time.perf_counter() - start)
+    bare_calls_cps = len(texts) / (time.perf_counter() - start)
     best_bare = max(bare_cps, bare_calls_cps)
     pipe_cps = plain.chunks / plain.seconds
     section.figures["chunks ingested"] = plain.chunks
     section.figures["embeddings computed by the pipeline"] = plain.embedded
     section.figures[f"bare embedder chunks/s (batches of {batch})"] = round(bare_cps, 1)
-    mean_call = len(plain.embed_texts) / max(len(plain.embed_calls), 1)
+    mean_call = len(texts) / max(len(plain.embed_calls), 1)
     section.figures[f"bare embedder chunks/s (the pipeline's calls, {mean_call:.0f} texts each)"] = round(
         bare_calls_cps, 1)
     section.figures["pipeline chunks/s (sanitize off)"] = round(pipe_cps, 1)

@@ -32,7 +32,6 @@ def machine() -> dict[str, Any]:
 def run(cisi_dir: Path, sizes: tuple[int, ...], sections: tuple[str, ...], config: Path = DEFAULT_CONFIG,
         emit: Any = print) -> list[Section]:
     from backend.providers.local.embedder import LocalEmbedder
-
     from backend.providers.sqlite_vs.dense import limit_blas_threads
 
     settings = load_settings(config, env={})

@@ -163,10 +163,11 @@ def promote_and_print(settings: Settings, store: Any, embedder: Any, as_json: bo
     def show(result: PromotionResult) -> None:
         if not as_json:
             click.echo(render_promotion(result))
-        elif json_prefix is None:
-            click.echo(_promotion_json(result))
         else:
-            click.echo(json.dumps({**json_prefix, "promotion": json.loads(_promotion_json(result))}, indent=2))
+            body = _promotion_dict(result)
+            if json_prefix is not None:
+                body = {**json_prefix, "promotion": body}
+            click.echo(json.dumps(body, indent=2, default=str))
 
     try:
         result = promote_version(settings, store, embedder, **options)
@@ -179,15 +180,15 @@ def promote_and_print(settings: Settings, store: Any, embedder: Any, as_json: bo
     return result
 
 
-def _promotion_json(result: PromotionResult) -> str:
-    return json.dumps({
+def _promotion_dict(result: PromotionResult) -> dict[str, Any]:
+    return {
         "alias": result.alias, "version": result.version, "previous": result.previous, "promoted": result.promoted,
         "forced": result.forced, "gates": [g.__dict__ for g in result.gates],
         "metrics": result.report.metrics if result.report else None,
         "comparison": result.report.comparison if result.report else None,
         "report_path": str(result.report_path) if result.report_path else None,
         "dropped": list(result.dropped), "notes": list(result.notes),
-    }, indent=2, default=str)
+    }
 
 
 def _alias_option(settings: Settings, domain_key: str | None, alias: str | None) -> str:

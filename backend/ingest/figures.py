@@ -147,6 +147,12 @@ def _figure_chunk(doc: LoadedDocument, attrs: dict[str, Any], index: int, parent
                  embed_text=document_input(text, profile, content_type))
 
 
+def applies_to(doc: LoadedDocument) -> bool:
+    """Whether a document goes through figure rendering and chunking: every DOCX
+    (the loader always records ``DOCX_IMAGES_SUMMARY``) and anything with image blocks."""
+    return IMAGES_SUMMARY in doc.diagnostics or any(b.kind == "image" for b in doc.blocks)
+
+
 def figure_chunks(doc: LoadedDocument, text_chunks: list[Chunk], settings: DocxSettings,
                   profile: ProfileSettings) -> list[Chunk]:
     """One figure chunk per distinct picture when ``figure_chunks`` is on, numbered after

@@ -143,9 +143,7 @@ class IngestPipeline:
 
     def render(self, doc: LoadedDocument) -> str:
         """The text to chunk: DOCX documents go through ``figures.render_text``."""
-        if not any(b.kind == "image" for b in doc.blocks) and not doc.source.lower().endswith(".docx"):
-            return doc.text
-        return figures.render_text(doc, self.settings.docx)
+        return figures.render_text(doc, self.settings.docx) if figures.applies_to(doc) else doc.text
 
     def sanitize(self, items: list[Pending]) -> None:
         """PII redaction/audit of each document's text (and figure captions), one call
@@ -190,8 +188,7 @@ class IngestPipeline:
 
     def chunk(self, doc: LoadedDocument, text: str, target: Target) -> list[Chunk]:
         chunks = self.chunker(target).chunk(doc, text)
-        if figures.IMAGES_SUMMARY in doc.diagnostics or any(b.kind == "image" for b in doc.blocks):
-            # every DOCX gets its DOCX_FIGURE_CHUNKING_SUMMARY, even one without pictures
+        if figures.applies_to(doc):  # every DOCX gets its DOCX_FIGURE_CHUNKING_SUMMARY
             chunks += figures.figure_chunks(doc, chunks, self.settings.docx, target.profile)
         return chunks
 

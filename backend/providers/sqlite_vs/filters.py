@@ -11,16 +11,21 @@ from backend.core.types import FieldFilter
 COLUMN_FIELDS = {"chunk_id", "doc_id", "chunk_type", "source"}
 
 
-def filter_sql(filters: Sequence[FieldFilter], alias: str = "t", table: str | None = None) -> tuple[str, list[Any]]:
+def check_filter_fields(filters: Sequence[FieldFilter]) -> None:
+    """``InvalidIdentifier`` for a field name that could not be used in SQL."""
+    for f in filters:
+        validate_identifier(f.field, "filter field")
+
+
+def filter_sql(filters: Sequence[FieldFilter], table: str, alias: str = "t") -> tuple[str, list[Any]]:
     """Return ``(where_clause, params)``; the clause is ``1=1`` when there are none.
 
     Metadata fields are looked up in the version's facet index (``<table>_facets``,
     see ``schema.facet_ddl``): a scalar value and every member of a list value is
     one row there, so ``any``/``all`` work on either shape and each condition is an
-    index range scan. Without ``table`` (only for validating the filters early)
-    the clause is built against a placeholder name.
+    index range scan.
     """
-    facets = f"{validate_identifier(table, 'index_name') if table else 'x'}_facets"
+    facets = f"{validate_identifier(table, 'index_name')}_facets"
     clauses: list[str] = []
     params: list[Any] = []
 

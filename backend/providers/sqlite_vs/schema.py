@@ -76,6 +76,19 @@ def version_ddl(name: str) -> list[str]:
 _SCALAR = "('text', 'integer', 'real', 'true', 'false')"
 
 
+def _facet_inserts(facets: str, rid: str, metadata: str, rows: str = "") -> list[str]:
+    """The two INSERTs that index ``metadata`` under ``rid``: scalar values, then the
+    scalar members of list values. ``rows`` is the FROM prefix of a backfill
+    (``"<table> AS t, "``); a trigger reads ``new`` and needs none."""
+    return [
+        f"INSERT OR IGNORE INTO {facets}(field, value, rid) SELECT j.key, j.value, {rid} "
+        f"FROM {rows}json_each({metadata}) AS j WHERE j.type IN {_SCALAR}",
+        f"INSERT OR IGNORE INTO {facets}(field, value, rid) SELECT top.key, member.value, {rid} "
+        f"FROM {rows}json_each({metadata}) AS top, json_each(top.value) AS member "
+        f"WHERE top.type = 'array' AND member.type IN {_SCALAR}",
+    ]
+
+
 def facet_ddl(name: str) -> list[str]:
     """The metadata index of a version: one ``(field, value, rid)`` row per scalar
     metadata value and per scalar member of a list value, kept in step with the
@@ -84,35 +97,23 @@ def facet_ddl(name: str) -> list[str]:
     a number and a string a string: equality means exactly what it means in JSON."""
     t = validate_identifier(name, "index_name")
     facets = f"{t}_facets"
-    insert_values = (
-        f"INSERT OR IGNORE INTO {facets}(field, value, rid) "
-        f"SELECT key, value, new.rowid FROM json_each(new.metadata) WHERE type IN {_SCALAR}; "
-        f"INSERT OR IGNORE INTO {facets}(field, value, rid) "
-        f"SELECT top.key, member.value, new.rowid FROM json_each(new.metadata) AS top, json_each(top.value) AS member "
-        f"WHERE top.type = 'array' AND member.type IN {_SCALAR};"
-    )
+    insert_values = "".join(f"{sql}; " for sql in _facet_inserts(facets, "new.rowid", "new.metadata"))
     return [
         f"CREATE TABLE IF NOT EXISTS {facets} (field TEXT NOT NULL, value NOT NULL, rid INTEGER NOT NULL, "
         f"PRIMARY KEY (field, value, rid)) WITHOUT ROWID",
         f"CREATE INDEX IF NOT EXISTS {facets}_rid ON {facets}(rid)",
-        f"CREATE TRIGGER IF NOT EXISTS {t}_facets_ins AFTER INSERT ON {t} BEGIN {insert_values} END",
+        f"CREATE TRIGGER IF NOT EXISTS {t}_facets_ins AFTER INSERT ON {t} BEGIN {insert_values}END",
         f"CREATE TRIGGER IF NOT EXISTS {t}_facets_del AFTER DELETE ON {t} BEGIN "
         f"DELETE FROM {facets} WHERE rid = old.rowid; END",
         f"CREATE TRIGGER IF NOT EXISTS {t}_facets_upd AFTER UPDATE OF metadata ON {t} BEGIN "
-        f"DELETE FROM {facets} WHERE rid = old.rowid; {insert_values} END",
+        f"DELETE FROM {facets} WHERE rid = old.rowid; {insert_values}END",
     ]
 
 
 def facet_backfill_sql(name: str) -> list[str]:
     """Fill the metadata index of a version created before it existed."""
     t = validate_identifier(name, "index_name")
-    return [
-        f"INSERT OR IGNORE INTO {t}_facets(field, value, rid) SELECT j.key, j.value, t.rowid "
-        f"FROM {t} AS t, json_each(t.metadata) AS j WHERE j.type IN {_SCALAR}",
-        f"INSERT OR IGNORE INTO {t}_facets(field, value, rid) SELECT top.key, member.value, t.rowid "
-        f"FROM {t} AS t, json_each(t.metadata) AS top, json_each(top.value) AS member "
-        f"WHERE top.type = 'array' AND member.type IN {_SCALAR}",
-    ]
+    return _facet_inserts(f"{t}_facets", "t.rowid", "t.metadata", f"{t} AS t, ")
 
 
 def drop_version_ddl(name: str) -> list[str]:

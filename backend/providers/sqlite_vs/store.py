@@ -43,7 +43,7 @@ from backend.core.types import (
     content_hash,
 )
 from backend.providers.sqlite_vs import dense, schema
-from backend.providers.sqlite_vs.filters import filter_sql
+from backend.providers.sqlite_vs.filters import check_filter_fields, filter_sql
 
 log = structlog.get_logger(__name__)
 _MATRICES = dense.MatrixCache()
@@ -107,16 +107,17 @@ class SqliteVectorStore:
         self._add_missing_facet_indexes()
 
     def _add_missing_facet_indexes(self) -> None:
-        """Versions written before the metadata index existed get it, filled once."""
+        """Versions written before the metadata index existed get it, filled once.
+        Opening a current database only reads, so it never waits for a writer."""
+        missing_sql = ("SELECT name FROM rag_versions WHERE name || '_facets' NOT IN "
+                       "(SELECT name FROM sqlite_master WHERE type = 'table')")
+        if not self._conn().execute(missing_sql).fetchall():
+            return
         with self._write() as con:
-            names = [r[0] for r in con.execute("SELECT name FROM rag_versions")]
-            for name in names:
-                exists = con.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
-                                     (f"{name}_facets",)).fetchone()
-                if exists is None:
-                    for ddl in (*schema.facet_ddl(name), *schema.facet_backfill_sql(name)):
-                        con.execute(ddl)
-                    log.info("store.facet_index_added", version=name)
+            for (name,) in con.execute(missing_sql).fetchall():
+                for ddl in (*schema.facet_ddl(name), *schema.facet_backfill_sql(name)):
+                    con.execute(ddl)
+                log.info("store.facet_index_added", version=name)
 
     # --- connections and transactions ------------------------------------------
     def _conn(self) -> sqlite3.Connection:
@@ -435,11 +436,11 @@ class SqliteVectorStore:
         if k <= 0:
             raise StoreError(f"k must be positive, got {k}")
         validate_identifier(target, "retrieval target")
-        filter_sql(filters)  # rejects a bad field name before any SQL runs
+        check_filter_fields(filters)  # a bad field name is refused before any SQL runs
         with self._read() as con:
             vrow = self._resolve_target(con, target)
             t = vrow["name"]
-            where, params = filter_sql(filters, table=t)
+            where, params = filter_sql(filters, t)
             if query.model != vrow["model"] or query.dimension != vrow["dimension"]:
                 raise EmbeddingModelMismatch(
                     f"query embedded with {query.model} ({query.dimension} dims) but {t} holds vectors from "
@@ -468,11 +469,11 @@ class SqliteVectorStore:
             raise StoreError(f"k must be positive, got {k}")
         match = fts_query(text)
         validate_identifier(target, "retrieval target")
-        filter_sql(filters)
+        check_filter_fields(filters)
         with self._read() as con:
             vrow = self._resolve_target(con, target)
             t = vrow["name"]
-            where, params = filter_sql(filters, table=t)
+            where, params = filter_sql(filters, t)
             if not match:
                 return SearchResult(target=target, version=t, hits=(), strategy="lexical")
             rows = con.execute(
