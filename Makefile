@@ -20,10 +20,11 @@ $(VENV)/.installed: pyproject.toml
 	$(PY) -m pip install --quiet -e '.[dev]'
 	touch $@
 
+# Each ingest builds a new version only when a document changed (a served version is
+# never written), then the gate evaluates it and promotes it only if every gate passes.
 # Eval and promotion print their figures; per-query logs stay quiet there.
 run: setup
-	$(RAG) ingest --manifest manifests/sample.jsonl --profile sample
-	RAG_LOGGING__LEVEL=WARNING $(RAG) promote --version KB_SAMPLE_V1
+	RAG_LOGGING__LEVEL=WARNING $(RAG) ingest --manifest manifests/sample.jsonl --profile sample --update-alias
 	RAG_LOGGING__LEVEL=WARNING $(RAG) ingest --manifest manifests/handbook.jsonl --domain-key handbook --update-alias
 	$(RAG) alias status
 	@echo

@@ -55,7 +55,8 @@ def test_every_section_but_http_reports_its_figures_and_targets(collection: Path
     assert ingest.figures["chunks ingested"] == 32
     assert ingest.figures["bare embedder chunks/s (batches of 64)"] > 0
     assert ingest.figures["sanitizer alone chunks/s"] > 0
-    assert [t[0] for t in ingest.targets] == ["pipeline/best bare ratio, sanitize off"]
+    assert [t[0] for t in ingest.targets] == ["pipeline/best bare ratio, sanitize off",
+                                              "redact/off ingest ratio, worker process"]
 
     quality = by_title["Retrieval quality"]
     assert quality.figures["judged queries"] == 4

@@ -42,7 +42,8 @@ def test_default_config_file_loads() -> None:
     assert DEFAULT_CONFIG.name == "rag.yaml"
     assert s.embeddings.profile_for().index_name == "KB_SAMPLE_V1"
     assert (s.store.backend, s.embeddings.provider, s.embeddings.dimension) == ("sqlite", "local", 384)
-    assert (s.retrieval.threshold_low, s.retrieval.threshold_high) == (0.35, 0.55)
+    assert s.retrieval.decision_score == "evidence"  # calibrated: docs/CALIBRATION.md
+    assert 0 < s.retrieval.threshold_low < s.retrieval.threshold_high < 1
     assert s.embeddings.domains["handbook"].alias_name == "KB_HANDBOOK"
     assert s.embeddings.alias.name == "KB_ACTIVE"
 
@@ -177,7 +178,7 @@ def test_secrets_are_masked_in_the_dump() -> None:
 
 def test_raw_score_mode_with_euclidean_fails_naming_the_field() -> None:
     found = problems_of(overrides={
-        "retrieval": {"score_mode": "raw", "distance": "euclidean"},
+        "retrieval": {"decision_score": "similarity", "score_mode": "raw", "distance": "euclidean"},
         "embeddings": {"profiles": {"sample": {"index_name": "KB_SAMPLE_V1", "distance": "euclidean"}}},
     })
     assert found == ["retrieval: score_mode 'raw' is not supported with distance 'euclidean' "
@@ -186,7 +187,7 @@ def test_raw_score_mode_with_euclidean_fails_naming_the_field() -> None:
 
 def test_raw_score_mode_needs_its_raw_thresholds() -> None:
     found = problems_of(overrides={
-        "retrieval": {"score_mode": "raw", "distance": "dot"},
+        "retrieval": {"decision_score": "similarity", "score_mode": "raw", "distance": "dot"},
         "embeddings": {"profiles": {"sample": {"index_name": "KB_SAMPLE_V1", "distance": "dot"}}},
     })
     assert found == ["retrieval: score_mode 'raw' with distance 'dot' needs raw_dot_low and raw_dot_high"]
@@ -194,10 +195,17 @@ def test_raw_score_mode_needs_its_raw_thresholds() -> None:
 
 def test_raw_score_mode_with_dot_and_thresholds_loads() -> None:
     s = load_settings(env={}, overrides={
-        "retrieval": {"score_mode": "raw", "distance": "dot", "raw_dot_low": 0.2, "raw_dot_high": 0.5},
+        "retrieval": {"decision_score": "similarity", "score_mode": "raw", "distance": "dot", "raw_dot_low": 0.2, "raw_dot_high": 0.5},
         "embeddings": {"profiles": {"sample": {"index_name": "KB_SAMPLE_V1", "distance": "dot"}}},
     })
     assert (s.retrieval.score_mode, s.retrieval.raw_dot_high) == ("raw", 0.5)
+
+
+def test_evidence_decision_needs_normalized_scores() -> None:
+    found = problems_of(overrides={"retrieval": {"decision_score": "evidence", "score_mode": "raw",
+                                                 "raw_cosine_low": 0.3, "raw_cosine_high": 0.5}})
+    assert found == ["retrieval: decision_score 'evidence' compares a [0, 1] score with threshold_low/high; "
+                     "it needs score_mode 'normalized'"]
 
 
 def test_profile_distance_differing_from_retrieval_distance_fails() -> None:

@@ -80,6 +80,7 @@ def oracle_message(ports: dict[str, int]) -> str:
     ["rollback"],
     ["alias", "status"],
     ["serve", "--port", "0"],
+    ["config", "check"],
 ], ids=lambda a: " ".join(a[:2]))
 def test_every_command_names_the_oracle_endpoint_without_traceback(config_file: Path, ports: dict[str, int],
                                                                    tmp_path: Path, args: list[str]) -> None:

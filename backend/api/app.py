@@ -15,11 +15,12 @@ from typing import Any
 
 from flask import Flask, current_app, request
 
-from backend.api import errors, metrics, openapi
+from backend.api import access, errors, metrics, openapi
 from backend.common.config import Settings, load_settings
 from backend.common.errors import Unauthorized
 from backend.core.ports import ChatModel
 from backend.core.services.chat_service import ChatService, Routing
+from backend.core.services.evidence import SentenceScorer
 from backend.core.services.search_service import SearchService
 
 #: Endpoints that stay open when API keys are configured (probes, scrapers, the schema).
@@ -66,17 +67,27 @@ def build_services(
         name: SearchService(store, embedder, profile, settings.retrieval)
         for name, profile in settings.embeddings.profiles.items()
     }
+    # the extractive answerer's sentence scorer when it is the primary (one vector cache), else a new one
+    scorer = getattr(primary, "scorer", None)
     chat = ChatService(
         searches, Routing.from_settings(settings.embeddings), settings.retrieval, settings.llm.prompts,
         primary, fallback, admin=store, interactions=store, sanitize=settings.sanitize,
+        evidence=scorer if isinstance(scorer, SentenceScorer) else SentenceScorer(embedder),
     )
     return RagServices(settings, store, embedder, searches, chat, primary, fallback)
 
 
 def _require_api_key() -> None:
-    """401 unless X-API-Key matches a configured key (constant-time, every key compared)."""
-    keys = current_app.extensions["rag"].settings.server.api_keys
-    if not keys or request.endpoint in PUBLIC_ENDPOINTS:
+    """401 unless X-API-Key matches a configured key (constant-time, every key compared).
+    With ``access.enabled`` the key (or bearer token) must name a principal instead."""
+    settings = current_app.extensions["rag"].settings
+    if request.endpoint in PUBLIC_ENDPOINTS:
+        return
+    if settings.access.enabled:
+        access.authenticate()
+        return
+    keys = settings.server.api_keys
+    if not keys:
         return
     given = (request.headers.get(API_KEY_HEADER) or "").encode()
     matched = False

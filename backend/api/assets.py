@@ -6,6 +6,10 @@ the reference is checked before it touches the filesystem (no NUL, no absolute
 path, no ``..`` segment, no backslash), then resolved, symlinks included, and
 must still lie inside the assets dir. SVGs are served with a Content-Security-
 Policy that blocks scripts, since a document can carry any SVG.
+
+With ``access.enabled`` a figure is served only when the principal may see at
+least one chunk citing it in the version its domain's alias (``X-RAG-Domain``)
+serves; otherwise 404, the same answer as for a missing file.
 """
 
 from __future__ import annotations
@@ -13,9 +17,13 @@ from __future__ import annotations
 import re
 from pathlib import Path, PurePosixPath
 
-from flask import Blueprint, Response, current_app, send_file
+from typing import Any
 
+from flask import Blueprint, Response, current_app, request, send_file
+
+from backend.api import access, metrics
 from backend.common.errors import RequestError
+from backend.core.types import Visibility
 
 assets_bp = Blueprint("assets", __name__)
 
@@ -71,9 +79,25 @@ def resolve_asset(root: Path, image_ref: str) -> Path:
     return target
 
 
+def check_visible(services: Any, image_ref: str, domain: str | None, visibility: Visibility) -> None:
+    """``AssetNotFound`` unless a chunk the reader may see, in the version the domain's alias
+    serves now, cites ``image_ref``: a hidden figure answers exactly like a missing one."""
+    route = services.chat.routing.route(domain)
+    version = services.store.resolve_alias(route.target)
+    if version is None or image_ref not in services.store.asset_refs(version, visibility=visibility):
+        metrics.count_denial("asset")
+        raise AssetNotFound(f"no asset at image_ref {image_ref!r}")
+
+
 @assets_bp.get("/assets/<path:image_ref>")
 def get_asset(image_ref: str) -> Response:
-    settings = current_app.extensions["rag"].settings
+    services = current_app.extensions["rag"]
+    settings = services.settings
+    check_reference(image_ref)
+    domain = (request.headers.get("X-RAG-Domain") or "").strip() or None
+    visibility = access.visibility_for(domain)
+    if visibility is not None:
+        check_visible(services, image_ref, domain, visibility)
     path = resolve_asset(settings.resolve_path(settings.docx.assets_dir), image_ref)
     mimetype = CONTENT_TYPES.get(path.suffix.lstrip(".").lower(), "application/octet-stream")
     response = send_file(path, mimetype=mimetype, conditional=True, max_age=3600)

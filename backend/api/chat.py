@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from flask import Blueprint, Response, current_app, jsonify, request
 
+from backend.api import access
 from backend.api.models import ChatRequestBody, ChatResponse
 from backend.common.errors import RequestError, RequestTooLarge
 from backend.core.metadata_schema import parse_filters
@@ -50,10 +51,11 @@ def chat() -> Response:
     if body.top_k is not None and body.top_k > max_top_k:
         raise FieldOutOfRange(f"top_k must be between 1 and {max_top_k}, got {body.top_k}", field="top_k", limit=max_top_k)
     domain = (request.headers.get(DOMAIN_HEADER) or "").strip() or None
+    visibility = access.visibility_for(domain)
     answer = services.chat.answer(ChatQuery(
         question=body.question, domain=domain, top_k=body.top_k,
         filters=parse_filters(body.raw_filters(), services.settings.retrieval.metadata_schema),
-        strategy=body.strategy, conversation_id=body.conversation_id,
+        strategy=body.strategy, conversation_id=body.conversation_id, visibility=visibility,
     ))
     payload = ChatResponse.model_validate(answer.to_dict()).model_dump(mode="json")
     response = jsonify(payload)

@@ -31,6 +31,16 @@ class ApiMetrics:
             "rag_http_request_duration_seconds", "Request latency by endpoint.", ["endpoint"], registry=self.registry,
             buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0),
         )
+        self.denials = Counter(
+            "rag_access_denials", "Requests denied by access control: unauthenticated (401), domain (403), "
+            "asset (a figure the principal may not see, 404).", ["reason"], registry=self.registry,
+        )
+
+
+def count_denial(reason: str) -> None:
+    """One more access-control denial (``unauthenticated``, ``domain`` or ``asset``)."""
+    metrics: ApiMetrics = current_app.extensions[EXTENSION]
+    metrics.denials.labels(reason).inc()
 
 
 def _start() -> None:

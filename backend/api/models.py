@@ -112,6 +112,28 @@ class GatesOut(_Out):
     passed: dict[str, bool]
 
 
+class AnswerSentenceOut(_Out):
+    role: Literal["lead", "support", "runner_up"]
+    marker: str = Field(..., description="Citation marker of the sentence's passage.")
+    chunk_id: str
+    sentence: str = Field(..., description="The sentence (first 200 characters).")
+    heading: str | None = Field(..., description="Heading the sentence stands under (context, not quoted).")
+    score: float = Field(..., description="dense + lexical weight x lexical + answer-type weight x match.")
+    dense: float = Field(..., description="Cosine of sentence and question (0 without a local embedder).")
+    lexical: float = Field(..., description="Share of the question's content words in the sentence (heading at half weight).")
+    answer_type_match: bool = Field(..., description="The sentence carries what the question asks for (number, date, name, ...).")
+
+
+class AnswerExplainOut(_Out):
+    method: str
+    question_type: str | None = Field(..., description="number, date, name, location, option, or null.")
+    content_words: list[str]
+    candidates: int = Field(..., description="Sentences scored.")
+    scoring: str
+    sentences: list[AnswerSentenceOut] = Field(..., description="The answer's sentences: lead first, then support.")
+    runner_up: AnswerSentenceOut | None = Field(..., description="Best sentence left out of the answer.")
+
+
 class DecisionExplain(_Out):
     mode: Mode
     decided_mode: Mode = Field(..., description="Mode before a blank primary answer forced fallback.")
@@ -120,6 +142,10 @@ class DecisionExplain(_Out):
     thresholds: ThresholdsOut
     max_similarity: float | None
     max_eligible_similarity: float | None = Field(..., description="Best similarity among chunk types the LLM may see.")
+    decision_score: Literal["similarity", "evidence"] = Field(
+        "similarity", description="What the thresholds compared (retrieval.decision_score).")
+    max_evidence: float | None = Field(
+        None, description="Best sentence evidence among usable chunks (compared when decision_score is evidence).")
     gates: GatesOut
     excluded_chunk_ids: list[str]
     reasons: list[str]
@@ -136,6 +162,8 @@ class DecisionExplain(_Out):
     score_source: str
     top_k: int
     candidates: int
+    answer_explain: AnswerExplainOut | None = Field(
+        None, description="Extractive answerer: which sentence won and why; null for other answerers and fallback.")
 
 
 class ChatResponse(_Out):

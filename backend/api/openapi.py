@@ -24,7 +24,9 @@ EXTENSION = "rag_openapi"
 _REF = "#/components/schemas/{model}"
 _ERRORS = {
     "400": "Malformed JSON, bad request field, or unknown X-RAG-Domain (details.known_domains).",
-    "401": "API keys are configured and X-API-Key is missing or wrong.",
+    "401": "API keys are configured and X-API-Key is missing or wrong; with access control, no principal "
+           "(unknown key, bad or expired bearer token).",
+    "403": "Access control: the principal may not use the requested X-RAG-Domain.",
     "413": "Body over server.max_body_bytes, or question over server.max_question_chars.",
     "409": "The alias serves a version of another embedding model or distance.",
     "415": "Content-Type is not application/json.",
@@ -87,7 +89,7 @@ def _search_operation(settings: Settings) -> dict[str, Any]:
         elif name == "q":
             prop = {"type": "string", "maxLength": settings.server.max_question_chars}
         parameters.append({"name": name, "in": "query", "required": False, "schema": prop, "description": description})
-    codes = ("400", "401", "413", "409", "422", "500", "503")
+    codes = ("400", "401", "403", "413", "409", "422", "500", "503")
     return {
         "summary": "Retrieval only: ranked chunks with dense, lexical and fused scores, no answer.",
         "operationId": "search",
@@ -124,7 +126,9 @@ _ASSET_OPERATION: dict[str, Any] = {
                 "content": {"image/*": {"schema": {"type": "string", "format": "binary"}}}},
         "400": _json("ErrorResponse", "image_ref is absolute, has '..', '.', empty segments, a backslash or NUL."),
         "401": _json("ErrorResponse", _ERRORS["401"]),
-        "404": _json("ErrorResponse", "No asset at that reference (or it resolves outside the assets dir)."),
+        "403": _json("ErrorResponse", _ERRORS["403"]),
+        "404": _json("ErrorResponse", "No asset at that reference (or it resolves outside the assets dir), or, with "
+                     "access control, a figure no chunk the principal may see cites."),
     },
 }
 
@@ -161,9 +165,12 @@ def build_openapi(settings: Settings) -> dict[str, Any]:
         },
         "components": {"schemas": schemas},
     }
-    if settings.server.api_keys:
+    if settings.server.api_keys or settings.access.enabled:
         doc["components"]["securitySchemes"] = {"ApiKey": {"type": "apiKey", "in": "header", "name": "X-API-Key"}}
         doc["security"] = [{"ApiKey": []}]
+        if settings.access.enabled and settings.access.jwt.enabled:
+            doc["components"]["securitySchemes"]["Bearer"] = {"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}
+            doc["security"].append({"Bearer": []})
     return doc
 
 

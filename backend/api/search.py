@@ -15,6 +15,7 @@ from typing import Any, Literal
 from flask import Blueprint, Response, current_app, jsonify, request
 from pydantic import BaseModel, ConfigDict, Field
 
+from backend.api import access
 from backend.api.chat import DOMAIN_HEADER, FieldOutOfRange
 from backend.common.errors import RequestError, RequestTooLarge
 from backend.core.metadata_schema import filterable_fields, parse_filters
@@ -25,7 +26,8 @@ from backend.core.services.search_service import (
     describe_presets,
     find_preset,
 )
-from backend.core.types import FieldFilter, ScoredChunk
+from backend.core.access import strip_acl
+from backend.core.types import FieldFilter, ScoredChunk, Visibility
 
 bp = Blueprint("search", __name__)
 
@@ -76,7 +78,7 @@ def _hit(hit: ScoredChunk) -> SearchHit:
     c = hit.chunk
     return SearchHit(rank=hit.rank, chunk_id=c.chunk_id, doc_id=c.doc_id, source=c.source, chunk_type=c.chunk_type,
                      chunk_index=c.chunk_index, text=c.text, dense_similarity=hit.score,
-                     lexical_score=hit.lexical_score, fused_score=hit.fused_score, metadata=dict(c.metadata))
+                     lexical_score=hit.lexical_score, fused_score=hit.fused_score, metadata=strip_acl(c.metadata))
 
 
 def _filter_dict(f: FieldFilter) -> dict[str, Any]:
@@ -110,8 +112,10 @@ def _query_and_filters(params: SearchParams, retrieval: Any) -> tuple[str, tuple
     return " ".join((params.q or "").split()), filters
 
 
-def run_search(services: Any, params: SearchParams, domain: str | None) -> SearchResponse:
-    """One search as ``GET /search`` answers it; ``rag search`` calls this too."""
+def run_search(services: Any, params: SearchParams, domain: str | None,
+               visibility: Visibility | None = None) -> SearchResponse:
+    """One search as ``GET /search`` answers it; ``rag search`` calls this too. ``visibility``
+    is the principal's (None only with access control off)."""
     settings = services.settings
     limit = settings.server.max_question_chars
     if params.q is not None and len(params.q) > limit:
@@ -125,7 +129,7 @@ def run_search(services: Any, params: SearchParams, domain: str | None) -> Searc
     query, filters = _query_and_filters(params, retrieval)
     route = services.chat.routing.route(domain)
     outcome: SearchOutcome = services.searches[route.profile].search(
-        SearchRequest(query, route.target, top_k, filters, params.strategy)
+        SearchRequest(query, route.target, top_k, filters, params.strategy, visibility=visibility)
     )
     return SearchResponse(
         query=query, strategy=outcome.strategy, score_source=outcome.score_source,
@@ -139,7 +143,8 @@ def run_search(services: Any, params: SearchParams, domain: str | None) -> Searc
 def search() -> Response:
     params = SearchParams.model_validate(request.args.to_dict())
     domain = (request.headers.get(DOMAIN_HEADER) or "").strip() or None
-    body = run_search(current_app.extensions["rag"], params, domain)
+    visibility = access.visibility_for(domain)
+    body = run_search(current_app.extensions["rag"], params, domain, visibility)
     response = jsonify(body.model_dump(mode="json"))
     response.headers["X-Retrieval-Target"] = body.retrieval_target
     return response

@@ -40,13 +40,13 @@ def write_corpus(documents: dict[str, str], folder: Path) -> Path:
     return manifest
 
 
-def bench_settings(base: Path, folder: Path, store_path: Path, sanitize: bool) -> Settings:
+def bench_settings(base: Path, folder: Path, store_path: Path, sanitize: bool, worker: bool = True) -> Settings:
     """The default profile plus a ``cisi`` profile that keeps each abstract in one chunk
     (as the bare-model baseline sees it)."""
     overrides: dict[str, Any] = {
         "store": {"sqlite": {"path": str(store_path)}},
         "ingest": {"allowed_roots": [str(folder)], "progress": False},
-        "sanitize": {"enabled": sanitize, "mode": "redact", "audit_path": str(folder / "audit.jsonl")},
+        "sanitize": {"enabled": sanitize, "mode": "redact", "audit_path": str(folder / "audit.jsonl"), "worker": worker},
         "embeddings": {"profiles": {CISI_PROFILE: {
             "index_name": CISI_VERSION, "distance": "cosine",
             "chunker": {"kind": "conditional", "size": 1200, "overlap": 150, "min_chars_before_split": 6000},
@@ -131,18 +131,36 @@ def measure(base_config: Path, embedder: Any, documents: dict[str, str], work: P
     section.figures["  outside stages (planning, hashing) seconds"] = round(other, 2)
     section.target("pipeline/best bare ratio, sanitize off", pipe_cps / best_bare, ">=", 0.85)
 
+    # sanitize on vs off, interleaved (off, on, off, on-without-worker) so load from other jobs on a
+    # shared machine hits both sides alike; the ratio divides by the mean of the two "off" runs
     sanitized = run_pipeline(bench_settings(base_config, work / "corpus", work / "sanitized.sqlite", True),
                              embedder, manifest)
+    plain_again = run_pipeline(bench_settings(base_config, work / "corpus", work / "plain2.sqlite", False),
+                               embedder, manifest)
+    plain_again.store.close()
+    inline = run_pipeline(bench_settings(base_config, work / "corpus", work / "inline.sqlite", True, worker=False),
+                          embedder, manifest)
+    inline.store.close()
+    off_cps = (pipe_cps + plain_again.chunks / plain_again.seconds) / 2
     san_cps = sanitized.chunks / sanitized.seconds
-    san_stage = sanitized.stage_seconds.get("sanitize", 0.0)
-    sanitizer_cps = sanitized.chunks / san_stage if san_stage else float("inf")
-    section.figures["pipeline chunks/s (sanitize redact)"] = round(san_cps, 1)
+    inline_cps = inline.chunks / inline.seconds
+    san_stage = inline.stage_seconds.get("sanitize", 0.0)
+    sanitizer_cps = inline.chunks / san_stage if san_stage else float("inf")
+    section.figures["pipeline chunks/s (sanitize off, mean of 2 runs)"] = round(off_cps, 1)
+    section.figures["pipeline chunks/s (sanitize redact, worker process)"] = round(san_cps, 1)
+    section.figures["pipeline chunks/s (sanitize redact, in-process)"] = round(inline_cps, 1)
     section.figures["sanitizer alone chunks/s"] = round(sanitizer_cps, 1)
-    section.figures["embedder inside that run chunks/s"] = round(
-        sanitized.embedded / max(sanitized.stage_seconds.get("embed", 1e-9), 1e-9), 1)
+    section.figures["embedder inside the in-process run chunks/s"] = round(
+        inline.embedded / max(inline.stage_seconds.get("embed", 1e-9), 1e-9), 1)
+    section.target("redact/off ingest ratio, worker process", san_cps / off_cps, ">=", 0.8)
+    section.figures["redact/off ingest ratio, in-process"] = round(inline_cps / off_cps, 3)
+    # load-robust: both stages timed inside the same run, so a busy machine slows both alike
+    inline_embed = inline.stage_seconds.get("embed", 0.0)
+    section.figures["in-process run: embed/(embed+sanitize) seconds"] = round(
+        inline_embed / max(inline_embed + san_stage, 1e-9), 3)
     section.notes.append(
-        "sanitizer is the bottleneck when its chunks/s is below the embedder's; "
-        "spaCy NER + Presidio recognizers run on every character of every document"
+        "with the worker, PII analysis of the next group runs in another process while this group embeds; "
+        "runs interleaved off/on/off/on in one process; on a shared 2-core machine the ratio moves with load"
     )
     sanitized.store.close()
     return section, plain

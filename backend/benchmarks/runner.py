@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from backend.benchmarks import ingestion, quality, scale, serving
+from backend.benchmarks import ingestion, pii, quality, scale, serving
 from backend.benchmarks.cisi import load_documents, load_qrels, load_queries
 from backend.benchmarks.stats import Section, peak_rss_mb
 from backend.common.config import DEFAULT_CONFIG, load_settings
@@ -63,6 +63,10 @@ def run(cisi_dir: Path, sizes: tuple[int, ...], sections: tuple[str, ...], confi
             emit(section.render())
         if "http" in sections:
             section = serving.measure(config, embedder, work)
+            out.append(section)
+            emit(section.render())
+        if "pii" in sections:
+            section = pii.measure(config)
             out.append(section)
             emit(section.render())
     emit(f"total seconds: {time.perf_counter() - started:.0f}; peak RSS MB: {peak_rss_mb():.0f}")

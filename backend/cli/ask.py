@@ -13,19 +13,26 @@ from backend.core.services.chat_service import ChatAnswer, ChatQuery
 def render(answer: ChatAnswer) -> str:
     explain = answer.decision_explain
     th = explain["thresholds"]
-    best = explain["max_eligible_similarity"]
+    by_evidence = explain.get("decision_score") == "evidence"
+    best = explain["max_evidence"] if by_evidence else explain["max_eligible_similarity"]
+    why = explain.get("answer_explain") or {}
     lines = [
         answer.answer,
         "",
         f"mode: {answer.mode}  (used_llm={answer.used_llm}, answered_by={explain['answered_by']}, "
         f"sources_used={answer.sources_used})",
-        f"max similarity: {'-' if best is None else f'{best:.4f}'}  vs  low={th['low']:.4g} high={th['high']:.4g} "
+        f"max {'evidence' if by_evidence else 'similarity'}: {'-' if best is None else f'{best:.4f}'}  "
+        f"vs  low={th['low']:.4g} high={th['high']:.4g} "
         f"({th['kind']}{', short query' if explain['short_query_active'] else ''})",
         f"gates: {explain['gates']['usable_chunks']} usable chunks (min {explain['gates']['min_chunks_for_hybrid']}), "
         f"{explain['gates']['usable_context_chars']} chars (min {explain['gates']['min_total_context_chars']})",
         f"target: {explain['retrieval_target']} -> {explain['version']}  strategy={explain['strategy']}",
         "reasons: " + "; ".join(explain["reasons"]),
     ]
+    for sentence in why.get("sentences", []):
+        lines.append(f"{sentence['role']}: {sentence['marker']} score {sentence['score']:.3f} (dense {sentence['dense']:.3f}, "
+                     f"lexical {sentence['lexical']:.2f}, answer type {'yes' if sentence['answer_type_match'] else 'no'}"
+                     f"{', asks ' + why['question_type'] if why.get('question_type') else ''})")
     if answer.citations:
         lines.append("sources:")
         for c in answer.citations:
@@ -40,13 +47,19 @@ def render(answer: ChatAnswer) -> str:
 @click.option("--top-k", type=int, default=None, help="Candidates to retrieve.")
 @click.option("--strategy", type=click.Choice(["dense", "lexical", "fusion"]), default=None)
 @click.option("--json", "as_json", is_flag=True, help="Print the /chat response body as JSON.")
+@click.option("--as", "run_as_name", default=None, metavar="PRINCIPAL",
+              help="Answer from what this configured principal may see (access.principals); default: everything.")
 @click.pass_context
 def ask(ctx: click.Context, question: str, domain: str | None, top_k: int | None, strategy: str | None,
-        as_json: bool) -> None:
+        as_json: bool, run_as_name: str | None) -> None:
     """Answer QUESTION and show how the answer mode was decided (not recorded as an interaction)."""
     from backend.api.app import build_services
 
+    from backend.core.access import run_as
+
     settings = settings_from(ctx)
+    visibility = run_as(settings.access, run_as_name, domain)
     services = build_services(settings)
-    answer = services.chat.answer(ChatQuery(question, domain=domain, top_k=top_k, strategy=strategy, record=False))
+    answer = services.chat.answer(ChatQuery(question, domain=domain, top_k=top_k, strategy=strategy, record=False,
+                                            visibility=visibility))
     click.echo(json.dumps(answer.to_dict(), indent=2, ensure_ascii=False) if as_json else render(answer))

@@ -20,10 +20,13 @@ def config() -> None:
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
               help="File to check (default: the group's --config, else config/rag.yaml).")
 @click.option("--json", "as_json", is_flag=True, help="Print the resolved config as JSON.")
+@click.option("--connect/--no-connect", default=True, show_default=True,
+              help="With store.backend oracle, also connect to the database (exit 1 naming host and port if it "
+              "cannot be reached). The embedded store is never opened here.")
 @click.pass_context
-def check(ctx: click.Context, config_path: str | None, as_json: bool) -> None:
+def check(ctx: click.Context, config_path: str | None, as_json: bool, connect: bool) -> None:
     """Print every problem with its YAML path and exit 2, or print the resolved
-    config (secrets masked) and exit 0."""
+    config (secrets masked) and exit 0; exit 1 when a remote store cannot be reached."""
     path = config_path or (ctx.find_root().obj or {}).get("config_path")
     try:
         settings = load_settings(path)
@@ -33,3 +36,7 @@ def check(ctx: click.Context, config_path: str | None, as_json: bool) -> None:
         ctx.exit(2)
     data = masked_dump(settings)
     click.echo(json.dumps(data, indent=2) if as_json else yaml.safe_dump(data, sort_keys=False))
+    if connect and settings.store.backend == "oracle":
+        from backend.providers.registry import build_store
+
+        build_store(settings).ping()  # StoreUnavailable names host and port; main turns it into exit 1

@@ -19,12 +19,12 @@ from backend.core.services.golden import load_golden_set
 from backend.core.services.promotion import (
     PromotionResult,
     alias_status,
-    apply_retention,
+    collect_garbage,
     promote_version,
     resolve_target,
-    retention_plan,
     rollback as rollback_alias,
 )
+from backend.core.services.versions import VersionNaming
 
 
 ANSWERS_HELP = ("Answer every query through the chat service (modes exactly as /chat, must_contain checked). "
@@ -67,6 +67,12 @@ def render_report(report: EvaluationReport) -> str:
     confusion = ", ".join(f"{exp}->{dec}: {n}" for exp, row in sorted(report.mode_confusion.items())
                           for dec, n in sorted(row.items()))
     lines.append(f"modes (expected->decided): {confusion}")
+    if report.by_principal:
+        lines.append(f"{'principal':<24}{'queries':>8}{'hit@k':>8}{'recall@k':>10}{'mrr':>8}{'mode_acc':>10}")
+        for name, m in report.by_principal.items():
+            lines.append(f"{name:<24}{m['queries']:>8}{_fmt(m['hit_at_k'], 'hit'):>8}"
+                         f"{_fmt(m['recall_at_k'], 'recall'):>10}{_fmt(m['mrr'], 'mrr'):>8}"
+                         f"{_fmt(m['mode_accuracy'], 'mode'):>10}")
     return "\n".join(lines)
 
 
@@ -103,7 +109,8 @@ def eval_cmd(ctx: click.Context, version: str | None, alias: str | None, domain_
     golden_set = load_golden_set(resolve_target(settings, domain_key=domain_key, golden=golden).golden)
     evaluator = Evaluator(store, store, services.embedder, embeddings=settings.embeddings,
                           retrieval=settings.retrieval, evaluation=settings.evaluation,
-                          chat=services.chat if answers else None)
+                          chat=services.chat if answers else None, sanitize=settings.sanitize,
+                          access=settings.access)
     report = evaluator.evaluate(name, golden_set, target=shown)
     if compare_alias:
         baseline_version = store.resolve_alias(compare_alias)
@@ -138,7 +145,8 @@ def render_promotion(result: PromotionResult) -> str:
 
 @click.command("promote")
 @click.option("--domain-key", default=None, help="Promote into this domain's alias (default: embeddings.alias.name).")
-@click.option("--version", default=None, help="Candidate version (default: the domain's / default profile's index_name).")
+@click.option("--version", default=None, help="Candidate version (default: the newest version of the domain's / "
+              "default profile's index_name series).")
 @click.option("--alias", default=None, help="Alias to rotate (overrides the domain's).")
 @click.option("--golden", type=click.Path(dir_okay=False), default=None, help="Golden set (default from config).")
 @click.option("--force", is_flag=True, help="Rotate even if gates fail; recorded as forced in the alias history.")
@@ -229,16 +237,26 @@ def status(ctx: click.Context, as_json: bool) -> None:
     from backend.providers.registry import build_store
 
     settings = settings_from(ctx)
-    configured = [settings.embeddings.alias.name, *(d.alias_name for d in settings.embeddings.domains.values())]
-    statuses, unserved = alias_status(build_store(settings), configured)
+    statuses, others = alias_status(build_store(settings), configured_series(settings),
+                                    VersionNaming(settings.ingest.version_name_template))
     if as_json:
-        click.echo(json.dumps({"aliases": [s.to_dict() for s in statuses], "unserved_versions": unserved},
+        click.echo(json.dumps({"aliases": [s.to_dict() for s in statuses], "other_versions": others},
                               indent=2, default=str))
         return
     for s in statuses:
         click.echo(s.render())
-    if unserved:
-        click.echo("versions no alias has served: " + ", ".join(unserved))
+    click.echo("(* live, < rollback, + candidate; keep_versions="
+               f"{settings.evaluation.keep_versions}, `rag index gc` drops the rest)")
+    if others:
+        click.echo("versions of no configured alias: " + ", ".join(others))
+
+
+def configured_series(settings: Settings) -> dict[str, str]:
+    """``alias -> index_name`` of the default alias and of every domain."""
+    emb = settings.embeddings
+    out = {emb.alias.name: emb.profiles[emb.default_profile].index_name}
+    out.update({d.alias_name: d.index_name for d in emb.domains.values()})
+    return out
 
 
 @alias.command("prune")
@@ -247,13 +265,16 @@ def status(ctx: click.Context, as_json: bool) -> None:
 @click.option("--dry-run", is_flag=True, help="Only list what would be dropped.")
 @click.pass_context
 def prune(ctx: click.Context, domain_key: str | None, alias_name: str | None, dry_run: bool) -> None:
-    """Drop versions of an alias beyond evaluation.keep_versions (never the active or previous one)."""
+    """Drop versions of an alias's series beyond evaluation.keep_versions (never a live or rollback one)."""
     from backend.providers.registry import build_store
 
     settings = settings_from(ctx)
     name = _alias_option(settings, domain_key, alias_name)
     store = build_store(settings)
-    keep = settings.evaluation.keep_versions
-    victims = retention_plan(store, name, keep) if dry_run else apply_retention(store, name, keep)
+    series = store.resolve_alias(name) or configured_series(settings).get(name)
+    if series is None:
+        raise click.UsageError(f"alias {name} serves nothing and is not configured")
+    victims = collect_garbage(store, settings, series=series, dry_run=dry_run).dropped
     verb = "would drop" if dry_run else "dropped"
-    click.echo(f"{name}: {verb} {', '.join(victims) if victims else 'nothing'} (keep_versions={keep})")
+    click.echo(f"{name}: {verb} {', '.join(victims) if victims else 'nothing'} "
+               f"(keep_versions={settings.evaluation.keep_versions})")

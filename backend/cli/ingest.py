@@ -3,8 +3,10 @@
 The summary goes to stdout (``--json`` for scripts), progress bars and logs to
 stderr. The exit code is 1 when any manifest line or file failed, even though
 every good document was ingested; ``--strict`` stops at the first bad line.
-``--update-alias`` never rotates an alias directly: it hands the new version to
-the evaluation gate (as ``rag promote --no-answers`` would), which prints its
+A version an alias serves is never written: when the run would change it, the
+next version is built from it (see ``backend.core.services.versions``);
+``--in-place`` is the explicit override. ``--update-alias`` never rotates an
+alias directly: it hands the new version to the evaluation gate (as ``rag promote --no-answers`` would), which prints its
 figures and promotes only if every gate passes (exit code 3 otherwise).
 """
 
@@ -31,12 +33,16 @@ from backend.providers.registry import build_embedder, build_store
 @click.option("--prune", is_flag=True, help="Delete documents of the version that the manifest no longer lists.")
 @click.option("--strict", is_flag=True, help="Stop at the first malformed manifest line.")
 @click.option("--update-alias", is_flag=True, help="Afterwards, hand the version to the evaluation gate for promotion.")
+@click.option("--in-place", is_flag=True,
+              help="Write the newest version directly even when an alias serves it or keeps it for rollback. "
+              "Bypasses immutable versions and the evaluation gate: readers see the change at once and a rollback "
+              "no longer restores the old content.")
 @click.option("--progress/--no-progress", default=None, help="Progress bars on stderr (default: ingest.progress, TTY only).")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @click.pass_context
 def ingest(ctx: click.Context, manifest_arg: Path | None, manifest_opt: Path | None, profile: str | None,
-           domain_key: str | None, prune: bool, strict: bool, update_alias: bool, progress: bool | None,
-           as_json: bool) -> None:
+           domain_key: str | None, prune: bool, strict: bool, update_alias: bool, in_place: bool,
+           progress: bool | None, as_json: bool) -> None:
     """Ingest the documents listed in MANIFEST (JSONL) into an index version."""
     if (manifest_arg is None) == (manifest_opt is None):
         raise click.UsageError("give the manifest once: as MANIFEST or with --manifest")
@@ -46,7 +52,7 @@ def ingest(ctx: click.Context, manifest_arg: Path | None, manifest_opt: Path | N
     store = build_store(settings)
     embedder = build_embedder(settings)
     report = IngestPipeline(settings, store, embedder, progress=progress).run(
-        manifest, profile=profile, domain_key=domain_key, prune=prune, strict=strict)
+        manifest, profile=profile, domain_key=domain_key, prune=prune, strict=strict, in_place=in_place)
     promoting = update_alias and report.ok
     if not (as_json and promoting):
         click.echo(json.dumps(report.to_dict(), indent=2) if as_json else report.render())

@@ -67,6 +67,7 @@ def _register() -> None:
         ("backend.cli.evaluate", "rollback"),
         ("backend.cli.evaluate", "alias"),
         ("backend.cli.bench", "bench"),
+        ("backend.cli.calibrate", "calibrate"),
     ):
         try:
             module = __import__(module_name, fromlist=[attr])

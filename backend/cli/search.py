@@ -75,10 +75,12 @@ def render(body: SearchResponse) -> str:
 @click.option("--preset", default=None, help="A configured preset (see GET /search/presets).")
 @click.option("--value", default=None, help="The preset's filter value.")
 @click.option("--json", "as_json", is_flag=True, help="Print the GET /search response body as JSON.")
+@click.option("--as", "run_as_name", default=None, metavar="PRINCIPAL",
+              help="See only what this configured principal may see (access.principals); default: everything.")
 @click.pass_context
 def search(ctx: click.Context, query: str | None, strategy: str | None, filter_pairs: tuple[str, ...],
            filters_json: str | None, top_k: int | None, domain: str | None, preset: str | None, value: str | None,
-           as_json: bool) -> None:
+           as_json: bool, run_as_name: str | None) -> None:
     """Search the knowledge base for QUERY and show ranked chunks with their scores (no answer)."""
     from pydantic import ValidationError
 
@@ -90,6 +92,8 @@ def search(ctx: click.Context, query: str | None, strategy: str | None, filter_p
                               filters=filters_from_options(filter_pairs, filters_json), preset=preset, value=value)
     except ValidationError as exc:
         raise RequestError("; ".join(format_validation_error(exc))) from exc
+    from backend.core.access import run_as
+
     settings = settings_from(ctx)
-    body = run_search(build_services(settings), params, domain)
+    body = run_search(build_services(settings), params, domain, run_as(settings.access, run_as_name, domain))
     click.echo(json.dumps(body.model_dump(mode="json"), indent=2, ensure_ascii=False) if as_json else render(body))

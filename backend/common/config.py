@@ -12,6 +12,7 @@ the YAML file, then the model defaults.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any, Literal, Mapping
 
@@ -245,8 +246,22 @@ class EmbeddingSettings(_Model):
 SanitizeEntity = Literal[
     "PERSON", "EMAIL_ADDRESS", "PHONE_NUMBER", "CREDIT_CARD", "IBAN_CODE", "US_SSN", "IP_ADDRESS",
     "LOCATION", "URL", "DATE_TIME", "NRP", "US_BANK_NUMBER", "US_DRIVER_LICENSE", "US_PASSPORT",
-    "UK_NHS", "MEDICAL_LICENSE", "CRYPTO",
+    "UK_NHS", "MEDICAL_LICENSE", "CRYPTO", "ORGANIZATION", "STREET_ADDRESS",
 ]
+
+
+#: words the small spaCy model labels ORG or PERSON in enterprise text that are never personal data
+DEFAULT_SANITIZE_ALLOW_LIST = (
+    "IBAN", "SSN", "SWIFT", "BIC", "VAT", "IP", "TTL", "CSV", "PDF", "TB", "GB", "MB", "HR", "IT", "VPN", "API",
+    "SLA", "KPI", "CEO", "CFO", "CTO", "COO", "EUR", "USD", "GBP", "CHF", "UTC", "FAQ", "SQL", "URL", "DNS", "SSO",
+    "MFA", "ID", "PO", "VIP", "GDPR", "ISO", "PII", "QA", "UI", "UX", "OS", "CPU", "RAM", "SSD", "HTTP", "HTTPS",
+    "JSON", "XML", "YAML", "SFTP", "FTP", "SSH", "TLS", "SSL", "LAN", "WAN", "ERP", "CRM", "SaaS", "AWS", "OCI",
+    "RAG", "LLM", "ETL", "CI", "CD", "PR", "NDA", "RFP", "RFQ", "ROI", "P&L", "Q1", "Q2", "Q3", "Q4",
+    "Mr", "Mrs", "Ms", "Dr", "Prof", "Mr.", "Mrs.", "Ms.", "Dr.", "Prof.", "Salary", "Bill", "Request", "attn",
+    "Finance", "Legal", "Payroll", "Procurement", "Marketing", "Sales", "Operations", "Engineering", "Support",
+    "Facilities", "Compliance", "Security", "Treasury", "Accounting", "People Team", "People Operations",
+    "Service Desk", "Help Desk", "Human Resources",
+)
 
 
 def _default_entity_thresholds() -> dict[SanitizeEntity, float]:
@@ -257,8 +272,10 @@ class SanitizeSettings(_Model):
     enabled: bool = Field(False, description="Run PII analysis before chunking (env SANITIZE_ENABLED).")
     mode: Literal["redact", "audit"] = Field("redact", description="redact: typed placeholders; audit: record findings only (env SANITIZE_MODE).")
     entities: tuple[SanitizeEntity, ...] = Field(
-        ("PERSON", "EMAIL_ADDRESS", "PHONE_NUMBER", "CREDIT_CARD", "IBAN_CODE", "US_SSN", "IP_ADDRESS", "LOCATION"),
-        description="Presidio entity types to find (env SANITIZE_ENTITIES, comma separated).",
+        ("PERSON", "EMAIL_ADDRESS", "PHONE_NUMBER", "CREDIT_CARD", "IBAN_CODE", "US_SSN", "IP_ADDRESS", "LOCATION",
+         "STREET_ADDRESS", "ORGANIZATION", "DATE_TIME", "URL"),
+        description="Presidio entity types to find (env SANITIZE_ENTITIES, comma separated). DATE_TIME is calendar "
+        "dates only; URL includes bare domain names.",
     )
     score_threshold: float = Field(0.5, ge=0, le=1, description="Minimum Presidio score (env SANITIZE_SCORE_THRESHOLD).")
     language: str = Field("en", description="Analyzer language.")
@@ -269,6 +286,19 @@ class SanitizeSettings(_Model):
         default_factory=_default_entity_thresholds,
         description="Per-entity minimum score, overriding score_threshold (Presidio scores phone numbers without a "
         "context word 0.4 and 9-digit SSNs after 'SSN' 0.4).",
+    )
+    allow_list: tuple[str, ...] = Field(
+        DEFAULT_SANITIZE_ALLOW_LIST,
+        description="Exact finding texts that are never redacted (acronyms and words the NER model mistakes for "
+        "names or companies). Replace the list to change it.",
+    )
+    phone_regions: tuple[str, ...] = Field(
+        ("US", "GB", "DE", "FR", "ES", "IT", "NL", "BE", "CH", "AT", "IE", "PT", "PL", "SE", "DK", "NO", "FI",
+         "IN", "AU", "NZ", "CA", "BR", "MX", "IL", "ZA", "SG", "JP"),
+        description="Regions (ISO 3166 codes) tried, in order, for phone numbers written without a country code.",
+    )
+    worker: bool = Field(
+        True, description="During ingestion, run the analyzer in a worker process that overlaps with embedding.",
     )
     max_piece_chars: int = Field(
         2000, ge=200, description="Long documents are analysed in paragraph-sized pieces of at most this many characters."
@@ -296,6 +326,11 @@ class DocxSettings(_Model):
     max_images_per_doc: int = Field(500, ge=0, description="Zip-bomb guard: images written per document.")
     max_image_bytes: int = Field(20 * 1024 * 1024, ge=0, description="Zip-bomb guard: largest image written.")
     max_total_image_bytes: int = Field(200 * 1024 * 1024, ge=0, description="Zip-bomb guard: all images of one document.")
+    assets_gc_grace_seconds: int = Field(
+        3600, ge=0,
+        description="`rag index gc` removes an image no version cites only once it is this old, so a build still "
+        "writing its chunks keeps the images it has just written or reused.",
+    )
 
 
 class IngestSettings(_Model):
@@ -305,6 +340,19 @@ class IngestSettings(_Model):
     max_file_bytes: int = Field(100 * 1024 * 1024, ge=1, description="Larger files are refused.")
     documents_per_transaction: int = Field(16, ge=1, description="Documents written per store transaction.")
     progress: bool = Field(True, description="Show progress bars on stderr.")
+    version_name_template: str = Field(
+        "{stem}_V{n}",
+        description="How the next version of a series is named when the newest one is served: `{stem}` is the "
+        "configured index_name without its version suffix, `{n}` the next number (KB_HANDBOOK_V1 -> KB_HANDBOOK_V2).",
+    )
+
+    @field_validator("version_name_template")
+    @classmethod
+    def _version_template(cls, v: str) -> str:
+        if v.count("{stem}") != 1 or v.count("{n}") != 1 or not v.startswith("{stem}") or not v.endswith("{n}"):
+            raise ValueError("must start with {stem}, end with {n} and hold each once, e.g. '{stem}_V{n}'")
+        validate_identifier(v.replace("{stem}", "KB").replace("{n}", "2"), "version_name_template")
+        return v
 
 
 # --- retrieval and answers ---------------------------------------------------------
@@ -423,6 +471,12 @@ class RetrievalSettings(_Model):
     )
     threshold_low: float = Field(0.35, description="normalized: hybrid starts here.")
     threshold_high: float = Field(0.55, description="normalized: rag starts here.")
+    decision_score: Literal["similarity", "evidence"] = Field(
+        "similarity",
+        description="What the thresholds compare: `similarity` (best chunk similarity) or `evidence` (best sentence "
+        "score of the usable chunks times the question's word coverage, in [0, 1]; needs score_mode normalized; "
+        "see docs/CALIBRATION.md).",
+    )
     raw_dot_low: float | None = Field(None, description="raw mode, dot distance: hybrid starts at this dot product.")
     raw_dot_high: float | None = Field(None, description="raw mode, dot distance: rag starts at this dot product.")
     raw_cosine_low: float | None = Field(None, description="raw mode, cosine distance: hybrid starts at this cosine similarity.")
@@ -471,6 +525,9 @@ class RetrievalSettings(_Model):
 
     @model_validator(mode="after")
     def _consistent(self) -> "RetrievalSettings":
+        if self.decision_score == "evidence" and self.score_mode != "normalized":
+            raise ValueError("decision_score 'evidence' compares a [0, 1] score with threshold_low/high; "
+                             "it needs score_mode 'normalized'")
         if self.score_mode == "raw":
             if self.distance == "euclidean":
                 raise ValueError("score_mode 'raw' is not supported with distance 'euclidean' (only dot and cosine have raw thresholds)")
@@ -496,7 +553,7 @@ class ChatProviderSettings(_Model):
     temperature: float = Field(0.1, ge=0, le=2, description="Sampling temperature.")
     max_tokens: int = Field(512, ge=1, description="Longest answer, in tokens.")
     timeout_s: float = Field(60.0, gt=0, description="Read timeout of one answer request.")
-    max_sentences: int = Field(4, ge=1, description="extractive: sentences in the answer.")
+    max_sentences: int = Field(4, ge=1, description="extractive: most sentences in the answer (the lead, then supporting ones that add something).")
     retry: RetrySettings = Field(
         RetrySettings(max_attempts=3), description="openai_compat/oci: retries of 429, 5xx and timeouts (tenacity)."
     )
@@ -554,6 +611,91 @@ class ServerSettings(_Model):
     api_keys: tuple[SecretStr, ...] = Field((), description="If set, requests need X-API-Key; environment only (RAG_SERVER__API_KEYS, comma separated).")
 
 
+# --- access control ----------------------------------------------------------------
+_PRINCIPAL_NAME = re.compile(r"^[a-z][a-z0-9_.-]{0,63}$")
+#: the domain key a request without X-RAG-Domain uses (the default alias), for ``domains`` lists
+DEFAULT_DOMAIN = "default"
+
+
+def _principal_name(value: str, what: str) -> str:
+    if not _PRINCIPAL_NAME.fullmatch(value):
+        raise ValueError(f"invalid {what} {value!r}: expected lowercase letters, digits, '_', '.' or '-', "
+                         "starting with a letter, at most 64 characters")
+    return value
+
+
+class PrincipalSettings(_Model):
+    """One principal an API key stands for. Its key is a secret: environment only."""
+
+    groups: tuple[str, ...] = Field((), description="Groups the principal belongs to; a document ACL may name `group:<g>`.")
+    domains: tuple[str, ...] = Field(
+        (), description="Domain keys (X-RAG-Domain) the principal may use; `default` is the default alias (no "
+        "header), `*` every domain. Anything else answers 403. Empty: none.")
+    api_key: SecretStr | None = Field(
+        None, description="The principal's X-API-Key; environment only (RAG_ACCESS__PRINCIPALS__<NAME>__API_KEY).")
+
+    @field_validator("groups")
+    @classmethod
+    def _groups(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(_principal_name(g, "group name") for g in v)
+
+    @field_validator("domains")
+    @classmethod
+    def _domains(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(d if d in ("*", DEFAULT_DOMAIN) else validate_domain_key(d) for d in v)
+
+
+class JwtSettings(_Model):
+    """Principals from a signed bearer token (an SSO proxy in front of the service)."""
+
+    enabled: bool = Field(False, description="Accept `Authorization: Bearer <JWT>` as well as API keys.")
+    algorithm: Literal["HS256", "RS256"] = Field("HS256", description="The only algorithm accepted (no `none`, no other).")
+    secret: SecretStr | None = Field(None, description="HS256 shared secret; environment only (RAG_ACCESS__JWT__SECRET).")
+    public_key_file: str | None = Field(None, description="RS256: PEM file of the issuer's public key.")
+    audience: str | None = Field(None, description="Required `aud`; tokens for another audience answer 401.")
+    issuer: str | None = Field(None, description="If set, required `iss`.")
+    leeway_seconds: int = Field(30, ge=0, le=300, description="Clock skew allowed on `exp`/`nbf`.")
+    principal_claim: str = Field("sub", description="Claim that names the principal.")
+    groups_claim: str = Field("groups", description="Claim listing the principal's groups.")
+    domains_claim: str = Field(
+        "rag_domains", description="Claim listing the domains the principal may use; without it, the configured "
+        "principal of that name's `domains` (none if not configured).")
+
+    @model_validator(mode="after")
+    def _key_for_algorithm(self) -> "JwtSettings":
+        if not self.enabled:
+            return self
+        if self.audience is None:
+            raise ValueError("access.jwt.audience is required when access.jwt.enabled is true")
+        if self.algorithm == "HS256" and self.secret is None:
+            raise ValueError("access.jwt.algorithm HS256 needs access.jwt.secret (environment: RAG_ACCESS__JWT__SECRET)")
+        if self.algorithm == "RS256" and not self.public_key_file:
+            raise ValueError("access.jwt.algorithm RS256 needs access.jwt.public_key_file (a PEM public key)")
+        return self
+
+
+class AccessSettings(_Model):
+    """Who may see which documents; see docs/ACCESS_CONTROL.md."""
+
+    enabled: bool = Field(
+        False, description="Enforce principals and document ACLs. Off: any valid key reads everything (as before).")
+    default_acl: Literal["deny", "public"] = Field(
+        "deny", description="ACL of a manifest line without `acl`, applied at ingest: `deny` (nobody) or `public`.")
+    principals: dict[str, PrincipalSettings] = Field(
+        default_factory=dict, description="Principal name -> groups, domains and (from the environment) its API key.")
+    jwt: JwtSettings = JwtSettings()
+
+    @field_validator("principals")
+    @classmethod
+    def _names(cls, v: dict[str, PrincipalSettings]) -> dict[str, PrincipalSettings]:
+        for name in v:
+            _principal_name(name, "principal name")
+        keys = [p.api_key.get_secret_value() for p in v.values() if p.api_key is not None]
+        if len(keys) != len(set(keys)):
+            raise ValueError("two principals share one API key; each key must stand for one principal")
+        return v
+
+
 class LoggingSettings(_Model):
     format: Literal["console", "json"] = Field("console", description="console: readable lines; json: one JSON object per event.")
     level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field("INFO", description="Lowest level logged (`--debug` forces DEBUG).")
@@ -571,7 +713,15 @@ class Settings(_Model):
     llm: LlmSettings = LlmSettings()
     evaluation: EvaluationSettings = EvaluationSettings()
     server: ServerSettings = ServerSettings()
+    access: AccessSettings = AccessSettings()
     logging: LoggingSettings = LoggingSettings()
+
+    @model_validator(mode="after")
+    def _access_keys(self) -> "Settings":
+        if self.access.enabled and self.server.api_keys:
+            raise ValueError("server.api_keys stand for no principal; with access.enabled give each key to a "
+                             "principal instead (RAG_ACCESS__PRINCIPALS__<NAME>__API_KEY)")
+        return self
 
     @model_validator(mode="after")
     def _profiles_match_retrieval(self) -> "Settings":
@@ -699,6 +849,7 @@ def load_settings(
         "yaml": read_yaml(config_path),
         "defaults": {},
     }
+    _refuse_committed_access_secrets(layers["yaml"], config_path)
     merged: dict[str, Any] = {}
     for name in reversed(SOURCE_ORDER):
         merged = _deep_merge(merged, layers[name])
@@ -711,6 +862,22 @@ def load_settings(
             problems=problems,
             path=str(config_path),
         ) from exc
+
+
+def _refuse_committed_access_secrets(data: Mapping[str, Any], path: Path) -> None:
+    """API keys and the JWT secret come from the environment only: a config file that holds one
+    is refused (it would be committed, copied and logged)."""
+    access = data.get("access") if isinstance(data, Mapping) else None
+    if not isinstance(access, Mapping):
+        return
+    found = [f"access.principals.{name}.api_key" for name, p in (access.get("principals") or {}).items()
+             if isinstance(p, Mapping) and "api_key" in p]
+    if isinstance(access.get("jwt"), Mapping) and "secret" in access["jwt"]:
+        found.append("access.jwt.secret")
+    if found:
+        raise ConfigError(f"{path}: {', '.join(found)}: secrets come from the environment only "
+                          "(RAG_ACCESS__PRINCIPALS__<NAME>__API_KEY, RAG_ACCESS__JWT__SECRET), never from a config file",
+                          path=str(path))
 
 
 def masked_dump(settings: Settings) -> dict[str, Any]:

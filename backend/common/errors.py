@@ -100,6 +100,14 @@ class VersionConflict(StoreError):
     http_status = 409
 
 
+class VersionServed(StoreError):
+    """A write into a version an alias serves (or keeps for rollback) without the
+    explicit in-place override: served versions are immutable."""
+
+    code = "version_served"
+    http_status = 409
+
+
 class AliasNotFound(StoreError):
     """The alias does not exist or points at nothing."""
 
@@ -170,6 +178,13 @@ class Unauthorized(RequestError):
 
     code = "unauthorized"
     http_status = 401
+
+
+class Forbidden(RequestError):
+    """The principal is known but may not use what it asked for (a domain)."""
+
+    code = "forbidden"
+    http_status = 403
 
 
 # --- evaluation -----------------------------------------------------------------

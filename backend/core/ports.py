@@ -20,6 +20,7 @@ from backend.core.types import (
     SearchResult,
     Vector,
     VersionSpec,
+    Visibility,
 )
 
 
@@ -31,16 +32,28 @@ class VectorStore(Protocol):
     the same read so a concurrent rotation never yields a mix of two versions.
     """
 
-    def write_documents(self, version: str, documents: Sequence[DocumentWrite]) -> int:
+    def write_documents(self, version: str, documents: Sequence[DocumentWrite], *,
+                        allow_served: bool = False) -> int:
         """Atomically replace each document's chunks (upsert by ``chunk_id``; chunks of
         the document not in the new set are deleted). All documents of one call commit
         together or not at all. Writing the same chunks again changes nothing.
         Returns the number of chunks written. Raises ``VersionNotFound``, and
-        ``EmbeddingModelMismatch`` when a vector's dimension differs from the version's."""
+        ``EmbeddingModelMismatch`` when a vector's dimension differs from the version's.
+
+        A version that ``protected_versions`` names is immutable: the write raises
+        ``VersionServed`` (checked inside the write transaction, so a rotation that
+        lands first wins) unless ``allow_served`` is given. Every write that changes
+        rows bumps the version's ``generation``."""
         ...
 
-    def delete_documents(self, version: str, doc_ids: Sequence[str]) -> int:
-        """Delete every chunk of these documents; returns chunks deleted (0 for unknown ids)."""
+    def delete_documents(self, version: str, doc_ids: Sequence[str], *, allow_served: bool = False) -> int:
+        """Delete every chunk of these documents; returns chunks deleted (0 for unknown ids).
+        Same ``VersionServed`` guard and ``generation`` bump as ``write_documents``."""
+        ...
+
+    def asset_refs(self, version: str) -> set[str]:
+        """Every ``image_ref`` the version's chunks cite in their metadata (figure images
+        under the assets dir); what garbage collection must keep while the version exists."""
         ...
 
     def document_hashes(self, version: str) -> dict[str, str]:
@@ -48,19 +61,28 @@ class VectorStore(Protocol):
         ...
 
     def search(
-        self, target: str, query: QueryVector, k: int, filters: Sequence[FieldFilter] = ()
+        self, target: str, query: QueryVector, k: int, filters: Sequence[FieldFilter] = (), *,
+        visibility: Visibility | None = None,
     ) -> SearchResult:
         """Top-``k`` chunks by similarity, best first, metadata filters applied inside the
-        search so that ``k`` hits come back whenever ``k`` matching chunks exist. Raises
+        search so that ``k`` hits come back whenever ``k`` matching chunks exist.
+
+        ``visibility`` (access control) is applied in the same query as the filters, before
+        the top-``k``: a chunk whose ``rag_acl`` shares no label with it is never returned
+        and never counts toward ``k``, so ``k`` hits come back whenever ``k`` visible
+        matching chunks exist. ``None`` means no enforcement; services pass ``None`` only
+        when ``access.enabled`` is false. Raises
         ``EmbeddingModelMismatch`` (naming both models/dimensions) if the query vector was
         made by another model or has another dimension than the version; ``AliasNotFound``
         / ``VersionNotFound`` for an unknown target."""
         ...
 
     def lexical_search(
-        self, target: str, text: str, k: int, filters: Sequence[FieldFilter] = ()
+        self, target: str, text: str, k: int, filters: Sequence[FieldFilter] = (), *,
+        visibility: Visibility | None = None,
     ) -> SearchResult:
-        """Top-``k`` chunks by a BM25-style full-text score (higher is better)."""
+        """Top-``k`` chunks by a BM25-style full-text score (higher is better); filters and
+        ``visibility`` apply inside the query exactly as in ``search``."""
         ...
 
     def cached_vectors(self, model: str, text_hashes: Sequence[str]) -> dict[str, Vector]:
@@ -75,7 +97,23 @@ class IndexAdmin(Protocol):
 
     def create_version(self, spec: VersionSpec) -> IndexVersion:
         """Create the physical table; idempotent for an identical spec. Raises
-        ``VersionConflict`` if the name exists with another model, dimension or distance."""
+        ``VersionConflict`` if the name exists with another model, dimension or distance.
+
+        With ``spec.parent`` a new version starts as a copy of every row of the parent
+        (same model and dimension, else ``VersionConflict``): either the version is
+        registered with all of them or it is not registered at all, and calling again
+        after a crash completes it. The parent is only read."""
+        ...
+
+    def protected_versions(self) -> dict[str, str]:
+        """``version -> why`` for every version that must not change or be dropped: the
+        one each alias serves, and the ``previous`` of each alias's latest change (its
+        rollback target)."""
+        ...
+
+    def finish_load(self, version: str) -> None:
+        """An ingest into ``version`` has ended: build (or rebuild) whatever index the
+        version will serve with, so it is evaluated as it will be served. Idempotent."""
         ...
 
     def get_version(self, name: str) -> IndexVersion:
@@ -85,7 +123,10 @@ class IndexAdmin(Protocol):
     def list_versions(self) -> list[IndexVersion]: ...
 
     def drop_version(self, name: str) -> None:
-        """Drop a version. Raises ``StoreError`` if an alias points at it."""
+        """Drop a version: its table first, then its registry row, so a failed drop
+        leaves a registered (and retryable) version, never an orphan table. Raises
+        ``StoreError`` if the version is protected (``protected_versions``: an alias
+        serves it or keeps it as its rollback target)."""
         ...
 
     def point_alias(self, alias: str, version: str, *, reason: str = "", forced: bool = False) -> AliasChange:

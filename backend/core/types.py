@@ -111,13 +111,54 @@ class FieldFilter:
     lte: str | None = None
 
 
+#: The metadata list every chunk of an access-controlled document carries: its ACL as
+#: labels (``public``, ``user:<name>``, ``group:<name>``). Reserved: a manifest's free
+#: metadata may not use it. Stores index it with every other metadata list.
+ACL_FIELD = "rag_acl"
+PUBLIC_LABEL = "public"
+
+
+@dataclass(frozen=True)
+class Visibility:
+    """What one reader may see, as ACL labels; stores apply it inside the search query.
+
+    A chunk is visible iff its ``rag_acl`` list shares a label with ``labels``. A
+    chunk with no ``rag_acl`` (or an empty one) is visible to nobody, so a document
+    ingested without an ACL is denied unless ingest stamped the configured default.
+    ``public`` is always among the labels. ``principal`` is the name for logs and
+    audit only; it takes no part in matching."""
+
+    principal: str
+    labels: tuple[str, ...]
+
+    def __post_init__(self) -> None:
+        labels = tuple(dict.fromkeys((PUBLIC_LABEL, *self.labels)))
+        object.__setattr__(self, "labels", labels)
+
+    @classmethod
+    def of(cls, principal: str, groups: Sequence[str] = ()) -> "Visibility":
+        """The labels a principal holds: ``public``, ``user:<principal>``, ``group:<g>`` per group."""
+        return cls(principal, (f"user:{principal}", *(f"group:{g}" for g in groups)))
+
+    def as_filter(self) -> FieldFilter:
+        """The visibility as a metadata condition (``rag_acl`` holds any of the labels);
+        never empty, because ``public`` is always a label."""
+        return FieldFilter(ACL_FIELD, any_of=self.labels)
+
+
 @dataclass(frozen=True)
 class VersionSpec:
+    """What a new version is built with. ``parent`` names the version it starts
+    from: creating the version copies every row of ``parent`` (chunks, vectors,
+    document hashes) in the same step, so unchanged documents are carried forward
+    without re-embedding and the next ingest only rewrites what changed."""
+
     name: str
     model: str
     dimension: int
     distance: Distance
     profile: str | None = None
+    parent: str | None = None
 
 
 @dataclass(frozen=True)
@@ -133,6 +174,17 @@ class IndexVersion:
     doc_count: int = 0
     profile: str | None = None
     evaluation: Mapping[str, Any] | None = None
+    #: bumped by every write that changes the version's rows; an evaluation records
+    #: the generation it saw, so a later change makes it stale
+    generation: int = 0
+    parent: str | None = None
+    #: approximate bytes of the version's rows (text, metadata, vectors)
+    size_bytes: int = 0
+
+    @property
+    def evaluation_current(self) -> bool:
+        """True when the recorded evaluation was made on the version's present content."""
+        return bool(self.evaluation) and (self.evaluation or {}).get("generation") == self.generation
 
 
 @dataclass(frozen=True)
@@ -158,6 +210,8 @@ class Interaction:
     decision_explain: Mapping[str, Any]
     conversation_id: str | None = None
     created_at: str = ""
+    #: who asked (the principal's name, never the API key or token); None without access control
+    principal: str | None = None
 
 
 @dataclass(frozen=True)

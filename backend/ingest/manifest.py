@@ -24,7 +24,9 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from backend.common.config import Settings
 from backend.common.errors import ManifestError
 from backend.common.jsonl import parse_model_line
+from backend.core.access import acl_labels, default_labels
 from backend.core.metadata_schema import validate_metadata
+from backend.core.types import ACL_FIELD
 from backend.ingest.loaders import supported_suffixes
 
 
@@ -44,6 +46,9 @@ class ManifestLine(BaseModel):
     content_type: str | None = Field(None, description="Selects the profile's embedding template.")
     updated_at: str | None = Field(None, description="ISO date; used by the freshness tie-break.")
     metadata: dict[str, Any] = Field(default_factory=dict, description="Free metadata stored with every chunk.")
+    acl: list[str] | None = Field(
+        None, description="Who may see the document: `public`, principal names (`alice` or `user:alice`) and "
+        "`group:<name>`; without it, `access.default_acl` applies when access control is on.")
 
     @field_validator("tags", "profiles")
     @classmethod
@@ -156,7 +161,13 @@ def _entries(line: ManifestLine, base: Path, roots: list[Path], settings: Settin
     unknown = [p for p in line.profiles if p not in settings.embeddings.profiles]
     if unknown:
         raise ManifestError(f"profiles: unknown profile(s) {unknown}; configured: {sorted(settings.embeddings.profiles)}")
+    if ACL_FIELD in line.metadata:
+        raise ManifestError(f"metadata: {ACL_FIELD!r} is reserved for access control; use the line's 'acl'")
     meta = _validate_metadata(chunk_metadata(line), settings, where)
+    if line.acl is not None:
+        meta[ACL_FIELD] = acl_labels(line.acl)
+    elif settings.access.enabled:
+        meta[ACL_FIELD] = default_labels(settings.access)
     return [
         ManifestEntry(path=p.resolve(), doc_id=line.doc_id or default_doc_id(p, base), where=where,
                       profiles=tuple(line.profiles), metadata=meta)

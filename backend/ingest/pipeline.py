@@ -11,6 +11,13 @@ that shapes the chunks, and chunk ids are deterministic. A re-run skips every
 document whose stored hash matches (without loading it), redoes the rest and
 upserts the same rows an uninterrupted run would have written. Aliases are never
 touched here; promotion is the evaluation gate's job.
+
+Why a served version never changes: before writing, each target is planned by
+``versions.plan_build``. When the newest version of the series is served (or kept
+for rollback) and the run would change it, the next version is created as a copy
+of it (unchanged documents carried with their vectors) and only the changes are
+written there. A killed build leaves that unserved candidate, which the next run
+finds and resumes.
 """
 
 from __future__ import annotations
@@ -29,8 +36,9 @@ from tqdm import tqdm
 
 from backend.common.config import REPO_ROOT, ProfileSettings, Settings
 from backend.common.errors import ConfigError, LoaderError, ProviderError
+from backend.core.services.versions import BuildPlan, VersionNaming, latest_version, plan_build
 from backend.core.types import Chunk, DocumentWrite, Vector, VersionSpec
-from backend.ingest import figures
+from backend.ingest import figures, sanitize_worker
 from backend.ingest.chunkers import TextChunker, dedupe, hf_token_spans
 from backend.ingest.documents import Block, LoadedDocument
 from backend.ingest.embedding_batches import EmbeddingBatcher
@@ -52,6 +60,8 @@ class Target:
     profile_name: str
     profile: ProfileSettings
     version: str
+    #: ``--in-place``: the version may be one an alias serves
+    allow_served: bool = False
 
 
 @dataclass
@@ -61,6 +71,7 @@ class Pending:
     doc: LoadedDocument | None = None
     text: str = ""
     chunks: list[Chunk] = field(default_factory=list)
+    written: bool = False
 
 
 def _batched(items: Sequence[Pending], size: int) -> Iterator[list[Pending]]:
@@ -121,7 +132,8 @@ class IngestPipeline:
             "format": PIPELINE_FORMAT, "model": self.embedder.model_id, "doc_id": entry.doc_id,
             "source": display_source(entry.path), "metadata": entry.metadata,
             "profile": target.profile.model_dump(mode="json", exclude={"index_name", "query_prefix"}),
-            "sanitize": s.sanitize.model_dump(mode="json", exclude={"audit_path", "batch_size", "sanitize_questions"}),
+            "sanitize": s.sanitize.model_dump(mode="json", exclude={"audit_path", "batch_size", "sanitize_questions", "worker"})
+            if s.sanitize.enabled else None,
             "docx": s.docx.model_dump(mode="json", include={"extract_images", "inline_figure_placeholders",
                                                             "figure_chunks"}) if entry.path.suffix.lower() == ".docx" else None,
         }
@@ -146,8 +158,9 @@ class IngestPipeline:
         return figures.render_text(doc, self.settings.docx) if figures.applies_to(doc) else doc.text
 
     def sanitize(self, items: list[Pending]) -> None:
-        """PII redaction/audit of each document's text (and figure captions), one call
-        for the whole group. Does nothing (imports nothing) when sanitize is off."""
+        """PII redaction/audit of each document's text, figure captions and string
+        manifest-metadata values, one call for the whole group. Does nothing (imports
+        nothing) when sanitize is off."""
         if not self.settings.sanitize.enabled or not items:
             return
         try:
@@ -167,10 +180,20 @@ class IngestPipeline:
                         texts.append(str(block.attrs[key]))
                         doc_ids.append(item.entry.doc_id)
                         slots.append((item, i, key))
-        outcome = sanitize_if_enabled(texts, self.settings.sanitize, doc_ids=doc_ids)
+            for key, value in (item.doc.metadata.items() if item.doc else ()):
+                if isinstance(value, str) and value:  # manifest metadata lands in every chunk row
+                    texts.append(value)
+                    doc_ids.append(item.entry.doc_id)
+                    slots.append((item, -1, key))
+        worker = getattr(self, "_sanitize_worker", None)  # set by sanitize_worker.prefetch
+        outcome = (worker.sanitize(texts, doc_ids) if worker is not None
+                   else sanitize_if_enabled(texts, self.settings.sanitize, doc_ids=doc_ids))
         for (item, index, attr), clean in zip(slots, outcome.texts):
             if index is None:
                 item.text = clean
+            elif index == -1:
+                assert item.doc is not None and attr is not None
+                item.doc.metadata[attr] = clean
             else:
                 assert item.doc is not None and attr is not None
                 old = item.doc.blocks[index]
@@ -195,14 +218,17 @@ class IngestPipeline:
     def embed(self, batcher: EmbeddingBatcher, chunks: Sequence[Chunk]) -> Vector:
         return batcher.vectors_for([c.text_to_embed for c in chunks])
 
-    def write(self, version: str, documents: Sequence[DocumentWrite]) -> int:
-        return int(self.store.write_documents(version, documents)) if documents else 0
+    def write(self, version: str, documents: Sequence[DocumentWrite], *, allow_served: bool = False) -> int:
+        if not documents:
+            return 0
+        return int(self.store.write_documents(version, documents, allow_served=allow_served))
 
     # --- orchestration -----------------------------------------------------------------
     def run(self, manifest: Path, *, profile: str | None = None, domain_key: str | None = None,
-            prune: bool = False, strict: bool = False) -> IngestReport:
+            prune: bool = False, strict: bool = False, in_place: bool = False) -> IngestReport:
         """Ingest every listed document that changed. Bad lines and files are reported in
-        the result and the run goes on; ``strict`` raises ``ManifestError`` at the first bad line."""
+        the result and the run goes on; ``strict`` raises ``ManifestError`` at the first bad line.
+        ``in_place`` writes the newest version of each series even when it is served."""
         started = time.perf_counter()
         parsed = read_manifest(Path(manifest), self.settings, strict=strict)
         report = IngestReport(manifest=str(manifest), manifest_errors=list(parsed.errors))
@@ -211,7 +237,7 @@ class IngestPipeline:
         if prune and parsed.errors:
             report.notes.append("--prune skipped: the manifest has bad lines, so the listed set is unknown")
         for target, entries in self.targets(parsed.entries, profile, domain_key):
-            self._run_target(target, entries, report, prune=prune and not parsed.errors)
+            self._run_target(target, entries, report, prune=prune and not parsed.errors, in_place=in_place)
         report.seconds = time.perf_counter() - started
         log.info("ingest.finished", versions=report.versions, seen=report.documents_seen,
                  skipped=report.skipped_unchanged, written=report.documents_written, failed=report.failed,
@@ -226,19 +252,50 @@ class IngestPipeline:
         report.failures.append((str(path), reason))
         log.warning("ingest.file_failed", file=str(path), reason=reason)
 
-    def _run_target(self, target: Target, entries: list[ManifestEntry], report: IngestReport, *, prune: bool) -> None:
-        self.store.create_version(VersionSpec(target.version, self.embedder.model_id, self.embedder.dimension,
-                                              target.profile.distance, target.profile_name))
-        report.versions.append(target.version)
-        existing = self.store.document_hashes(target.version)
-        pending: list[Pending] = []
+    def plan(self, target: Target, hashes: dict[str, str], listed: set[str], *, prune: bool,
+             in_place: bool) -> tuple[BuildPlan, dict[str, str]]:
+        """The version this run writes for ``target`` and the document hashes it holds now."""
+        naming = VersionNaming(self.settings.ingest.version_name_template)
+        latest = latest_version(naming, target.version, self.store.list_versions())
+        existing = self.store.document_hashes(latest.name) if latest else {}
+        changed = any(existing.get(d) != h for d, h in hashes.items()) or (
+            prune and any(d not in listed for d in existing))
+        plan = plan_build(naming, target.version, latest, self.store.protected_versions(),
+                          model=self.embedder.model_id, dimension=self.embedder.dimension,
+                          distance=target.profile.distance, changed=changed, in_place=in_place)
+        if plan.target != (latest.name if latest else None):
+            existing = {}
+        return plan, existing
+
+    def _run_target(self, target: Target, entries: list[ManifestEntry], report: IngestReport, *, prune: bool,
+                    in_place: bool = False) -> None:
+        hashes: dict[str, str] = {}
+        readable: list[tuple[ManifestEntry, str]] = []
         for entry in entries:
             report.documents_seen += 1
             try:
-                doc_hash = self.document_hash(entry, target)
+                hashes[entry.doc_id] = doc_hash = self.document_hash(entry, target)
             except LoaderError as exc:
                 self._fail(report, entry.path, exc)
                 continue
+            readable.append((entry, doc_hash))
+        listed = {e.doc_id for e in entries}
+        plan, existing = self.plan(target, hashes, listed, prune=prune, in_place=in_place)
+        log.info("ingest.version_planned", series=target.version, action=plan.action, version=plan.target,
+                 parent=plan.parent, reason=plan.reason)
+        report.versions.append(plan.target)
+        build = report.add_build(target.version, plan.action, plan.target, plan.parent, plan.reason)
+        if not plan.writes:
+            report.skipped_unchanged += len(readable)
+            return
+        target = Target(target.profile_name, target.profile, plan.target, plan.allow_served)
+        parent = plan.parent if plan.action == "new_version" else None
+        self.store.create_version(VersionSpec(target.version, self.embedder.model_id, self.embedder.dimension,
+                                              target.profile.distance, target.profile_name, parent=parent))
+        if parent is not None:
+            existing = self.store.document_hashes(target.version)
+        pending: list[Pending] = []
+        for entry, doc_hash in readable:
             if existing.get(entry.doc_id) == doc_hash:
                 report.skipped_unchanged += 1
                 log.debug("ingest.document_skipped", doc_id=entry.doc_id, reason="unchanged")
@@ -248,7 +305,8 @@ class IngestPipeline:
         batcher = EmbeddingBatcher(self.embedder, self.store, self.settings.embeddings.batching,
                                    self.settings.embeddings.retry, sleep=self._sleep, on_embedded=bars[2].update)
         try:
-            for group in _batched(pending, self.settings.ingest.documents_per_transaction):
+            groups = _batched(pending, self.settings.ingest.documents_per_transaction)
+            for group in sanitize_worker.prefetch(self, groups, target, report):  # overlaps PII analysis with embedding
                 self._process_group(group, target, batcher, report, bars)
         finally:
             for bar in bars:
@@ -256,13 +314,16 @@ class IngestPipeline:
         report.embeddings_computed += batcher.stats.computed
         report.embeddings_reused += batcher.stats.reused
         report.embedding_retries += batcher.stats.retries
-        if prune:
-            listed = {e.doc_id for e in entries}
-            gone = sorted(d for d in existing if d not in listed)
-            if gone:
-                self.store.delete_documents(target.version, gone)
-                report.documents_pruned += len(gone)
-                log.info("ingest.documents_pruned", version=target.version, documents=len(gone))
+        gone = sorted(d for d in existing if d not in listed) if prune else []
+        if gone:
+            self.store.delete_documents(target.version, gone, allow_served=target.allow_served)
+            report.documents_pruned += len(gone)
+            log.info("ingest.documents_pruned", version=target.version, documents=len(gone))
+        rewritten = {item.entry.doc_id for item in pending if item.written}
+        build.update(written=sorted(rewritten), pruned=gone)
+        if parent is not None:
+            build["carried"] = len(set(existing) - rewritten - set(gone))
+        self.store.finish_load(target.version)
 
     def _bars(self, documents: int) -> tuple[tqdm, tqdm, tqdm]:
         opts: dict[str, Any] = {"file": sys.stderr, "disable": self._progress_off, "leave": False}
@@ -311,9 +372,11 @@ class IngestPipeline:
     def _process_group(self, group: list[Pending], target: Target, batcher: EmbeddingBatcher,
                        report: IngestReport, bars: tuple[tqdm, tqdm, tqdm]) -> None:
         ready = self._prepare(group, target, report)
-        writes = [DocumentWrite(item.entry.doc_id, item.doc_hash, item.chunks, vectors)
-                  for item, vectors in self._vectors(ready, batcher, report)]
-        chunks = self.write(target.version, writes)
+        embedded = self._vectors(ready, batcher, report)
+        writes = [DocumentWrite(item.entry.doc_id, item.doc_hash, item.chunks, vectors) for item, vectors in embedded]
+        chunks = self.write(target.version, writes, allow_served=target.allow_served)
+        for item, _ in embedded:
+            item.written = True
         report.documents_written += len(writes)
         report.chunks_written += chunks
         bars[0].update(len(group))

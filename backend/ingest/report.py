@@ -6,6 +6,10 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 
+_ACTIONS = {"create": "created", "resume": "candidate written", "new_version": "new version built",
+            "in_place": "written in place", "up_to_date": "up to date, nothing written"}
+
+
 @dataclass
 class IngestReport:
     """Counts of one run. ``failures`` and ``manifest_errors`` are ``(where, reason)``
@@ -13,6 +17,8 @@ class IngestReport:
 
     manifest: str
     versions: list[str] = field(default_factory=list)
+    #: per target series: action, version, parent, reason and documents carried
+    builds: list[dict[str, Any]] = field(default_factory=list)
     documents_seen: int = 0
     skipped_unchanged: int = 0
     documents_written: int = 0
@@ -32,6 +38,16 @@ class IngestReport:
         """The version written (the first one when lines targeted several profiles)."""
         return self.versions[0] if self.versions else None
 
+    def add_build(self, series: str, action: str, version: str, parent: str | None, reason: str) -> dict[str, Any]:
+        build: dict[str, Any] = {"series": series, "action": action, "version": version, "parent": parent,
+                                 "reason": reason, "carried": 0, "written": [], "pruned": []}
+        self.builds.append(build)
+        return build
+
+    @property
+    def documents_carried(self) -> int:
+        return sum(int(b["carried"]) for b in self.builds)
+
     @property
     def failed(self) -> int:
         return len(self.failures)
@@ -42,17 +58,27 @@ class IngestReport:
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
-        data.update(version=self.version, failed=self.failed, ok=self.ok)
+        data.update(version=self.version, failed=self.failed, ok=self.ok, documents_carried=self.documents_carried)
         data["failures"] = [{"where": w, "reason": r} for w, r in self.failures]
         data["manifest_errors"] = [{"where": w, "reason": r} for w, r in self.manifest_errors]
         data["seconds"] = round(self.seconds, 3)
         return data
 
     def render(self) -> str:
-        lines = [
+        lines = [f"version {b['version']}: {_ACTIONS.get(b['action'], b['action'])}"
+                 + (f" from {b['parent']}, {b['carried']} documents carried with their vectors"
+                    if b["action"] == "new_version" and b["parent"] else "")
+                 + f" ({b['reason']})" for b in self.builds]
+        for b in self.builds:
+            for what in ("written", "pruned"):
+                if b[what]:
+                    shown = ", ".join(b[what][:12]) + (f" and {len(b[what]) - 12} more" if len(b[what]) > 12 else "")
+                    lines.append(f"  {what}: {shown}")
+        lines += [
             f"versions:             {', '.join(self.versions) or '-'}",
             f"documents seen:       {self.documents_seen}",
             f"skipped (unchanged):  {self.skipped_unchanged}",
+            f"documents carried:    {self.documents_carried}",
             f"documents written:    {self.documents_written}",
             f"documents pruned:     {self.documents_pruned}",
             f"failed:               {self.failed + len(self.manifest_errors)}",

@@ -89,6 +89,11 @@ def _hr_document(embedder: Any) -> DocumentWrite:
 def corpus_settings(tmp: Path, **extra: Any) -> Settings:
     base: dict[str, Any] = {
         "embeddings": {"domains": {"coffee": {"index_name": COFFEE_VERSION, "alias_name": "KB_COFFEE"}}},
+        # the fixture questions were written for the chunk-similarity decision and these thresholds;
+        # the shipped (calibrated, evidence) profile is tested on the golden sets in tests/eval
+        "retrieval": {"decision_score": "similarity", "threshold_low": 0.35, "threshold_high": 0.55,
+                      "hybrid": {"min_similarity_for_hybrid": 0.35, "min_chunks_for_hybrid": 2,
+                                 "min_total_context_chars": 300}},
     }
     from backend.common.config import _deep_merge
 

@@ -28,7 +28,7 @@ EXPLAIN_KEYS = {
     "mode", "decided_mode", "blank_primary_answer", "short_query_active", "thresholds", "max_similarity",
     "max_eligible_similarity", "gates", "excluded_chunk_ids", "reasons", "effective_query", "query_tokens",
     "used_llm", "answered_by", "score_mode", "distance", "retrieval_target", "domain", "version", "strategy",
-    "score_source", "top_k", "candidates",
+    "score_source", "top_k", "candidates", "decision_score", "max_evidence", "answer_explain",
 }
 
 
@@ -73,6 +73,12 @@ def test_answerable_question_is_rag_with_citations_and_full_explain(client: Flas
         "figure_id": None,
     }
     assert "25 days of paid annual leave" in body["answer"] and "[1]" in body["answer"]
+    why = explain["answer_explain"]  # which sentence won, and why
+    assert why["question_type"] == "number" and why["sentences"][0]["role"] == "lead"
+    lead = why["sentences"][0]
+    assert "25 days of paid annual leave" in lead["sentence"] and lead["answer_type_match"] is True
+    assert body["answer"].startswith(lead["sentence"])
+    assert lead["score"] == round(lead["dense"] + 0.3 * lead["lexical"] + 0.1, 4)
     assert body["used_chunks"][0] == "hr-handbook#0"
     sims = [m["similarity"] for m in body["retrieved_chunks_metadata"]]
     assert sims == sorted(sims, reverse=True) and len(sims) == 8

@@ -37,7 +37,7 @@ def test_openapi_document_describes_configured_limits(spec: dict[str, Any]) -> N
     header = spec["paths"]["/chat"]["post"]["parameters"][0]
     assert (header["name"], header["schema"]["enum"]) == ("X-RAG-Domain", ["coffee", "handbook"])
     assert set(spec["paths"]["/chat"]["post"]["responses"]) == {
-        "200", "400", "401", "409", "413", "415", "422", "500", "502", "503", "504"}
+        "200", "400", "401", "403", "409", "413", "415", "422", "500", "502", "503", "504"}
 
 
 @pytest.mark.parametrize(("question", "mode"), [(RAG_QUESTION, "rag"), (HYBRID_QUESTION, "hybrid"),

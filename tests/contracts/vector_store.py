@@ -28,6 +28,7 @@ from backend.common.errors import (
     StoreError,
     VersionConflict,
     VersionNotFound,
+    VersionServed,
 )
 from backend.core.types import (
     Chunk,
@@ -38,6 +39,7 @@ from backend.core.types import (
     ScoredChunk,
     SearchResult,
     VersionSpec,
+    Visibility,
     content_hash,
 )
 
@@ -418,17 +420,22 @@ class VersionTest(_Fixtures):
             store.get_version(a)
         assert store.get_version(b).dimension == 8
 
-    def test_drop_is_refused_while_an_alias_points_at_the_version(self, store: Any, names: Names, model: str) -> None:
-        a, b, alias = names("A"), names("B"), names("ALIAS")
-        store.create_version(VersionSpec(a, model, 384, "cosine"))
-        store.create_version(VersionSpec(b, model, 384, "cosine"))
+    def test_drop_is_refused_while_an_alias_serves_the_version_or_keeps_it_for_rollback(
+        self, store: Any, names: Names, model: str
+    ) -> None:
+        a, b, c, alias = names("A"), names("B"), names("C"), names("ALIAS")
+        for name in (a, b, c):
+            store.create_version(VersionSpec(name, model, 384, "cosine"))
         store.point_alias(alias, a)
-        with pytest.raises(StoreError, match=alias):
+        with pytest.raises(StoreError, match=rf"cannot drop {a}: it is protected \({alias} live\)"):
+            store.drop_version(a)
+        store.point_alias(alias, b)
+        with pytest.raises(StoreError, match=rf"cannot drop {a}: it is protected \({alias} rollback\)"):
             store.drop_version(a)
         assert store.get_version(a).name == a
-        store.point_alias(alias, b)
+        store.point_alias(alias, c)
         store.drop_version(a)
-        assert {v.name for v in store.list_versions()} >= {b}
+        assert {v.name for v in store.list_versions()} >= {b, c}
         assert a not in {v.name for v in store.list_versions()}
 
     def test_record_evaluation_is_kept_with_the_version(self, store: Any, names: Names, model: str) -> None:
@@ -655,7 +662,268 @@ class FilterScaleTest(_Fixtures):
         assert {h.chunk.metadata["department"] for h in result.hits} == {"hr"}
 
 
+class LifecycleTest(_Fixtures):
+    """Served versions are immutable; a new version starts as a copy of its parent."""
+
+    def _figure_doc(self, embedder: Any, ref: str, doc_id: str = "floor-plan") -> DocumentWrite:
+        text = "Figure 1: evacuation route to the assembly point."
+        return make_doc(doc_id, [(text, "figure")], {"image_ref": ref, "tags": ["safety"]}, "plans/floor.docx",
+                        embed(embedder, [text]))
+
+    def test_live_and_rollback_versions_refuse_writes_and_deletes(self, store: Any, names: Names,
+                                                                   embedder: Any) -> None:
+        a, b, alias = names("A"), names("B"), names("ALIAS")
+        for name in (a, b):
+            store.create_version(VersionSpec(name, embedder.model_id, embedder.dimension, "cosine"))
+            store.write_documents(name, corpus_docs(embedder))
+        store.point_alias(alias, a)
+        store.point_alias(alias, b)  # b live, a its rollback target
+        assert {a: f"{alias} rollback", b: f"{alias} live"}.items() <= store.protected_versions().items()
+        before = {n: (store.get_version(n).generation, store.document_hashes(n)) for n in (a, b)}
+        for name in (a, b):
+            with pytest.raises(VersionServed, match=rf"{name} is served \({alias} (live|rollback)\)"):
+                store.write_documents(name, [self._figure_doc(embedder, "x/img_001.png")])
+            with pytest.raises(VersionServed, match=name):
+                store.delete_documents(name, ["kitchen"])
+        assert {n: (store.get_version(n).generation, store.document_hashes(n)) for n in (a, b)} == before
+
+    def test_allow_served_writes_a_served_version_and_bumps_its_generation(self, store: Any, version: str,
+                                                                            names: Names, embedder: Any) -> None:
+        store.point_alias(names("ALIAS"), version)
+        generation = store.get_version(version).generation
+        assert store.delete_documents(version, ["kitchen"], allow_served=True) == 1
+        assert store.get_version(version).generation > generation
+        assert "kitchen" not in store.document_hashes(version)
+
+    def test_generation_moves_on_change_and_not_on_a_no_op_write(self, store: Any, version: str,
+                                                                  embedder: Any) -> None:
+        g0 = store.get_version(version).generation
+        store.write_documents(version, corpus_docs(embedder))
+        assert store.get_version(version).generation == g0
+        store.write_documents(version, [self._figure_doc(embedder, "f/img_001_a.png")])
+        g1 = store.get_version(version).generation
+        assert g1 > g0
+        store.delete_documents(version, ["no-such-doc"])
+        assert store.get_version(version).generation == g1
+
+    def test_a_version_built_from_a_parent_holds_every_row_and_the_parent_is_only_read(
+        self, store: Any, version: str, names: Names, embedder: Any
+    ) -> None:
+        store.write_documents(version, [self._figure_doc(embedder, "floor/img_001_aaaa.png")])
+        alias = names("ALIAS")
+        store.point_alias(alias, version)
+        parent = store.get_version(version)
+        q = self.query(embedder, "How many vacation days do employees get?")
+        before = store.search(version, q, k=50)
+        child = names("KB_V2")
+        created = store.create_version(VersionSpec(child, embedder.model_id, embedder.dimension, "cosine",
+                                                   parent=version))
+        assert (created.parent, created.chunk_count, created.doc_count) == (version, parent.chunk_count,
+                                                                            parent.doc_count)
+        assert store.document_hashes(child) == store.document_hashes(version)
+        copied = store.search(child, q, k=50)
+        assert [h.chunk for h in copied.hits] == [h.chunk for h in before.hits]
+        self.assert_hits_equal(copied.hits, [(h.chunk.chunk_id, h.score) for h in before.hits])
+        assert ids(store.lexical_search(child, "vacation receipts", k=50)) == ids(
+            store.lexical_search(version, "vacation receipts", k=50))
+        assert ids(store.search(child, q, k=10, filters=(FieldFilter("dept", any_of=("it",)),))) == ids(
+            store.search(version, q, k=10, filters=(FieldFilter("dept", any_of=("it",)),)))
+        assert store.asset_refs(child) == store.asset_refs(version) == {"floor/img_001_aaaa.png"}
+
+        store.write_documents(child, [self._figure_doc(embedder, "floor/img_001_bbbb.png")])
+        store.delete_documents(child, ["kitchen"])
+        assert store.asset_refs(child) == {"floor/img_001_bbbb.png"}
+        assert store.asset_refs(version) == {"floor/img_001_aaaa.png"}
+        after = store.get_version(version)
+        assert (after.generation, after.chunk_count) == (parent.generation, parent.chunk_count)
+        assert [h.chunk for h in store.search(alias, q, k=50).hits] == [h.chunk for h in before.hits]
+
+    def test_creating_again_with_the_same_parent_is_idempotent(self, store: Any, version: str, names: Names,
+                                                               embedder: Any) -> None:
+        spec = VersionSpec(names("KB_V2"), embedder.model_id, embedder.dimension, "cosine", parent=version)
+        first = store.create_version(spec)
+        store.write_documents(spec.name, [self._figure_doc(embedder, "f/img_001_c.png")])
+        second = store.create_version(spec)
+        assert second.created_at == first.created_at and second.chunk_count == first.chunk_count + 1
+
+    def test_a_parent_of_another_model_or_dimension_is_refused(self, store: Any, version: str, names: Names,
+                                                               embedder: Any) -> None:
+        child = names("KB_V2")
+        with pytest.raises(VersionConflict, match=f"cannot build {child} from {version}"):
+            store.create_version(VersionSpec(child, "other/model", embedder.dimension, "cosine", parent=version))
+        assert child not in {v.name for v in store.list_versions()}
+        with pytest.raises(VersionNotFound):
+            store.create_version(VersionSpec(child, embedder.model_id, embedder.dimension, "cosine",
+                                             parent=names("MISSING")))
+
+    def test_finish_load_is_idempotent_and_search_still_answers(self, store: Any, version: str,
+                                                                embedder: Any) -> None:
+        q = self.query(embedder, "corporate VPN client")
+        before = ids(store.search(version, q, k=3))
+        store.finish_load(version)
+        store.finish_load(version)
+        assert ids(store.search(version, q, k=3)) == before
+
+    def test_size_is_reported_and_grows_with_the_rows(self, store: Any, names: Names, embedder: Any) -> None:
+        name = names("SIZE")
+        store.create_version(VersionSpec(name, embedder.model_id, embedder.dimension, "cosine"))
+        empty = store.get_version(name).size_bytes
+        store.write_documents(name, corpus_docs(embedder))
+        assert store.get_version(name).size_bytes >= empty + 7 * embedder.dimension * 4
+
+
+# --- access control ------------------------------------------------------------------
+# 10,000 chunks (1,000 documents of 10) with random document ACLs, searched by 1,000
+# random principals: a hidden chunk must never come back and never take one of the k
+# slots, so exactly min(k, visible matches) hits come back, dense and lexical alike.
+ACL_DOCS, ACL_CHUNKS_PER_DOC, ACL_DIM = 1000, 10, 16
+ACL_MODEL = "test/random-acl-16"
+ACL_USERS = tuple(f"u{i}" for i in range(20))
+ACL_GROUPS = tuple(f"g{i}" for i in range(6))
+#: lexical vocabulary: chunk n holds word n % len, so each word is in 1/len of the chunks
+ACL_WORDS = ("anchor", "beacon", "canyon", "delta", "ember", "falcon", "glacier", "harbor", "island", "jungle",
+             "kernel", "lantern", "meadow")
+
+
+def random_acl(rng: np.random.Generator) -> list[str]:
+    """A document ACL: sometimes public, sometimes empty (denied to all), else 1-3 users/groups."""
+    roll = rng.random()
+    if roll < 0.05:
+        return ["public"]
+    if roll < 0.15:
+        return []
+    labels = [f"user:{u}" for u in rng.choice(ACL_USERS, size=int(rng.integers(0, 3)), replace=False)]
+    labels += [f"group:{g}" for g in rng.choice(ACL_GROUPS, size=int(rng.integers(0, 2)), replace=False)]
+    return sorted(labels) or ["user:u0"]
+
+
+class AccessControlTest(_Fixtures):
+    @pytest.fixture
+    def acl_version(self, store: Any, names: Names) -> tuple[str, np.ndarray, dict[str, set[str]], list[str]]:
+        """The version, its vectors (chunk order), ``chunk_id -> ACL labels`` and chunk ids in order."""
+        rng = np.random.default_rng(2024)
+        name = names("ACL")
+        vectors = random_vectors(ACL_DOCS * ACL_CHUNKS_PER_DOC, ACL_DIM, seed=23)
+        store.create_version(VersionSpec(name, ACL_MODEL, ACL_DIM, "cosine"))
+        acl_of: dict[str, set[str]] = {}
+        order: list[str] = []
+        docs = []
+        for d in range(ACL_DOCS):
+            acl = random_acl(rng)
+            chunks = []
+            for i in range(ACL_CHUNKS_PER_DOC):
+                n = d * ACL_CHUNKS_PER_DOC + i
+                cid = f"a{d:04d}#{i}"
+                chunks.append(Chunk(cid, f"a{d:04d}", f"record {n} about the {ACL_WORDS[n % len(ACL_WORDS)]}",
+                                    f"acl/a{d:04d}.txt", i, metadata={"rag_acl": acl, "dept": DEPARTMENTS[n % 4]}))
+                acl_of[cid] = set(acl)
+                order.append(cid)
+            rows = vectors[d * ACL_CHUNKS_PER_DOC:(d + 1) * ACL_CHUNKS_PER_DOC]
+            docs.append(DocumentWrite(f"a{d:04d}", content_hash(f"acl-{d}"), chunks, rows))
+        for start in range(0, len(docs), 250):
+            store.write_documents(name, docs[start:start + 250])
+        return name, vectors, acl_of, order
+
+    def test_no_hidden_chunk_ever_returned_and_k_hits_whenever_k_visible_chunks_match(
+        self, store: Any, acl_version: tuple[str, np.ndarray, dict[str, set[str]], list[str]]
+    ) -> None:
+        name, vectors, acl_of, order = acl_version
+        rng = np.random.default_rng(7)
+        unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+        dept_of = {cid: DEPARTMENTS[n % 4] for n, cid in enumerate(order)}
+        word_of = {cid: ACL_WORDS[n % len(ACL_WORDS)] for n, cid in enumerate(order)}
+        short = exact = lexical_checked = 0
+        for pair in range(1000):
+            user = str(rng.choice(ACL_USERS))
+            groups = tuple(str(g) for g in rng.choice(ACL_GROUPS, size=int(rng.integers(0, 3)), replace=False))
+            visibility = Visibility.of(user, groups)
+            labels = set(visibility.labels)
+            visible = [cid for cid in order if acl_of[cid] & labels]
+            k = int(rng.choice([1, 5, 10, 50, 200]))
+            filters: tuple[FieldFilter, ...] = ()
+            if pair % 4 == 0:  # the ACL composes with an ordinary filter
+                dept = str(rng.choice(DEPARTMENTS))
+                filters = (FieldFilter("dept", any_of=(dept,)),)
+                visible = [cid for cid in visible if dept_of[cid] == dept]
+            q = rng.standard_normal(ACL_DIM).astype(np.float32)
+            result = store.search(name, QueryVector(q, ACL_MODEL), k, filters, visibility=visibility)
+            got = [h.chunk.chunk_id for h in result.hits]
+            leaked = [cid for cid in got if not acl_of[cid] & labels]
+            assert not leaked, f"pair {pair}: {user} {groups} saw hidden chunks {leaked[:5]}"
+            assert len(got) == min(k, len(visible)), f"pair {pair}: {len(got)} hits for k={k}, {len(visible)} visible"
+            assert len(set(got)) == len(got)
+            short += len(visible) < k
+            # the hits are the best visible chunks: nothing visible outside them scores higher
+            index = {cid: n for n, cid in enumerate(order)}
+            sims = unit @ (q / np.linalg.norm(q))
+            if got:
+                worst_returned = min(float(sims[index[c]]) for c in got)
+                best_left_out = max((float(sims[index[c]]) for c in visible if c not in set(got)), default=-2.0)
+                exact += best_left_out <= worst_returned + 1e-4
+            if pair % 5 == 0:  # the lexical side obeys the same rule
+                word = str(rng.choice(ACL_WORDS))
+                matching = [cid for cid in visible if word_of[cid] == word]
+                lex = store.lexical_search(name, word, k, filters, visibility=visibility)
+                lgot = [h.chunk.chunk_id for h in lex.hits]
+                assert not [c for c in lgot if not acl_of[c] & labels], f"pair {pair}: lexical leak"
+                assert len(lgot) == min(k, len(matching)), f"pair {pair}: lexical {len(lgot)} hits for k={k}"
+                assert {word_of[c] for c in lgot} <= {word}
+                lexical_checked += 1
+        assert short > 0 and lexical_checked == 200  # both regimes (k reachable or not) were exercised
+        self.assert_ranking_exact(exact, 1000)
+
+    def assert_ranking_exact(self, exact: int, pairs: int) -> None:
+        """An exact store ranks every search exactly; an approximate one may override this."""
+        assert exact == pairs
+
+    def test_a_principal_sees_public_and_its_own_labels_only(self, store: Any, names: Names, embedder: Any) -> None:
+        name = names("ACL_SMALL")
+        store.create_version(VersionSpec(name, embedder.model_id, embedder.dimension, "cosine"))
+        acls = {"hr-leave": ["group:hr"], "it-vpn": ["public"], "fin-expense": ["user:carol"],
+                "it-password": [], "kitchen": ["user:alice", "group:facilities"]}
+        docs = [make_doc(doc, parts, {**meta, "rag_acl": acls[doc]}, source, embed(embedder, [t for t, _ in parts]))
+                for doc, source, parts, meta in CORPUS]
+        store.write_documents(name, docs)
+        q = self.query(embedder, "How many vacation days do employees get?")
+        every = {h.chunk.doc_id for h in store.search(name, q, 50).hits}
+        assert every == {d for d, *_ in CORPUS}  # no visibility: no enforcement
+        cases = {("alice", ()): {"it-vpn", "kitchen"}, ("bob", ("hr",)): {"hr-leave", "it-vpn"},
+                 ("carol", ("facilities",)): {"fin-expense", "it-vpn", "kitchen"}, ("dave", ()): {"it-vpn"}}
+        for (user, groups), expected in cases.items():
+            vis = Visibility.of(user, groups)
+            assert {h.chunk.doc_id for h in store.search(name, q, 50, visibility=vis).hits} == expected, user
+            lexical = store.lexical_search(name, "vacation VPN receipts kitchen passwords", 50, visibility=vis)
+            assert {h.chunk.doc_id for h in lexical.hits} <= expected, user
+        # "it-password" has an empty ACL: nobody sees it, not even through an id filter
+        hidden = store.search(name, q, 5, (FieldFilter("doc_id", any_of=("it-password",)),),
+                              visibility=Visibility.of("alice", ("hr", "facilities", "it")))
+        assert hidden.hits == ()
+
+    def test_asset_refs_only_names_images_cited_by_visible_chunks(self, store: Any, names: Names,
+                                                                   embedder: Any) -> None:
+        name = names("ACL_ASSETS")
+        store.create_version(VersionSpec(name, embedder.model_id, embedder.dimension, "cosine"))
+        text = "Figure 1: evacuation route to the assembly point."
+        store.write_documents(name, [
+            make_doc("plan-hr", [(text, "figure")], {"image_ref": "hr/img_001.png", "rag_acl": ["group:hr"]},
+                     "plans/hr.docx", embed(embedder, [text])),
+            make_doc("plan-all", [(text, "figure")], {"image_ref": "all/img_001.png", "rag_acl": ["public"]},
+                     "plans/all.docx", embed(embedder, [text])),
+        ])
+        assert store.asset_refs(name) == {"hr/img_001.png", "all/img_001.png"}
+        assert store.asset_refs(name, visibility=Visibility.of("bob", ("hr",))) == {"hr/img_001.png",
+                                                                                    "all/img_001.png"}
+        assert store.asset_refs(name, visibility=Visibility.of("eve")) == {"all/img_001.png"}
+
+    def test_interactions_record_the_principal(self, store: Any) -> None:
+        store.record_interaction(Interaction(
+            question="who?", resp_mode="rag", used_llm="extractive", domain=None, retrieval_target="KB_ACTIVE",
+            latency_ms=1.0, decision_explain={}, principal="alice"))
+        assert store.interactions(limit=1)[0].principal == "alice"
+
+
 class VectorStoreContract(
+    AccessControlTest,
     UpsertTest,
     DeleteTest,
     DenseSearchTest,
@@ -666,12 +934,13 @@ class VectorStoreContract(
     InteractionTest,
     EmbeddingCacheTest,
     FilterScaleTest,
+    LifecycleTest,
 ):
     """Everything a store must do; subclass and override ``store``."""
 
 
 __all__ = [
     "VectorStoreContract", "UpsertTest", "DeleteTest", "DenseSearchTest", "LexicalSearchTest", "VersionTest",
-    "AliasTest", "ModelGuardTest", "InteractionTest", "EmbeddingCacheTest", "CORPUS", "ALL_CHUNK_IDS",
+    "AliasTest", "ModelGuardTest", "InteractionTest", "EmbeddingCacheTest", "LifecycleTest", "CORPUS", "ALL_CHUNK_IDS",
     "Names", "corpus_docs", "embed", "make_doc", "random_vectors", "ids",
 ]

@@ -76,8 +76,8 @@ def test_empty_and_missing_files_are_errors(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("golden", "manifest", "queries", "fallbacks"), [
-    ("sample_golden.jsonl", "sample.jsonl", 44, 6),
-    ("handbook_golden.jsonl", "handbook.jsonl", 8, 1),
+    ("sample_golden.jsonl", "sample.jsonl", 68, 6),
+    ("handbook_golden.jsonl", "handbook.jsonl", 41, 3),
 ])
 def test_shipped_golden_sets_only_name_documents_their_manifest_assigns(
     tmp_path: Path, golden: str, manifest: str, queries: int, fallbacks: int

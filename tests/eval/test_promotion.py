@@ -13,9 +13,8 @@ from backend.core.services.evaluation import Evaluator
 from backend.core.services.golden import GoldenSet
 from backend.core.services.promotion import (
     PromotionResult,
-    apply_retention,
+    collect_garbage,
     promote_version,
-    retention_plan,
     rollback,
 )
 from backend.core.types import VersionSpec
@@ -34,7 +33,7 @@ def test_full_sample_golden_set_passes_the_default_gates(eval_settings: Settings
                                                          sample_golden: GoldenSet) -> None:
     report = _evaluator(eval_settings, eval_store, embedder).evaluate("KB_SAMPLE_V1", sample_golden)
     gates = eval_settings.evaluation.gates
-    assert report.counts == {"queries": 44, "retrieval_queries": 38, "must_contain_queries": 0}
+    assert report.counts == {"queries": 68, "retrieval_queries": 62, "must_contain_queries": 0}
     assert report.metrics["recall_at_k"] >= gates.min_recall_at_k
     assert report.metrics["ndcg_at_10"] >= gates.min_ndcg_at_10
     assert report.metrics["mode_accuracy"] >= gates.min_mode_accuracy
@@ -54,9 +53,9 @@ def test_first_promotion_rotates_and_records_the_evaluation(eval_settings: Setti
     assert [g.name for g in result.gates] == ["min_recall_at_k", "min_ndcg_at_10", "min_mode_accuracy"]
     assert result.notes == ("the alias serves nothing yet: no regression gate",)
     recorded = eval_store.get_version("KB_SAMPLE_V1").evaluation
-    assert recorded["gates_passed"] is True and recorded["counts"]["queries"] == 44
+    assert recorded["gates_passed"] is True and recorded["counts"]["queries"] == 68
     written = json.loads(result.report_path.read_text())
-    assert written["version"] == "KB_SAMPLE_V1" and len(written["queries"]) == 44
+    assert written["version"] == "KB_SAMPLE_V1" and len(written["queries"]) == 68
     assert eval_store.alias_history(ALIAS)[0].reason == "all gates passed"
 
 
@@ -135,19 +134,21 @@ def test_rollback_without_previous_or_history_fails_clearly(eval_store: Any) -> 
         rollback(eval_store, ALIAS)
 
 
-def test_retention_drops_old_versions_but_never_active_previous_or_unserved(sqlite_store: Any) -> None:
-    for name in ("V_A", "V_B", "V_C", "V_D", "V_NEVER", "V_OTHER"):
+def test_gc_keeps_the_newest_per_series_and_never_a_live_or_rollback_version(
+    sqlite_store: Any, eval_settings: Settings
+) -> None:
+    settings = eval_settings.model_copy(update={"evaluation": eval_settings.evaluation.model_copy(
+        update={"keep_versions": 2})})
+    for name in ("KB_X_V1", "KB_X_V2", "KB_X_V3", "KB_X_V4", "KB_X_V5", "KB_Y_V1"):
         sqlite_store.create_version(VersionSpec(name, "m", 4, "cosine"))
-    for name in ("V_A", "V_B", "V_C", "V_D"):
-        sqlite_store.point_alias("KB_X", name)
-    sqlite_store.point_alias("KB_Y", "V_OTHER")
-    sqlite_store.point_alias("KB_Y", "V_B")  # V_B is another alias's active version
-    assert retention_plan(sqlite_store, "KB_X", keep=2) == ["V_A"]
-    assert apply_retention(sqlite_store, "KB_X", keep=2) == ["V_A"]
-    assert sorted(v.name for v in sqlite_store.list_versions()) == ["V_B", "V_C", "V_D", "V_NEVER", "V_OTHER"]
-    sqlite_store.point_alias("KB_Y", "V_D")
-    assert apply_retention(sqlite_store, "KB_X", keep=2) == []  # V_B is KB_Y's previous now
-    sqlite_store.point_alias("KB_Y", "V_C")
-    assert apply_retention(sqlite_store, "KB_X", keep=2) == ["V_B"]
-    assert apply_retention(sqlite_store, "KB_X", keep=1) == []  # V_D active, V_C previous
-    assert sorted(v.name for v in sqlite_store.list_versions()) == ["V_C", "V_D", "V_NEVER", "V_OTHER"]
+    sqlite_store.point_alias("KB_X", "KB_X_V1")
+    sqlite_store.point_alias("KB_X", "KB_X_V2")  # live V2, rollback V1; V5 and V4 are the newest
+    assert collect_garbage(sqlite_store, settings, dry_run=True).dropped == ("KB_X_V3",)
+    assert collect_garbage(sqlite_store, settings).dropped == ("KB_X_V3",)
+    assert sorted(v.name for v in sqlite_store.list_versions()) == ["KB_X_V1", "KB_X_V2", "KB_X_V4", "KB_X_V5",
+                                                                     "KB_Y_V1"]
+    rollback(sqlite_store, "KB_X")  # live V1, rollback V2: both stay
+    assert collect_garbage(sqlite_store, settings).dropped == ()
+    sqlite_store.point_alias("KB_X", "KB_X_V5")  # live V5, rollback V1
+    assert collect_garbage(sqlite_store, settings).dropped == ("KB_X_V2",)
+    assert sorted(v.name for v in sqlite_store.list_versions()) == ["KB_X_V1", "KB_X_V4", "KB_X_V5", "KB_Y_V1"]

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import io
+import re
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -36,6 +38,18 @@ def load(source: Any, tmp_path: Path, doc_id: str = "doc1", **overrides: Any) ->
     return DocxLoader().load(source, settings_for(tmp_path, **overrides), doc_id, tmp_path / "assets")
 
 
+def plain(ref: str) -> str:
+    """An image reference without its content hash: ``doc1/img_001_<16 hex>.png`` -> ``doc1/img_001.png``."""
+    return re.sub(r"_[0-9a-f]{16}(\.\w+)$", r"\1", ref)
+
+
+def asset(tmp_path: Path, folder: str, name: str) -> Path:
+    """The written file behind ``<folder>/<name>`` (``name`` without its content hash)."""
+    stem, ext = name.rsplit(".", 1)
+    [path] = (tmp_path / "assets" / folder).glob(f"{stem}_*.{ext}")
+    return path
+
+
 def summary(doc: LoadedDocument) -> dict[str, Any]:
     return doc.diagnostics["DOCX_IMAGES_SUMMARY"]
 
@@ -63,11 +77,11 @@ def test_table_fixture_extracts_the_picture_inside_a_cell(tmp_path: Path) -> Non
     assert doc.text == ("Quarterly results are shown in the table below.\n\nRegion | Chart\nNorth | "
                         "\n\nRevenue grew in every region.")
     [image] = images(doc)
-    assert (image["figure_id"], image["image_ref"], image["alt"]) == ("doc1-fig-001", "doc1/img_001.png",
+    assert (image["figure_id"], plain(image["image_ref"]), image["alt"]) == ("doc1-fig-001", "doc1/img_001.png",
                                                                       "North revenue chart")
     assert image["near_text"] == "North |"
     assert [b.role for b in doc.blocks] == ["paragraph", "table", "table", "paragraph"]
-    assert (tmp_path / "assets" / "doc1" / "img_001.png").read_bytes().startswith(PNG_MAGIC)
+    assert asset(tmp_path, "doc1", "img_001.png").read_bytes().startswith(PNG_MAGIC)
 
 
 def test_header_fixture_reads_header_first_footer_last_and_its_logo_once(tmp_path: Path) -> None:
@@ -76,9 +90,9 @@ def test_header_fixture_reads_header_first_footer_last_and_its_logo_once(tmp_pat
     assert doc.text == ("ACME Corp internal\n\nThe travel policy applies to all employees.\n\n"
                         "Second section text.\n\nConfidential")
     [image] = images(doc)
-    assert (image["image_ref"], image["content_type"], image["alt"]) == ("doc1/img_001.jpg", "image/jpeg", "ACME logo")
+    assert (plain(image["image_ref"]), image["content_type"], image["alt"]) == ("doc1/img_001.jpg", "image/jpeg", "ACME logo")
     assert [b.role for b in doc.blocks][:2] == ["header", "header"]
-    assert (tmp_path / "assets" / "doc1" / "img_001.jpg").read_bytes()[:3] == b"\xff\xd8\xff"
+    assert asset(tmp_path, "doc1", "img_001.jpg").read_bytes()[:3] == b"\xff\xd8\xff"
 
 
 def test_same_picture_twice_is_one_file_and_one_figure_with_two_placeholders(tmp_path: Path) -> None:
@@ -86,14 +100,14 @@ def test_same_picture_twice_is_one_file_and_one_figure_with_two_placeholders(tmp
     assert counts(doc) == expected(blips=2, relationships=1, rels_mapped=2, figures=1, writes=1)
     assert [i["figure_id"] for i in images(doc)] == ["doc1-fig-001", "doc1-fig-001"]
     assert images(doc)[0]["caption"] == "Figure 1: Warning icon"
-    assert sorted(p.name for p in (tmp_path / "assets" / "doc1").iterdir()) == ["img_001.png"]
+    assert sorted(plain(p.name) for p in (tmp_path / "assets" / "doc1").iterdir()) == ["img_001.png"]
 
 
 def test_linked_picture_is_counted_and_never_fetched(tmp_path: Path) -> None:
     doc = load(FIXTURES / "linked_image.docx", tmp_path)
     assert counts(doc) == expected(blips=2, relationships=2, rels_mapped=2, linked=1, figures=1, writes=1)
-    assert [i["image_ref"] for i in images(doc)] == ["doc1/img_001.gif"]
-    assert sorted(p.name for p in (tmp_path / "assets" / "doc1").iterdir()) == ["img_001.gif"]
+    assert [plain(i["image_ref"]) for i in images(doc)] == ["doc1/img_001.gif"]
+    assert sorted(plain(p.name) for p in (tmp_path / "assets" / "doc1").iterdir()) == ["img_001.gif"]
 
 
 def test_corrupt_image_part_is_skipped_with_its_reason_and_the_text_still_loads(tmp_path: Path) -> None:
@@ -108,9 +122,9 @@ def test_emf_picture_is_written_with_the_emf_extension(tmp_path: Path) -> None:
     doc = load(FIXTURES / "emf_image.docx", tmp_path)
     assert counts(doc) == expected(blips=1, relationships=1, rels_mapped=1, figures=1, writes=1)
     [image] = images(doc)
-    assert (image["image_ref"], image["content_type"], image["caption"]) == (
+    assert (plain(image["image_ref"]), image["content_type"], image["caption"]) == (
         "doc1/img_001.emf", "image/x-emf", "Figure 2: Process flow")
-    assert (tmp_path / "assets" / "doc1" / "img_001.emf").read_bytes() == mk.emf_bytes()
+    assert asset(tmp_path, "doc1", "img_001.emf").read_bytes() == mk.emf_bytes()
 
 
 # --- documents built here, with lxml edits for what python-docx has no API for ---------
@@ -122,7 +136,7 @@ def test_vml_imagedata_is_resolved_through_the_part_relationships(tmp_path: Path
     doc = load(d, tmp_path)
     assert counts(doc) == expected(blips=1, relationships=1, rels_mapped=1, figures=1, writes=1)
     [image] = images(doc)
-    assert (image["image_ref"], image["alt"], image["title"]) == ("doc1/img_001.bmp", "Old chart", "Chart title")
+    assert (plain(image["image_ref"]), image["alt"], image["title"]) == ("doc1/img_001.bmp", "Old chart", "Chart title")
 
 
 def test_alternate_content_picture_counts_once_although_choice_and_fallback_name_it(tmp_path: Path) -> None:
@@ -213,20 +227,33 @@ def test_image_limits_skip_pictures_and_report_the_reason(tmp_path: Path, limits
     doc = load(d, tmp_path, **limits)
     assert counts(doc) == expected(blips=2, relationships=2, rels_mapped=2, figures=2, writes=1, skipped_limits=1)
     assert summary(doc)["skipped"] == [{"member": "word/media/image2.png", "reason": reason}]
-    assert sorted(p.name for p in (tmp_path / "assets" / "doc1").iterdir()) == written
+    assert sorted(plain(p.name) for p in (tmp_path / "assets" / "doc1").iterdir()) == written
 
 
-def test_rerun_writes_identical_files_and_removes_stale_ones(tmp_path: Path) -> None:
+def test_image_names_are_content_addressed_and_a_rerun_rewrites_and_removes_nothing(tmp_path: Path) -> None:
     first = load(FIXTURES / "same_image_twice.docx", tmp_path)
-    folder = tmp_path / "assets" / "doc1"
-    before = (folder / "img_001.png").read_bytes()
-    (folder / "img_007.png").write_bytes(before)
+    [path] = (tmp_path / "assets" / "doc1").iterdir()
+    data = path.read_bytes()
+    assert path.name == f"img_001_{hashlib.sha256(data).hexdigest()[:16]}.png"
+    other = path.parent / "img_007_0123456789abcdef.png"  # cited by some other version: not this run's to remove
+    other.write_bytes(data)
     second = load(FIXTURES / "same_image_twice.docx", tmp_path)
     assert (summary(first)["unchanged"], summary(second)["unchanged"]) == (0, 1)
-    assert summary(second)["stale_removed"] == 1
-    assert sorted(p.name for p in folder.iterdir()) == ["img_001.png"]
-    assert (folder / "img_001.png").read_bytes() == before
+    assert "stale_removed" not in summary(second)
+    assert sorted(p.name for p in path.parent.iterdir()) == sorted([path.name, other.name])
+    assert path.read_bytes() == data
     assert images(first) == images(second)
+
+
+def test_an_edited_picture_gets_a_new_file_and_the_old_one_stays(tmp_path: Path) -> None:
+    d = docx.Document()
+    mk.picture(d.add_paragraph(), mk.image_bytes(mk.RED))
+    [old] = images(load(d, tmp_path))
+    d = docx.Document()
+    mk.picture(d.add_paragraph(), mk.image_bytes(mk.BLUE))
+    [new] = images(load(d, tmp_path))
+    assert old["image_ref"] != new["image_ref"] and plain(old["image_ref"]) == plain(new["image_ref"])
+    assert (tmp_path / "assets" / old["image_ref"]).is_file() and (tmp_path / "assets" / new["image_ref"]).is_file()
 
 
 def test_doc_id_with_slashes_gets_a_deterministic_safe_folder_and_relative_ref(tmp_path: Path) -> None:
@@ -235,9 +262,9 @@ def test_doc_id_with_slashes_gets_a_deterministic_safe_folder_and_relative_ref(t
     assert folder == asset_folder("hr/policies/leave plan") != asset_folder("hr_policies/leave plan")
     assert "/" not in folder and folder.startswith("hr_policies_leave_plan-")
     [image] = images(doc)
-    assert image["image_ref"] == f"{folder}/img_001.png"
+    assert plain(image["image_ref"]) == f"{folder}/img_001.png"
     assert image["figure_id"] == f"{folder}-fig-001"
-    assert (tmp_path / "assets" / folder / "img_001.png").is_file()
+    assert asset(tmp_path, folder, "img_001.png").is_file()
 
 
 def test_flags_off_writes_nothing_emits_no_image_blocks_and_says_why(tmp_path: Path) -> None:
@@ -259,7 +286,7 @@ def test_loader_logs_summary_and_one_debug_event_per_image(tmp_path: Path) -> No
     with capture_logs() as logs:
         load(FIXTURES / "corrupt_image.docx", tmp_path, image_debug=True)
     per_image = [e for e in logs if e["event"] == "DOCX_IMAGE"]
-    assert [(e["part"], e["written"], e["skip_reason"]) for e in per_image] == [
+    assert [(e["part"], e["written"] and plain(e["written"]), e["skip_reason"]) for e in per_image] == [
         ("word/media/image1.png", "doc1/img_001.png", None), ("word/media/image2.png", None, "not_an_image")]
     [summary_event] = [e for e in logs if e["event"] == "DOCX_IMAGES_SUMMARY"]
     assert (summary_event["blips"], summary_event["writes"], summary_event["skipped_invalid"]) == (2, 1, 1)
@@ -344,7 +371,7 @@ def test_damaged_document_xml_raises_loader_error(tmp_path: Path) -> None:
 
 def test_unwritable_assets_dir_raises_loader_error_naming_the_target(tmp_path: Path) -> None:
     (tmp_path / "assets").write_text("a file where the assets folder should be")
-    with pytest.raises(LoaderError, match=r"assets/doc1/img_001\.png: cannot write figure image \(docx\.assets_dir\)"):
+    with pytest.raises(LoaderError, match=r"assets/doc1/img_001_[0-9a-f]{16}\.png: cannot write figure image \(docx\.assets_dir\)"):
         load(FIXTURES / "table_image.docx", tmp_path)
 
 

@@ -19,6 +19,7 @@ from backend.common.config import EmbeddingSettings, PromptSettings, RetrievalSe
 from backend.common.errors import ConfigError, RequestError, UnknownDomain, VersionConflict
 from backend.core.ports import ChatModel, IndexAdmin, InteractionLog
 from backend.core.services import context as ctx
+from backend.core.services.evidence import SentenceScorer, attach_evidence
 from backend.core.services.retrieval_service import (
     ModeDecision,
     count_tokens,
@@ -29,7 +30,7 @@ from backend.core.services.retrieval_service import (
     threshold_kind,
 )
 from backend.core.services.search_service import SearchOutcome, SearchRequest, SearchService
-from backend.core.types import ChatRequest, FieldFilter, Interaction
+from backend.core.types import ChatRequest, FieldFilter, Interaction, Visibility
 
 log = structlog.get_logger(__name__)
 
@@ -54,6 +55,9 @@ class ChatQuery:
     conversation_id: str | None = None
     target: str | None = None
     record: bool = True
+    #: access control: what the asking principal may see (None only with access control off);
+    #: the store applies it before top-k, so the mode is decided on visible chunks only
+    visibility: Visibility | None = None
 
 
 @dataclass(frozen=True)
@@ -133,8 +137,15 @@ class ChatService:
         admin: IndexAdmin,
         interactions: InteractionLog,
         sanitize: SanitizeSettings | None = None,
+        evidence: SentenceScorer | None = None,
     ) -> None:
         threshold_kind(settings.distance, settings.score_mode)
+        if evidence is None and isinstance(getattr(primary, "scorer", None), SentenceScorer):
+            evidence = primary.scorer  # type: ignore[attr-defined]  # the extractive answerer's, one vector cache
+        if settings.decision_score == "evidence" and evidence is None:
+            raise ConfigError("retrieval.decision_score 'evidence' needs a sentence scorer (build_services makes one)",
+                              field="retrieval.decision_score")
+        self._evidence = evidence
         missing = {routing.default_profile, *(p for _, p in routing.domains.values())} - set(searches)
         if missing:
             raise ConfigError(f"embeddings.profiles: no search service for profile(s) {sorted(missing)}")
@@ -148,6 +159,11 @@ class ChatService:
         self._interactions = interactions
         self._sanitize = sanitize or SanitizeSettings()
         self.check_served_distances()
+
+    @property
+    def sanitize_settings(self) -> SanitizeSettings:
+        """What questions are sanitized with (the evaluator redacts its reports with it too)."""
+        return self._sanitize
 
     def check_served_distances(self) -> None:
         """Fail at startup if an existing alias serves a version of another distance than
@@ -171,15 +187,17 @@ class ChatService:
         short = is_short_query(effective_query, self._settings.short_query)
         outcome = self._search(route, query, effective_query)
         candidates = ctx.to_candidates(outcome.hits, self._settings.score_mode)
+        if self._evidence is not None and self._settings.decision_score == "evidence":
+            candidates = attach_evidence(candidates, effective_query, self._evidence, self._settings)
         decision = decide_answer_mode(candidates, self._settings, short)
-        text, used_llm, decision, answered_by = self._generate(decision, effective_query)
+        text, used_llm, decision, answered_by, answer_explain = self._generate(decision, effective_query)
         exclusions = self._settings.hybrid.exclude_chunk_types_from_llm
         explain = ctx.decision_explain(
             decision, effective_query=effective_query, query_tokens=count_tokens(effective_query),
             used_llm=used_llm, answered_by=answered_by, score_mode=self._settings.score_mode,
             distance=self._settings.distance, retrieval_target=route.target, domain=route.domain,
             version=outcome.version, strategy=outcome.strategy, score_source=outcome.score_source,
-            top_k=self._top_k(query), candidates=len(candidates),
+            top_k=self._top_k(query), candidates=len(candidates), answer_explain=answer_explain,
         )
         result = ChatAnswer(
             answer=text, mode=decision.mode, used_llm=used_llm,
@@ -211,7 +229,8 @@ class ChatService:
         return top_k
 
     def _search(self, route: Route, query: ChatQuery, effective_query: str) -> SearchOutcome:
-        request = SearchRequest(effective_query, route.target, self._top_k(query), query.filters, query.strategy)
+        request = SearchRequest(effective_query, route.target, self._top_k(query), query.filters, query.strategy,
+                                visibility=query.visibility)
         outcome = self._searches[route.profile].search(request)
         wrong = {h.distance for h in outcome.hits} - {self._settings.distance}
         if wrong:
@@ -222,37 +241,46 @@ class ChatService:
             )
         return outcome
 
-    def _generate(self, decision: ModeDecision, question: str) -> tuple[str, str, ModeDecision, str]:
+    def _generate(self, decision: ModeDecision, question: str
+                  ) -> tuple[str, str, ModeDecision, str, dict[str, Any] | None]:
         """Primary model for rag/hybrid; fallback model (or the fixed message) otherwise,
-        including when the primary answer is blank."""
+        including when the primary answer is blank. The last item is the answerer's own
+        explanation (which sentence won and why), when it gives one."""
         if decision.mode != "fallback":
             mode = decision.mode
             prompt = self._prompts.rag if mode == "rag" else self._prompts.hybrid
             passages = tuple(c.chunk for c in decision.context.used)
-            text = self._primary.generate(ChatRequest(mode, prompt, question, passages))
+            text, why = _generate_explained(self._primary, ChatRequest(mode, prompt, question, passages))
             decision = downgrade_on_blank_answer(decision, text)
             if decision.mode != "fallback":
-                return text.strip(), "primary", decision, self._primary.name
-        text = self._fallback.generate(ChatRequest("fallback", self._prompts.fallback, question, ()))
+                return text.strip(), "primary", decision, self._primary.name, why
+        text, why = _generate_explained(self._fallback, ChatRequest("fallback", self._prompts.fallback, question, ()))
         if text and text.strip():
-            return text.strip(), "fallback", decision, self._fallback.name
-        return FALLBACK_MESSAGE, "fallback", decision, "none"
+            return text.strip(), "fallback", decision, self._fallback.name, why
+        return FALLBACK_MESSAGE, "fallback", decision, "none", None
 
     def _record(self, query: ChatQuery, route: Route, result: ChatAnswer) -> None:
-        question = query.question
+        question, conversation_id = query.question, query.conversation_id
         explain = result.decision_explain
         if self._sanitize.enabled and self._sanitize.sanitize_questions:
-            question = sanitize_question(question, self._sanitize, query.conversation_id)
+            from backend.common.sanitizer import sanitize_interaction  # lazily: Presidio is heavy
+
+            question, conversation_id, explain = sanitize_interaction(question, conversation_id, explain,
+                                                                      self._sanitize)
             explain = {**explain, "effective_query": " ".join(question.split())}
         self._interactions.record_interaction(Interaction(
             question=question, resp_mode=result.mode, used_llm=result.used_llm, domain=route.domain,
             retrieval_target=route.target, latency_ms=result.latency_ms, decision_explain=explain,
-            conversation_id=query.conversation_id,
+            conversation_id=conversation_id,
+            principal=query.visibility.principal if query.visibility is not None else None,
         ))
 
 
-def sanitize_question(question: str, settings: SanitizeSettings, conversation_id: str | None) -> str:
-    """The question with PII redacted, as it may be stored (imported lazily: Presidio is heavy)."""
-    from backend.common.sanitizer import sanitize_if_enabled
-
-    return sanitize_if_enabled([question], settings, doc_ids=[conversation_id or "chat-question"]).texts[0]
+def _generate_explained(model: ChatModel, request: ChatRequest) -> tuple[str, dict[str, Any] | None]:
+    """``model.generate_explained`` when the model offers it (the extractive answerer), else
+    ``generate`` with no explanation."""
+    explained = getattr(model, "generate_explained", None)
+    if callable(explained):
+        text, why = explained(request)
+        return text, why
+    return model.generate(request), None

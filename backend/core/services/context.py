@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from backend.core.services.retrieval_service import Candidate, ModeDecision, normalize_similarity
-from backend.core.types import ScoredChunk
+from backend.core.types import ACL_FIELD, ScoredChunk
 
 PREVIEW_CHARS = 200
 
@@ -90,7 +90,7 @@ def retrieved_metadata(
     used_ids = {c.chunk.chunk_id for c in decision.context.used} if decision.mode != "fallback" else set()
     rows = []
     for c in sorted(candidates, key=lambda c: (-c.similarity, c.rank)):
-        meta = dict(c.chunk.metadata)
+        meta = {k: v for k, v in c.chunk.metadata.items() if k != ACL_FIELD}  # who else may read it is not shown
         rows.append(RetrievedChunk(
             rank=c.rank, chunk_id=c.chunk.chunk_id, doc_id=c.chunk.doc_id, source=c.chunk.source,
             chunk_type=c.chunk.chunk_type, similarity=round(c.similarity, 6), raw_score=round(c.raw_score, 6),
@@ -121,6 +121,8 @@ def decision_explain(decision: ModeDecision, **facts: Any) -> dict[str, Any]:
         },
         "max_similarity": _round(decision.max_similarity),
         "max_eligible_similarity": _round(decision.max_eligible_similarity),
+        "decision_score": decision.decision_score,
+        "max_evidence": _round(decision.max_evidence),
         "gates": {
             "min_similarity_for_hybrid": decision.min_similarity_for_hybrid,
             "min_chunks_for_hybrid": decision.min_chunks_for_hybrid,

@@ -17,21 +17,25 @@ from __future__ import annotations
 import datetime as dt
 import json
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 import structlog
 
-from backend.common.config import EmbeddingSettings, EvaluationSettings, ProfileSettings, RetrievalSettings
+from backend.common.config import (AccessSettings, EmbeddingSettings, EvaluationSettings, ProfileSettings,
+                                   RetrievalSettings, SanitizeSettings)
+from backend.common.errors import ConfigError, EvaluationError
+from backend.core.access import configured_principal
 from backend.core.embedding_text import query_input
 from backend.core.ports import Embedder, IndexAdmin, VectorStore
 from backend.core.services import context as ctx
 from backend.core.services import ranking_metrics as rm
+from backend.core.services.evidence import SentenceScorer, attach_evidence
 from backend.core.services.golden import GoldenQuery, GoldenSet
 from backend.core.services.retrieval_service import decide_answer_mode, is_short_query
 from backend.core.services.search_service import SearchRequest, SearchService
-from backend.core.types import QueryVector, ScoredChunk
+from backend.core.types import QueryVector, ScoredChunk, Visibility
 
 log = structlog.get_logger(__name__)
 
@@ -59,6 +63,8 @@ class QueryResult:
     must_contain_passed: bool | None = None
     missing_phrases: list[str] = field(default_factory=list)
     domain: str | None = None
+    #: the principal the query ran as (None: unrestricted)
+    principal: str | None = None
 
 
 @dataclass(frozen=True)
@@ -78,6 +84,9 @@ class EvaluationReport:
     mode_confusion: dict[str, dict[str, int]]
     queries: tuple[QueryResult, ...]
     comparison: dict[str, Any] | None = None
+    #: the metrics per principal the golden queries ran as (``(unrestricted)`` for the others);
+    #: None when no query names a principal
+    by_principal: dict[str, dict[str, Any]] | None = None
 
     def summary(self) -> dict[str, Any]:
         """What is recorded on the version: figures, not per-query detail."""
@@ -101,7 +110,8 @@ class Evaluator:
     """Evaluates versions against golden sets; holds no state between runs."""
 
     def __init__(self, store: VectorStore, admin: IndexAdmin, embedder: Embedder, *, embeddings: EmbeddingSettings,
-                 retrieval: RetrievalSettings, evaluation: EvaluationSettings, chat: Any = None) -> None:
+                 retrieval: RetrievalSettings, evaluation: EvaluationSettings, chat: Any = None,
+                 sanitize: SanitizeSettings | None = None, access: AccessSettings | None = None) -> None:
         self._store = store
         self._admin = admin
         self._embedder = embedder
@@ -109,6 +119,19 @@ class Evaluator:
         self._retrieval = retrieval
         self._evaluation = evaluation
         self._chat = chat
+        #: redact mode: golden queries (and missing phrases) are redacted in the report like chat questions
+        self._sanitize = sanitize or getattr(chat, "sanitize_settings", None)
+        self._scorer: SentenceScorer | None = None  # made when decision_score is evidence and chat is None
+        self._access = access or AccessSettings()
+
+    def _visibility(self, q: GoldenQuery) -> Visibility | None:
+        """What a golden query may see: its principal's visibility, or None (unrestricted)."""
+        if q.principal is None:
+            return None
+        try:
+            return configured_principal(self._access, q.principal).visibility
+        except ConfigError as exc:
+            raise EvaluationError(f"golden query {q.id}: {exc.user_message}", field="principal") from exc
 
     def _profile(self, version: str) -> ProfileSettings:
         """The version's embedding profile (query prefix); the default one if unknown."""
@@ -122,37 +145,57 @@ class Evaluator:
         profile = self._profile(version)
         search = SearchService(self._store, self._embedder, profile, self._retrieval)
         depth = max(self._evaluation.search_depth, self._evaluation.k, NDCG_K, self._retrieval.top_k)
-        hits = self._ranked_hits(search, profile, version, [" ".join(q.query.split()) for q in golden.queries], depth)
-        results = [self._run_query(version, q, h, ms) for q, (h, ms) in zip(golden.queries, hits)]
+        visibilities = [self._visibility(q) for q in golden.queries]
+        hits = self._ranked_hits(search, profile, version, [" ".join(q.query.split()) for q in golden.queries], depth,
+                                 visibilities)
+        results = [self._run_query(version, q, h, ms, vis)
+                   for q, (h, ms), vis in zip(golden.queries, hits, visibilities)]
         report = aggregate(results, version=version, target=target or version, golden=golden, k=self._evaluation.k,
                            answer_source="chat" if self._chat is not None else "decision")
         log.info("eval.finished", version=version, queries=len(results),
                  **{m: report.metrics[m] for m in ("recall_at_k", "ndcg_at_10", "mode_accuracy")})
-        return report
+        return self._redacted(report)
+
+    def _redacted(self, report: EvaluationReport) -> EvaluationReport:
+        """The report with PII redacted from query texts and missing phrases (sanitize on, redact mode)."""
+        s = self._sanitize
+        if s is None or not s.enabled or s.mode != "redact" or not report.queries:
+            return report
+        from backend.common.sanitizer import sanitize_if_enabled
+
+        texts = [q.query for q in report.queries] + [p for q in report.queries for p in q.missing_phrases]
+        clean = iter(sanitize_if_enabled(texts, s, doc_ids=["eval-report"] * len(texts)).texts)
+        queries = [replace(q, query=next(clean)) for q in report.queries]
+        queries = [replace(q, missing_phrases=[next(clean) for _ in q.missing_phrases]) for q in queries]
+        return replace(report, queries=tuple(queries))
 
     def _ranked_hits(self, search: SearchService, profile: ProfileSettings, version: str, questions: list[str],
-                     depth: int) -> list[tuple[tuple[ScoredChunk, ...], float]]:
+                     depth: int, visibilities: Sequence[Visibility | None] = ()
+                     ) -> list[tuple[tuple[ScoredChunk, ...], float]]:
         """Hits and search latency per question. Dense search embeds all questions in
         one batch (the same vectors ``SearchService`` would make one at a time, at a
         fraction of the cost); other strategies go through ``SearchService.search``."""
+        vis = list(visibilities) or [None] * len(questions)
         if self._retrieval.strategy != "dense":
             out = []
-            for question in questions:
+            for question, visibility in zip(questions, vis):
                 started = time.perf_counter()
-                outcome = search.search(SearchRequest(question, version, depth))
+                outcome = search.search(SearchRequest(question, version, depth, visibility=visibility))
                 out.append((outcome.hits, (time.perf_counter() - started) * 1000))
             return out
         started = time.perf_counter()
         vectors = self._embedder.embed_queries([query_input(q, profile) for q in questions])
         per_query_embed = (time.perf_counter() - started) * 1000 / max(len(questions), 1)
         out = []
-        for vector in vectors:
+        for vector, visibility in zip(vectors, vis):
             started = time.perf_counter()
-            result = self._store.search(version, QueryVector(vector, self._embedder.model_id), depth)
+            result = self._store.search(version, QueryVector(vector, self._embedder.model_id), depth,
+                                        visibility=visibility)
             out.append((result.hits, per_query_embed + (time.perf_counter() - started) * 1000))
         return out
 
-    def _run_query(self, version: str, q: GoldenQuery, hits: tuple[ScoredChunk, ...], latency: float) -> QueryResult:
+    def _run_query(self, version: str, q: GoldenQuery, hits: tuple[ScoredChunk, ...], latency: float,
+                   visibility: Visibility | None = None) -> QueryResult:
         question = " ".join(q.query.split())
         ranked = rm.ranked_doc_ids(h.chunk.doc_id for h in hits)
         candidates = ctx.to_candidates(hits[: self._retrieval.top_k], self._retrieval.score_mode)
@@ -160,15 +203,21 @@ class Evaluator:
         if self._chat is not None:
             from backend.core.services.chat_service import ChatQuery
 
-            reply = self._chat.answer(ChatQuery(question=q.query, domain=q.domain, target=version, record=False))
+            reply = self._chat.answer(ChatQuery(question=q.query, domain=q.domain, target=version, record=False,
+                                                visibility=visibility))
             mode, answer, latency = reply.mode, reply.answer, reply.latency_ms
         else:
+            if self._retrieval.decision_score == "evidence":
+                if self._scorer is None:
+                    self._scorer = SentenceScorer(self._embedder)
+                candidates = attach_evidence(candidates, question, self._scorer, self._retrieval)
             mode = decide_answer_mode(candidates, self._retrieval, is_short_query(question, self._retrieval.short_query)).mode
         top = max((c.similarity for c in candidates), default=None)
         result = QueryResult(
             id=str(q.id), query=q.query, expected_mode=q.expected_mode, decided_mode=mode,
             mode_correct=mode == q.expected_mode, expected_sources=dict(q.expected_sources),
             ranked_doc_ids=ranked[:NDCG_K], max_similarity=_rounded(top), latency_ms=round(latency, 3), domain=q.domain,
+            principal=q.principal,
         )
         updates: dict[str, Any] = {}
         if q.counts_for_retrieval:
@@ -206,11 +255,33 @@ def aggregate(results: Sequence[QueryResult], *, version: str, target: str, gold
         row = confusion.setdefault(r.expected_mode, {})
         row[r.decided_mode] = row.get(r.decided_mode, 0) + 1
     counts = {"queries": len(results), "retrieval_queries": len(retrieval), "must_contain_queries": len(checked)}
+    by_principal = None
+    if any(r.principal is not None for r in results):
+        groups: dict[str, list[QueryResult]] = {}
+        for r in results:
+            groups.setdefault(r.principal or UNRESTRICTED, []).append(r)
+        by_principal = {name: _principal_metrics(rs) for name, rs in sorted(groups.items())}
     return EvaluationReport(
         version=version, target=target, golden_set=str(golden.path), golden_sha256=golden.sha256, k=k,
         created_at=_now(), answer_source=answer_source, metrics=metrics, counts=counts, mode_confusion=confusion,
-        queries=tuple(results),
+        queries=tuple(results), by_principal=by_principal,
     )
+
+
+#: the ``by_principal`` key of golden queries that name no principal
+UNRESTRICTED = "(unrestricted)"
+
+
+def _principal_metrics(results: Sequence[QueryResult]) -> dict[str, Any]:
+    """One principal's share of the report: queries, and the retrieval and mode metrics."""
+    retrieval = [r for r in results if r.recall_at_k is not None]
+
+    def avg(name: str) -> float | None:
+        return _rounded(rm.mean([getattr(r, name) for r in retrieval]))
+
+    return {"queries": len(results), "hit_at_k": avg("hit_at_k"), "recall_at_k": avg("recall_at_k"),
+            "mrr": avg("reciprocal_rank"), "ndcg_at_10": avg("ndcg_at_10"),
+            "mode_accuracy": _rounded(rm.mean([1.0 if r.mode_correct else 0.0 for r in results]))}
 
 
 def compare(candidate: Mapping[str, float | None], baseline: Mapping[str, float | None]) -> dict[str, Any]:

@@ -39,6 +39,10 @@ class GoldenQuery(BaseModel):
     expected_mode: AnswerMode
     domain: str | None = Field(None, min_length=1)
     must_contain: tuple[str, ...] = ()
+    principal: str | None = Field(
+        None, min_length=1, max_length=64,
+        description="Run the query as this configured principal (access.principals): it sees only what the "
+        "principal may see. Without it the query runs unrestricted.")
 
     @field_validator("expected_sources", mode="before")
     @classmethod

@@ -13,6 +13,7 @@ failing gates.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -22,7 +23,9 @@ from backend.common.config import GateSettings, Settings
 from backend.common.errors import EmbeddingModelMismatch, EvaluationError, GateFailed, StoreError, UnknownDomain, VersionConflict
 from backend.core.ports import IndexAdmin
 from backend.core.services.evaluation import EvaluationReport, Evaluator, with_comparison, write_report
+from backend.common.assets import AssetFiles
 from backend.core.services.golden import load_golden_set
+from backend.core.services.versions import VersionNaming, gc_plan, latest_version, version_roles
 from backend.core.types import AliasChange
 
 log = structlog.get_logger(__name__)
@@ -103,8 +106,9 @@ class PromotionTarget:
 
 def resolve_target(settings: Settings, *, domain_key: str | None = None, alias: str | None = None,
                    version: str | None = None, golden: str | Path | None = None) -> PromotionTarget:
-    """Defaults: the domain's alias / index_name / golden_set, else ``embeddings.alias.name``,
-    the default profile's index_name and ``evaluation.golden_set``."""
+    """Defaults: the domain's alias / golden_set, else ``embeddings.alias.name`` and
+    ``evaluation.golden_set``; the version defaults to the newest version of the
+    series of the domain's (else the default profile's) index_name."""
     emb = settings.embeddings
     golden_default = settings.evaluation.golden_set
     if domain_key is not None:
@@ -133,15 +137,20 @@ def promote_version(settings: Settings, store: Any, embedder: Any, *, alias: str
     raises ``GateFailed`` (``context["result"]`` holds the ``PromotionResult``) when a
     gate failed and ``force`` is false, leaving the alias untouched. ``force`` never
     overrides a model or dimension mismatch (``VersionConflict``)."""
+    named = version is not None
     target = resolve_target(settings, domain_key=domain_key, alias=alias, version=version, golden=golden)
+    if not named:
+        newest = latest_version(VersionNaming(settings.ingest.version_name_template), target.version,
+                                store.list_versions())
+        target = replace(target, version=newest.name if newest else target.version)
     candidate = store.get_version(target.version)
     current = store.resolve_alias(target.alias)
-    if current == target.version:
-        return PromotionResult(target.alias, target.version, current, False, False, (), None,
-                               notes=(f"{target.alias} already serves {target.version}; nothing to do",))
     golden_set = load_golden_set(target.golden)
     evaluator = Evaluator(store, store, embedder, embeddings=settings.embeddings, retrieval=settings.retrieval,
-                          evaluation=settings.evaluation, chat=chat)
+                          evaluation=settings.evaluation, chat=chat, sanitize=settings.sanitize,
+                          access=settings.access)
+    if current == target.version:
+        return _already_served(store, evaluator, golden_set, target, candidate)
     report = evaluator.evaluate(target.version, golden_set)
     baseline, notes = _baseline(evaluator, store, current, golden_set)
     gates = tuple(check_gates(report.metrics, settings.evaluation.gates, baseline.metrics if baseline else None))
@@ -153,8 +162,8 @@ def promote_version(settings: Settings, store: Any, embedder: Any, *, alias: str
         path = write_report(report, settings.resolve_path(settings.evaluation.reports_dir),
                             extra={"gates": [g.__dict__ for g in gates], "alias": target.alias, "forced": force})
         result = _replace(result, report_path=path)
-    store.record_evaluation(target.version, {**report.summary(), "gates": [g.__dict__ for g in gates],
-                                             "gates_passed": not failed})
+    store.record_evaluation(target.version, {**report.summary(), "generation": candidate.generation,
+                                             "gates": [g.__dict__ for g in gates], "gates_passed": not failed})
     if failed and not force:
         log.warning("promotion.blocked", alias=target.alias, version=target.version,
                     failed=[f"{g.name}:{g.metric}" for g in failed])
@@ -164,13 +173,29 @@ def promote_version(settings: Settings, store: Any, embedder: Any, *, alias: str
             alias=target.alias, version=target.version, result=result,
         )
     _check_same_model(store, current, candidate)
+    if store.get_version(target.version).generation != candidate.generation:
+        raise EvaluationError(f"{target.version} changed while it was evaluated (an ingest wrote it); "
+                              "promote again to evaluate what it holds now", version=target.version)
     reason = ("forced despite failing gates: " + "; ".join(f"{g.name}: {g.describe()}" for g in failed)) if failed \
         else ("forced; all gates passed" if force else "all gates passed")
     change = store.point_alias(target.alias, target.version, reason=reason, forced=force)
-    dropped = apply_retention(store, target.alias, settings.evaluation.keep_versions)
+    dropped = collect_garbage(store, settings, series=target.version).dropped
     log.info("promotion.rotated", alias=target.alias, version=target.version, previous=current, forced=force,
              dropped=dropped)
     return _replace(result, promoted=True, change=change, dropped=tuple(dropped))
+
+
+def _already_served(store: Any, evaluator: Evaluator, golden_set: Any, target: PromotionTarget,
+                    version: Any) -> PromotionResult:
+    """Nothing to rotate. A version written in place since its last evaluation is
+    evaluated again, so what ``rag alias status`` shows is about its present content."""
+    notes = [f"{target.alias} already serves {target.version}; nothing to do"]
+    report = None
+    if not version.evaluation_current:
+        report = evaluator.evaluate(target.version, golden_set)
+        store.record_evaluation(target.version, {**report.summary(), "generation": version.generation})
+        notes.append(f"{target.version} changed since its last evaluation (written in place): evaluated again")
+    return PromotionResult(target.alias, target.version, target.version, False, False, (), report, notes=tuple(notes))
 
 
 def _replace(result: PromotionResult, **changes: Any) -> PromotionResult:
@@ -186,7 +211,7 @@ def _baseline(evaluator: Evaluator, store: Any, current: str | None,
     except EmbeddingModelMismatch as exc:
         return None, (f"active version {current} cannot be evaluated with this embedder ({exc.user_message}); "
                       "no regression gate",)
-    store.record_evaluation(current, baseline.summary())
+    store.record_evaluation(current, {**baseline.summary(), "generation": store.get_version(current).generation})
     return baseline, ()
 
 
@@ -231,33 +256,44 @@ def alias_versions(history: Sequence[AliasChange]) -> list[str]:
     return out
 
 
-def retention_plan(store: IndexAdmin, alias: str, keep: int) -> list[str]:
-    """Versions of ``alias`` beyond the newest ``keep``; never the active or previous
-    version of any alias, never a version no alias ever served (not ours to judge)."""
-    aliases = store.list_aliases()
-    protected: set[str] = set(aliases.values())
-    for name in aliases:
-        history = store.alias_history(name)
-        if history and history[0].previous:
-            protected.add(history[0].previous)
-    existing = {v.name for v in store.list_versions()}
-    ordered = [v for v in alias_versions(store.alias_history(alias)) if v in existing]
-    return [v for v in ordered[keep:] if v not in protected]
+@dataclass(frozen=True)
+class GarbageCollection:
+    dropped: tuple[str, ...]
+    assets_removed: tuple[str, ...]
+    dry_run: bool
 
 
-def apply_retention(store: IndexAdmin, alias: str, keep: int) -> list[str]:
-    dropped = []
-    for name in retention_plan(store, alias, keep):
-        store.drop_version(name)
-        dropped.append(name)
-    if dropped:
-        log.info("promotion.retention_dropped", alias=alias, dropped=dropped, keep=keep)
-    return dropped
+def collect_garbage(store: Any, settings: Settings, *, series: str | None = None,
+                    dry_run: bool = False) -> GarbageCollection:
+    """Drop every version beyond ``evaluation.keep_versions`` of its series (only
+    ``series``'s when given), never one an alias serves or keeps for rollback; then
+    remove the figure images no remaining version cites (older than
+    ``docx.assets_gc_grace_seconds``)."""
+    naming = VersionNaming(settings.ingest.version_name_template)
+    versions = store.list_versions()
+    if series is not None:
+        versions = [v for v in versions if naming.same_series(v.name, series)]
+    victims = gc_plan(naming, versions, store.protected_versions(), settings.evaluation.keep_versions)
+    if not dry_run:
+        for name in victims:
+            store.drop_version(name)
+        if victims:
+            log.info("promotion.retention_dropped", dropped=victims, keep=settings.evaluation.keep_versions)
+    assets = AssetFiles(settings.resolve_path(settings.docx.assets_dir))
+    remaining = [v.name for v in store.list_versions() if v.name not in victims]
+    cited: set[str] = set()
+    for name in remaining:
+        cited |= store.asset_refs(name)
+    orphans = assets.unreferenced(cited, grace_seconds=settings.docx.assets_gc_grace_seconds)
+    if not dry_run:
+        assets.remove(orphans)
+    return GarbageCollection(tuple(victims), tuple(orphans), dry_run)
 
 
 @dataclass(frozen=True)
 class AliasStatus:
-    """An alias, what it serves and the versions it has served (newest first)."""
+    """An alias, what it serves, and every version of its series or its history
+    (newest first) with its role: live, rollback, candidate or retired."""
 
     alias: str
     active: str | None
@@ -275,37 +311,73 @@ class AliasStatus:
         head = f"{self.alias}: {self.active or '(serves nothing)'}"
         if self.active:
             head += f"  previous={self.previous or '-'}  changed_at={self.changed_at}" + ("  [forced]" if self.forced else "")
-        lines = [head]
-        for v in self.versions:
-            ev = v.get("evaluation") or {}
-            m = ev.get("metrics") or {}
-            summary = ("  eval: " + " ".join(f"{k}={m[k]}" for k in ("recall_at_k", "ndcg_at_10", "mode_accuracy") if k in m)
-                       + f" ({ev.get('created_at', '?')})") if m else "  eval: -"
-            role = "*" if v["name"] == self.active else ("<" if v["name"] == self.previous else " ")
-            lines.append(f"  {role} {v['name']:<22} {v['model']:<40} docs={v['doc_count']:<5} chunks={v['chunk_count']:<6}{summary}")
-        return "\n".join(lines)
+        return "\n".join([head, *(f"  {render_version(v)}" for v in self.versions)])
 
 
-def _version_row(version: Any) -> dict[str, Any]:
-    return {"name": version.name, "model": version.model, "dimension": version.dimension,
+_MARK = {"live": "*", "rollback": "<", "candidate": "+", "retired": " "}
+
+
+def render_version(v: Mapping[str, Any]) -> str:
+    """One line: role, name, counts, size, age, last evaluation (and whether it is stale)."""
+    ev = v.get("evaluation") or {}
+    m = ev.get("metrics") or {}
+    if m:
+        figures = " ".join(f"{k}={m[k]}" for k in ("recall_at_k", "ndcg_at_10", "mode_accuracy") if k in m)
+        passed = ev.get("gates_passed")
+        verdict = "" if passed is None else (" gates=pass" if passed else " gates=FAIL")
+        summary = f"eval: {figures}{verdict}" + ("" if v.get("evaluation_current") else " (STALE: content changed since)")
+    else:
+        summary = "eval: -"
+    return (f"{_MARK.get(v.get('role', ''), ' ')} {v['name']:<22} {v.get('role', ''):<9} docs={v['doc_count']:<5} "
+            f"chunks={v['chunk_count']:<6} {_size(v.get('size_bytes', 0)):>8} age={v.get('age', '?'):<6} {summary}")
+
+
+def _size(n: int) -> str:
+    return f"{n / 1e6:.1f}MB" if n >= 1e6 else f"{n / 1e3:.0f}kB"
+
+
+def _age(created_at: str, now: datetime | None = None) -> str:
+    try:
+        seconds = ((now or datetime.now(timezone.utc)) - datetime.fromisoformat(created_at)).total_seconds()
+    except (TypeError, ValueError):
+        return "?"
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{int(seconds // size)}{unit}"
+    return f"{max(0, int(seconds))}s"
+
+
+def version_row(version: Any, role: str = "") -> dict[str, Any]:
+    return {"name": version.name, "role": role, "model": version.model, "dimension": version.dimension,
             "distance": version.distance, "doc_count": version.doc_count, "chunk_count": version.chunk_count,
-            "created_at": version.created_at, "evaluation": version.evaluation}
+            "size_bytes": version.size_bytes, "created_at": version.created_at, "age": _age(version.created_at),
+            "generation": version.generation, "parent": version.parent, "evaluation": version.evaluation,
+            "evaluation_current": version.evaluation_current}
 
 
-def alias_status(store: IndexAdmin, configured: Sequence[str]) -> tuple[list[AliasStatus], list[str]]:
-    """Status of every configured or existing alias, plus the versions no alias ever served."""
-    versions = {v.name: v for v in store.list_versions()}
-    names = list(dict.fromkeys([*configured, *store.list_aliases()]))
-    served_ever: set[str] = set()
+def alias_status(store: Any, configured: Mapping[str, str],
+                 naming: VersionNaming) -> tuple[list[AliasStatus], list[str]]:
+    """Status of every configured alias (``alias -> configured index_name``) and every
+    existing one, plus the versions that belong to none of them."""
+    listed = store.list_versions()
+    versions = {v.name: v for v in listed}
+    aliases = store.list_aliases()
+    roles = version_roles(naming, listed, aliases, store.protected_versions())
+    names = list(dict.fromkeys([*configured, *aliases]))
+    shown: set[str] = set()
     out = []
     for name in names:
         history = store.alias_history(name)
-        own = [v for v in alias_versions(history) if v in versions]
-        served_ever.update(own)
+        anchors = [a for a in (configured.get(name), aliases.get(name)) if a]
+        own = [v.name for v in listed if any(naming.same_series(v.name, a) for a in anchors)]
+        own += [v for v in alias_versions(history) if v in versions and v not in own]
+        own.sort(key=lambda n: (naming.split(n)[1], versions[n].created_at), reverse=True)
+        shown.update(own)
         latest = history[0] if history else None
         out.append(AliasStatus(
-            alias=name, active=store.resolve_alias(name), previous=latest.previous if latest else None,
+            alias=name, active=aliases.get(name), previous=latest.previous if latest else None,
             changed_at=latest.changed_at if latest else None, forced=bool(latest and latest.forced),
-            reason=latest.reason if latest else "", versions=tuple(_version_row(versions[v]) for v in own),
+            reason=latest.reason if latest else "",
+            versions=tuple(version_row(versions[v], roles[v].role) for v in own),
         ))
-    return out, [v for v in versions if v not in served_ever]
+    return out, [v for v in versions if v not in shown]

@@ -13,7 +13,8 @@ Rules, in the order they apply:
    similarity reaches ``min_similarity_for_hybrid``, within the character budget
    (:func:`select_context`). Excluded types (figures) are skipped and scanning
    goes on, so text chunks further down still count.
-4. ``rag`` if the best *LLM-eligible* similarity reaches the high threshold and
+4. ``rag`` if the best *LLM-eligible* similarity (or, with ``decision_score:
+   evidence``, the best ``evidence`` of a usable chunk) reaches the high threshold and
    the context is not empty; ``hybrid`` if it lies in ``[low, high)`` and every
    hybrid gate holds; ``fallback`` otherwise. A figure alone can never make an
    answer ``rag``: the answerer would see nothing to ground it on.
@@ -45,6 +46,9 @@ class Candidate:
     similarity: float
     raw_score: float
     rank: int
+    #: sentence-level evidence in [0, 1] (``backend.core.services.evidence``); compared
+    #: instead of ``similarity`` when ``retrieval.decision_score`` is ``evidence``
+    evidence: float | None = None
 
 
 @dataclass(frozen=True)
@@ -93,6 +97,9 @@ class ModeDecision:
     context: ContextSelection
     decided_mode: AnswerMode = "fallback"
     blank_primary_answer: bool = False
+    #: what the thresholds compared: ``similarity`` or ``evidence`` (then ``max_evidence`` is that value)
+    decision_score: str = "similarity"
+    max_evidence: float | None = None
 
     @property
     def gates_passed(self) -> dict[str, bool]:
@@ -234,32 +241,38 @@ def decide_answer_mode(
     reasons: list[str] = []
     if short_query_active:
         reasons.append(f"short query: thresholds tightened to low={th.low:.4g} high={th.high:.4g}")
+    by_evidence = settings.decision_score == "evidence"
+    best_evidence = _max([c.evidence for c in context.used if c.evidence is not None])
+    compared, label = (best_evidence, "max evidence") if by_evidence else (eligible, "max similarity")
     mode: AnswerMode
     if eligible is None:
         reasons.append("no retrieved chunk may reach the LLM" if candidates else "no chunks retrieved")
         mode = "fallback"
-    elif eligible >= th.high:
+    elif compared is None:  # evidence only: no usable chunk, or none was scored
+        reasons.append(f"no usable chunk (similarity >= {gates.min_similarity_for_hybrid:.4g}) has evidence to compare")
+        mode = "fallback"
+    elif compared >= th.high:
         if n_used:
-            reasons.append(f"max similarity {eligible:.4f} >= high threshold {th.high:.4g}")
+            reasons.append(f"{label} {compared:.4f} >= high threshold {th.high:.4g}")
             mode = "rag"
         else:
-            reasons.append(f"max similarity {eligible:.4f} >= high threshold but no text context survived selection")
+            reasons.append(f"{label} {compared:.4f} >= high threshold but no text context survived selection")
             mode = "fallback"
-    elif eligible >= th.low:
-        reasons.append(f"max similarity {eligible:.4f} in [low {th.low:.4g}, high {th.high:.4g})")
+    elif compared >= th.low:
+        reasons.append(f"{label} {compared:.4f} in [low {th.low:.4g}, high {th.high:.4g})")
         failed = _failed_gates(n_used, chars, settings)
         reasons.extend(failed)
         mode = "fallback" if failed else "hybrid"
         if not failed:
             reasons.append(f"hybrid gates hold: {n_used} usable chunks, {chars} context chars")
     else:
-        reasons.append(f"max similarity {eligible:.4f} < low threshold {th.low:.4g}")
+        reasons.append(f"{label} {compared:.4f} < low threshold {th.low:.4g}")
         mode = "fallback"
     return ModeDecision(
         mode=mode, reasons=tuple(reasons), thresholds=th, max_similarity=top, max_eligible_similarity=eligible,
         min_similarity_for_hybrid=gates.min_similarity_for_hybrid, min_chunks_for_hybrid=gates.min_chunks_for_hybrid,
         min_total_context_chars=gates.min_total_context_chars, usable_chunks=n_used, usable_context_chars=chars,
-        context=context, decided_mode=mode,
+        context=context, decided_mode=mode, decision_score=settings.decision_score, max_evidence=best_evidence,
     )
 
 

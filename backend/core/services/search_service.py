@@ -27,7 +27,7 @@ from backend.core.embedding_text import query_input
 from backend.core.metadata_schema import Schema, parse_filter
 from backend.core.ports import Embedder, VectorStore
 from backend.core.services.fusion import apply_freshness, collapse_duplicates, reciprocal_rank_fusion
-from backend.core.types import FieldFilter, QueryVector, ScoredChunk
+from backend.core.types import FieldFilter, QueryVector, ScoredChunk, Visibility
 
 log = structlog.get_logger(__name__)
 
@@ -45,6 +45,9 @@ class SearchRequest:
     top_k: int
     filters: tuple[FieldFilter, ...] = ()
     strategy: str | None = None
+    #: access control, applied by the store inside every query of the search (dense, lexical
+    #: and the similarity lookups); None only when ``access.enabled`` is false
+    visibility: Visibility | None = None
 
 
 @dataclass(frozen=True)
@@ -118,13 +121,14 @@ class SearchService:
 
     # --- strategies ---------------------------------------------------------------
     def _dense(self, request: SearchRequest, query: QueryVector, pool: int) -> _Ranked:
-        result = self._store.search(request.target, query, pool, request.filters)
+        result = self._store.search(request.target, query, pool, request.filters, visibility=request.visibility)
         return _Ranked(result.version, result.hits, {"candidates": {"dense": len(result.hits)}})
 
     def _lexical(self, request: SearchRequest, query: QueryVector, pool: int) -> _Ranked:
-        lexical = self._store.lexical_search(request.target, request.query, pool, request.filters)
+        lexical = self._store.lexical_search(request.target, request.query, pool, request.filters,
+                                             visibility=request.visibility)
         ids = [h.chunk.chunk_id for h in lexical.hits]
-        dense = self._similarities(lexical.version, query, ids)
+        dense = self._similarities(lexical.version, query, ids, request.visibility)
         hits = tuple(
             dataclasses.replace(dense[h.chunk.chunk_id], rank=rank, lexical_score=_lexical_score(h), fused_score=None)
             for rank, h in enumerate((h for h in lexical.hits if h.chunk.chunk_id in dense), start=1)
@@ -134,8 +138,10 @@ class SearchService:
 
     def _fusion(self, request: SearchRequest, query: QueryVector, pool: int) -> _Ranked:
         cfg = self._settings.fusion
-        dense = self._store.search(request.target, query, max(cfg.dense_depth, pool), request.filters)
-        lexical = self._store.lexical_search(dense.version, request.query, max(cfg.lexical_depth, pool), request.filters)
+        dense = self._store.search(request.target, query, max(cfg.dense_depth, pool), request.filters,
+                                   visibility=request.visibility)
+        lexical = self._store.lexical_search(dense.version, request.query, max(cfg.lexical_depth, pool),
+                                             request.filters, visibility=request.visibility)
         fused = reciprocal_rank_fusion(
             {"dense": [h.chunk.chunk_id for h in dense.hits], "lexical": [h.chunk.chunk_id for h in lexical.hits]},
             {"dense": cfg.dense_weight, "lexical": cfg.lexical_weight},
@@ -144,7 +150,7 @@ class SearchService:
         by_dense = {h.chunk.chunk_id: h for h in dense.hits}
         by_lexical = {h.chunk.chunk_id: h for h in lexical.hits}
         missing = [f.chunk_id for f in fused if f.chunk_id not in by_dense]
-        by_dense.update(self._similarities(dense.version, query, missing))
+        by_dense.update(self._similarities(dense.version, query, missing, request.visibility))
         hits: list[ScoredChunk] = []
         for f in fused:
             if f.chunk_id not in by_dense:
@@ -162,11 +168,13 @@ class SearchService:
         }
         return _Ranked(dense.version, tuple(hits), details)
 
-    def _similarities(self, version: str, query: QueryVector, chunk_ids: Sequence[str]) -> dict[str, ScoredChunk]:
+    def _similarities(self, version: str, query: QueryVector, chunk_ids: Sequence[str],
+                      visibility: Visibility | None = None) -> dict[str, ScoredChunk]:
         """Dense hits for exactly these chunks of ``version`` (an exact search restricted by id)."""
         if not chunk_ids:
             return {}
-        result = self._store.search(version, query, len(chunk_ids), (FieldFilter("chunk_id", any_of=tuple(chunk_ids)),))
+        result = self._store.search(version, query, len(chunk_ids), (FieldFilter("chunk_id", any_of=tuple(chunk_ids)),),
+                                    visibility=visibility)
         found = {h.chunk.chunk_id: h for h in result.hits}
         if len(found) < len(set(chunk_ids)):
             log.warning("search.similarity_missing", version=version, asked=len(set(chunk_ids)), found=len(found))

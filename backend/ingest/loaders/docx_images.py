@@ -4,6 +4,11 @@ One figure per distinct image *part*: a picture pasted twice is one file and one
 figure, with a placeholder at each place it appears. Figures are numbered in
 reading order of first reference (headers, body, footers), so ``img_003`` and
 ``<folder>-fig-003`` are stable across runs and do not depend on the limits.
+
+Image files are content-addressed (``img_003_<sha256 prefix>.png``): a name
+always holds the same bytes, so a build never overwrites or removes a picture that
+a served version cites. Files no version cites any more are removed by
+``rag index gc`` (``backend.ingest.assets``), never by an ingest.
 """
 
 from __future__ import annotations
@@ -197,7 +202,7 @@ class ImageCatalog:
     figures: dict[str, Figure] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(
         ("blips", "relationships", "rels_mapped", "zip_member_miss", "linked", "figures", "writes",
-         "unchanged", "skipped_limits", "skipped_invalid", "stale_removed"), 0))
+         "unchanged", "skipped_limits", "skipped_invalid"), 0))
     skipped: list[dict[str, str]] = field(default_factory=list)
     _parts_seen: set[str] = field(default_factory=set)
 
@@ -232,7 +237,6 @@ class ImageCatalog:
     def extract(self) -> None:
         """Write every figure within the limits; idempotent (same bytes, same names)."""
         folder = self.assets_root / self.folder
-        kept: set[str] = set()
         total = 0
         with zipfile.ZipFile(self.package.path) as zf:
             for figure in self.figures.values():
@@ -246,9 +250,7 @@ class ImageCatalog:
                     self.skipped.append({"member": figure.member, "reason": reason})
                 else:
                     total += figure.size
-                    kept.add(Path(figure.image_ref or "").name)
                 self._debug(figure)
-        self._remove_stale(folder, kept)
 
     def _limit_reason(self, figure: Figure, total: int) -> str | None:
         if self.counts["writes"] >= self.settings.max_images_per_doc:
@@ -269,24 +271,19 @@ class ImageCatalog:
         if kind is None:
             return "not_an_image"
         figure.content_type, ext = kind
-        name = f"img_{figure.number:03d}.{ext}"
+        name = f"img_{figure.number:03d}_{hashlib.sha256(data).hexdigest()[:16]}.{ext}"
         target = folder / name
-        if target.is_file() and target.stat().st_size == len(data) and target.read_bytes() == data:
+        if target.is_file() and target.stat().st_size == len(data):
+            try:
+                os.utime(target)  # reused by this build: fresh for the garbage collector's grace period
+            except OSError:
+                pass
             self.counts["unchanged"] += 1
         else:
             _write_atomically(target, data)
         self.counts["writes"] += 1
         figure.image_ref = f"{self.folder}/{name}"
         return None
-
-    def _remove_stale(self, folder: Path, kept: set[str]) -> None:
-        """Images of an earlier version of the document that this run did not produce."""
-        if not folder.is_dir():
-            return
-        for old in folder.glob("img_*"):
-            if old.name not in kept and old.is_file():
-                old.unlink()
-                self.counts["stale_removed"] += 1
 
     def _debug(self, figure: Figure) -> None:
         if self.settings.image_debug:

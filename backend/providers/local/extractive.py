@@ -1,111 +1,125 @@
-"""An offline answerer that quotes the most relevant sentences of the context.
+"""An offline answerer that quotes the sentence of the context that answers the question.
 
-It lets the default profile run with no LLM at all. Sentences of the numbered
-context passages are ranked by cosine similarity to the question with the real
-embedder (or by word overlap when none is given), the best ``max_sentences`` are
-kept in passage order, and each carries the marker of its passage (``[1]`` is the
-first passage, which is also the first citation). Sentence vectors are cached, so
-a chunk seen before costs nothing to rank again.
+It lets the default profile run with no LLM at all. Three steps:
+
+1. **Segmentation** (:func:`segment`). A chunk is read line by line: a short line
+   without closing punctuation that stands alone (a title or section heading) becomes
+   the *heading* of what follows, never text; a list item (``-``, ``*``, ``1.``) is
+   its own unit without its marker; a table row (``a | b | c``) is its own unit,
+   rendered with the header row's column names (``Level: A2; Areas: Floor 4``);
+   paragraph lines wrapped by a PDF are joined back. Units are then cut into
+   sentences. So a sentence never swallows a heading, a list marker or a table cell.
+2. **Scoring** (:func:`score_sentence`). Each sentence is scored for the question:
+   ``dense`` (cosine with the local model, already loaded for retrieval) +
+   ``LEXICAL_WEIGHT`` x the share of the question's content words it (or, at half
+   weight, its heading) contains + ``ANSWER_TYPE_WEIGHT`` when it carries what the
+   question asks for: "how many/much/long/often..." a number, "when" a date or time,
+   "who" a name or role, "where" a place, "which" an option (a name, code or number).
+3. **Output**. The best sentence leads; the sentence right after it follows when it
+   continues it (starts with "They", "It", "This", ...); another follows only if it
+   scores within ``SUPPORT_RATIO`` of the lead and adds content words the answer does
+   not have, up to ``max_sentences``. Every sentence keeps the marker ``[n]`` of its passage.
+
+Segmentation and scoring live in ``backend.core.services.evidence`` (the mode decision
+uses the same scores when ``retrieval.decision_score`` is ``evidence``); the ranking adds
+``PASSAGE_WEIGHT / n`` for passage ``[n]``, the retrieval rank as a prior.
+
+``generate_explained`` also returns which sentence won and why (its scores, the
+question's answer type and content words); the chat service puts that into
+``decision_explain.answer_explain``. Sentence vectors are cached (LRU), so a chunk
+seen before costs nothing to rank again.
 """
 
 from __future__ import annotations
 
-import re
-import threading
-from collections import OrderedDict
-from typing import Sequence
-
-import numpy as np
+from typing import Any
 
 from backend.core.ports import Embedder
+from backend.core.services.evidence import (  # noqa: F401 - re-exported: the answerer's vocabulary
+    ANAPHORA,
+    ANSWER_TYPE_WEIGHT,
+    LEXICAL_WEIGHT,
+    PASSAGE_WEIGHT,
+    SUPPORT_MIN_NEW_WORDS,
+    SUPPORT_RATIO,
+    ScoredSentence,
+    Sentence,
+    SentenceScorer,
+    carries_answer_type,
+    content_words,
+    question_type,
+    segment,
+    split_sentences,
+)
 from backend.core.types import ChatRequest
 
 NO_ANSWER = "The knowledge base has no passage that answers this question."
 PARTIAL_NOTE = "The knowledge base only partly covers this question; what it says:"
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9])")
-_WORD = re.compile(r"\w+")
-_FIGURE_MARK = re.compile(r"\[FIGURE:[^\]]*\]")
-_STOPWORDS = frozenset(
-    "a an and are as at be by can do does for from how i in is it may of on or the to what when where which who why "
-    "with you your".split()
-)
-
-
-def split_sentences(text: str) -> list[str]:
-    """Sentences of a passage; figure placeholders are dropped, tiny fragments skipped."""
-    flat = " ".join(_FIGURE_MARK.sub(" ", text).split())
-    return [s.strip() for s in _SENTENCE_END.split(flat) if len(_WORD.findall(s)) >= 3]
-
-
-class _VectorCache:
-    """Bounded LRU of text -> unit vector, shared by request threads."""
-
-    def __init__(self, capacity: int) -> None:
-        self._capacity = capacity
-        self._items: OrderedDict[str, np.ndarray] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get_many(self, texts: Sequence[str]) -> dict[str, np.ndarray]:
-        with self._lock:
-            found = {t: self._items[t] for t in texts if t in self._items}
-            for t in found:
-                self._items.move_to_end(t)
-            return found
-
-    def put_many(self, items: dict[str, np.ndarray]) -> None:
-        with self._lock:
-            self._items.update(items)
-            while len(self._items) > self._capacity:
-                self._items.popitem(last=False)
 
 
 class ExtractiveChatModel:
-    """``ChatModel`` that composes answers from context sentences, with citation markers."""
+    """``ChatModel`` that answers with the context sentence that answers best, with citation markers."""
 
     name = "extractive"
 
     def __init__(self, embedder: Embedder | None = None, max_sentences: int = 4, cache_size: int = 20_000) -> None:
-        self._embedder = embedder
         self._max_sentences = max_sentences
-        self._cache = _VectorCache(cache_size)
+        #: the sentence scorer, shared with the chat service's evidence decision (one vector cache)
+        self.scorer = SentenceScorer(embedder, cache_size)
 
     def generate(self, request: ChatRequest) -> str:
+        return self.generate_explained(request)[0]
+
+    def generate_explained(self, request: ChatRequest) -> tuple[str, dict[str, Any] | None]:
+        """The answer and why: the question's answer type and content words, and each
+        chosen sentence (``lead`` first, then ``support``) with its scores; the best
+        sentence left out is reported as ``runner_up``."""
         if request.mode == "fallback" or not request.context:
-            return NO_ANSWER
-        sentences = [(i, s) for i, chunk in enumerate(request.context, start=1) for s in split_sentences(chunk.text)]
+            return NO_ANSWER, None
+        sentences = self.scorer.sentences(request.context)
         if not sentences:
-            return ""
-        scores = self._scores(request.question, [s for _, s in sentences])
-        best = sorted(np.argsort(-scores, kind="stable")[: self._max_sentences])
-        body = " ".join(f"{sentences[j][1]} [{sentences[j][0]}]" for j in best)
-        return f"{PARTIAL_NOTE} {body}" if request.mode == "hybrid" else body
+            return "", None
+        scored = self.scorer.score(request.question, sentences)
+        ranked = sorted(scored, key=lambda s: -_rank_score(s))
+        chosen = self._choose(ranked, scored)
+        body = " ".join(f"{s.sentence.text} [{s.sentence.passage}]" for s in chosen)
+        text = f"{PARTIAL_NOTE} {body}" if request.mode == "hybrid" else body
+        left = [s for s in ranked if s not in chosen]
+        explain: dict[str, Any] = {
+            "method": "extractive", "question_type": question_type(request.question),
+            "content_words": content_words(request.question), "candidates": len(scored),
+            "scoring": f"dense + {LEXICAL_WEIGHT} x lexical + {ANSWER_TYPE_WEIGHT} x answer_type_match; ranked with "
+                       f"+ {PASSAGE_WEIGHT} / passage number",
+            "sentences": [s.explain("lead" if i == 0 else "support") for i, s in enumerate(chosen)],
+            "runner_up": left[0].explain("runner_up") if left else None,
+        }
+        return text, explain
 
-    def _scores(self, question: str, sentences: list[str]) -> np.ndarray:
-        if self._embedder is None:
-            return np.array([_overlap(question, s) for s in sentences], dtype=np.float32)
-        q = self._vectors([question], query=True)[0]
-        return self._vectors(sentences, query=False) @ q
+    def _choose(self, ranked: list[ScoredSentence], in_order: list[ScoredSentence]) -> list[ScoredSentence]:
+        """The lead, then: the sentence right after it when that one continues it ("They
+        are shredded on site."), then the next best that score within ``SUPPORT_RATIO``
+        of the lead and bring ``SUPPORT_MIN_NEW_WORDS`` content words it lacks."""
+        lead = ranked[0]
+        chosen = [lead]
+        nxt = lead.sentence.position + 1
+        if nxt < len(in_order) and in_order[nxt].sentence.chunk_id == lead.sentence.chunk_id \
+                and ANAPHORA.match(in_order[nxt].sentence.text) and self._max_sentences > 1:
+            chosen.append(in_order[nxt])
+        covered = set().union(*(content_words(c.sentence.text) for c in chosen))
+        limit = self._max_sentences
+        for cand in ranked[1:]:
+            if len(chosen) >= limit or _rank_score(cand) < SUPPORT_RATIO * _rank_score(lead):
+                break
+            new = set(content_words(cand.sentence.text)) - covered
+            if cand not in chosen and len(new) >= SUPPORT_MIN_NEW_WORDS:
+                chosen.append(cand)
+                covered |= new
+        return chosen
 
-    def _vectors(self, texts: list[str], *, query: bool) -> np.ndarray:
-        if self._embedder is None:  # pragma: no cover - guarded by _scores
-            raise RuntimeError("no embedder")
-        keys = [("q:" if query else "d:") + t for t in texts]
-        known = self._cache.get_many(keys)
-        missing = list(dict.fromkeys(k for k in keys if k not in known))
-        if missing:
-            raw = [k[2:] for k in missing]
-            vecs = self._embedder.embed_queries(raw) if query else self._embedder.embed_documents(raw)
-            norms = np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
-            fresh = dict(zip(missing, np.asarray(vecs / norms, dtype=np.float32)))
-            self._cache.put_many(fresh)
-            known.update(fresh)
-        return np.vstack([known[k] for k in keys])
 
-
-def _overlap(question: str, sentence: str) -> float:
-    q = {w for w in _WORD.findall(question.lower()) if w not in _STOPWORDS}
-    s = {w for w in _WORD.findall(sentence.lower()) if w not in _STOPWORDS}
-    return len(q & s) / (len(q) or 1)
+def _rank_score(s: ScoredSentence) -> float:
+    """How the answerer ranks sentences: the evidence score plus the passage prior."""
+    return s.score + PASSAGE_WEIGHT / s.sentence.passage
 
 
 class DisabledChatModel:

@@ -22,10 +22,28 @@ log = structlog.get_logger(__name__)
 T = TypeVar("T")
 
 
+def is_read_timeout(exc: BaseException) -> bool:
+    """True when an SDK ``RequestException`` wraps a read timeout.
+
+    The SDK vendors its own copy of requests (``oci._vendor.requests``) and wraps
+    its failures in ``oci.exceptions.RequestException``; the vendored
+    ``ReadTimeout`` is not the PyPI ``requests.exceptions.ReadTimeout``, so the
+    cause is checked against the vendored classes. A stall while the body is read
+    comes as the vendored ``ConnectionError`` around urllib3's ``ReadTimeoutError``.
+    """
+    import urllib3
+    from oci._vendor.requests import exceptions as vendored
+
+    cause = exc.args[0] if exc.args else None
+    if isinstance(cause, vendored.ReadTimeout):
+        return True
+    inner = cause.args[0] if isinstance(cause, vendored.ConnectionError) and cause.args else None
+    return isinstance(inner, urllib3.exceptions.ReadTimeoutError)
+
+
 def map_oci_error(exc: BaseException, what: str, endpoint: str) -> ProviderError:
     """The most specific ``ProviderError`` for an SDK exception; ``what`` names the call and batch."""
     import oci
-    import requests
 
     if isinstance(exc, oci.exceptions.ServiceError):
         detail = f"HTTP {exc.status} {exc.code}: {exc.message}"
@@ -35,7 +53,7 @@ def map_oci_error(exc: BaseException, what: str, endpoint: str) -> ProviderError
             return ProviderTimeout(f"{what}: {endpoint} failed ({detail})", status=exc.status)
         return ProviderError(f"{what}: rejected by {endpoint} ({detail})", status=exc.status)
     cause = exc.args[0] if exc.args else None
-    if isinstance(exc, oci.exceptions.RequestException) and isinstance(cause, requests.exceptions.ReadTimeout):
+    if isinstance(exc, oci.exceptions.RequestException) and is_read_timeout(exc):
         return ProviderTimeout(f"{what}: {endpoint} did not answer in time")
     if isinstance(exc, (oci.exceptions.ConnectTimeout, oci.exceptions.RequestException)):
         return ProviderUnavailable(f"{what}: cannot reach OCI Generative AI at {endpoint} "

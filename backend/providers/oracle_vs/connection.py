@@ -17,7 +17,7 @@ from typing import Any, Iterator
 import structlog
 
 from backend.common.config import OracleSettings
-from backend.common.errors import ConfigError, RagError, StoreError, StoreUnavailable
+from backend.common.errors import ConfigError, EmbeddingModelMismatch, RagError, StoreError, StoreUnavailable
 
 log = structlog.get_logger(__name__)
 
@@ -56,8 +56,47 @@ def _error_parts(exc: BaseException) -> tuple[str, int, str]:
     return full_code, code, " ".join(line.strip() for line in message.splitlines() if line.strip())
 
 
+#: What to do about each error the adapter can expect, by ORA number or DPY code. The message a
+#: user sees is the driver's first line plus this hint, never a traceback.
+HINTS: dict[int | str, str] = {
+    942: "a table or view is missing or not visible to this user: the catalog is created on first connection "
+         "by store.oracle.user (check it owns the schema), and `rag index list` shows the versions that exist",
+    955: "an object with this name already exists in the schema: choose another index_name or alias, "
+         "or drop the object",
+    1017: "check RAG_STORE__ORACLE__USER and RAG_STORE__ORACLE__PASSWORD",
+    1461: "a text over 4,000 bytes was bound as a string; this adapter declares such texts as CLOBs, so report it",
+    12514: "the listener does not know the service in store.oracle.dsn: check the service name after the '/' "
+           "(e.g. FREEPDB1) and that the pluggable database is open",
+    12541: "nothing listens at this host and port: check store.oracle.dsn and that the database listener is running",
+    28000: "the database account is locked: a DBA must run ALTER USER <user> ACCOUNT UNLOCK",
+    29861: "a text or JSON search index is unusable after a failed build: run the ingest again (its finish step "
+           "drops and re-creates a failed index)",
+    51803: "a vector's dimension differs from the version's VECTOR column: embed with the version's model "
+           "(`rag index list` shows it)",
+    51928: "this Oracle Database release refuses DML on a table with an HNSW index: ingest into a new version "
+           "(its vector index is built after the load), or set store.oracle.vector_index.type: ivf, "
+           "or apply a 23ai release update that allows DML on HNSW-indexed tables",
+    "DPY-4011": "the database or the network closed the connection (server restart, idle-connection timeout "
+                "in a firewall, or Native Network Encryption, which thin mode does not support): retry, and "
+                "check the server's sqlnet.ora if it persists",
+    "DPY-6005": "check the host and port in store.oracle.dsn, that the database is running and that no "
+                "firewall blocks the port",
+}
+
+
+def _hint(full_code: str, code: int) -> str:
+    hint = HINTS.get(full_code) if full_code.startswith("DPY-") else HINTS.get(code)
+    return f" ({hint})" if hint else ""
+
+
+def hints_in(messages: list[str]) -> str:
+    """What to do about the ORA errors named in per-row messages (``executemany`` batch errors)."""
+    codes = dict.fromkeys(int(c) for m in messages for c in re.findall(r"\b(?:ORA|DIA)-(\d{5})\b", m))
+    return "".join(_hint("", c) for c in codes)
+
+
 def map_error(exc: BaseException, where: str, action: str) -> StoreError:
-    """The most specific ``StoreError`` for a driver error, naming the endpoint."""
+    """The most specific ``StoreError`` for a driver error, naming the endpoint and what to do."""
     import oracledb
 
     full_code, code, message = _error_parts(exc)
@@ -65,12 +104,21 @@ def map_error(exc: BaseException, where: str, action: str) -> StoreError:
         full_code.startswith("DPY-6") or code in UNAVAILABLE_ORA or full_code in {"DPY-4011", "DPY-1001"}
         or isinstance(exc, oracledb.InterfaceError)
     )
+    hint = _hint(full_code, code)
     if unreachable:
-        return StoreUnavailable(f"Oracle store at {where} is unavailable ({action}): {message}",
+        return StoreUnavailable(f"Oracle store at {where} is unavailable ({action}): {message}{hint}",
                                 endpoint=where, code=full_code)
     if "vector memory" in message.lower():
-        message += " (HNSW indexes live in the vector pool: size VECTOR_MEMORY_SIZE, see docs/ORACLE.md)"
-    return StoreError(f"Oracle store at {where}: {action} failed: {message}", endpoint=where, code=full_code)
+        hint += " (HNSW indexes live in the vector pool: size VECTOR_MEMORY_SIZE, see docs/ORACLE.md)"
+    if code == 51803:
+        return EmbeddingModelMismatch(f"Oracle store at {where}: {action} failed: {message}{hint}", endpoint=where,
+                                      code=full_code)
+    return StoreError(f"Oracle store at {where}: {action} failed: {message}{hint}", endpoint=where, code=full_code)
+
+
+class Rollback(Exception):
+    """Raised inside ``OracleConnector.transaction`` to end it with a rollback and no error: a write
+    that changed nothing leaves no trace (its generation bump is undone) and costs no commit."""
 
 
 class OracleConnector:
@@ -141,6 +189,9 @@ class OracleConnector:
         with self.connection(action) as con:
             try:
                 yield con
+            except Rollback:
+                _quiet_rollback(con)
+                return
             except BaseException:
                 _quiet_rollback(con)
                 raise

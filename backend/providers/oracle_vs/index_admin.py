@@ -1,10 +1,19 @@
 """Versions, alias views and their history on Oracle (seed 004's ``index_admin``).
 
-``RAG_VERSIONS`` records each physical table's model, dimension, distance and
-index type; ``RAG_ALIASES`` is the source of truth for what an alias serves
-(readers resolve it inside their read-only snapshot); the alias view
+``RAG_VERSIONS`` records each physical table's model, dimension, distance, vector
+index spec, ``generation`` (bumped by every write that changes rows) and
+``parent``; ``RAG_ALIASES`` is the source of truth for what an alias serves
+(readers resolve it and search in two statements); the alias view
 (``CREATE OR REPLACE VIEW``, one statement) serves SQL tools and reports.
 ``RAG_ALIAS_HISTORY`` keeps every change so a rotation can be rolled back.
+
+Names are kept as Oracle stores unquoted identifiers, upper-case
+(``sql.oracle_name``): ``kb_v1`` and ``KB_V1`` are one version. Oracle commits
+before and after every DDL statement, so each operation orders its DDL and its
+registry rows so that a crash in between leaves something a retry completes:
+``create_version`` runs its DDL first and registers the version (with the
+parent's rows) in one transaction after; ``drop_version`` drops the table first
+and deletes the registry row after.
 """
 
 from __future__ import annotations
@@ -16,17 +25,21 @@ from typing import Any, Mapping
 
 import structlog
 
-from backend.common.config import OracleSettings
+from backend.common.config import OracleSettings, OracleVectorIndexSettings
 from backend.common.errors import AliasNotFound, StoreError, VersionConflict, VersionNotFound
-from backend.common.identifiers import validate_identifier
 from backend.core.types import AliasChange, IndexVersion, VersionSpec
 from backend.providers.oracle_vs import sql
 from backend.providers.oracle_vs.connection import OracleConnector
 
 log = structlog.get_logger(__name__)
-_VERSION_COLUMNS = "name, embed_model, dimension, distance, index_type, profile, created_at, evaluation"
-_VERSION_SELECT = ("name, embed_model, dimension, distance, index_type, profile, created_at, "
-                   + sql.json_text("evaluation", "evaluation"))
+_INSERT_VERSION = (
+    "INSERT INTO RAG_VERSIONS (name, embed_model, dimension, distance, index_type, profile, created_at, evaluation, "
+    "generation, parent, index_params) VALUES (:name, :embed_model, :dimension, :distance, :index_type, :profile, "
+    ":created_at, NULL, 0, :parent, :index_params)"
+)
+#: Vector index parameters recorded with a version, so ``finish_load`` builds the index the version
+#: was created for, whatever the settings say by then.
+_INDEX_PARAMS = ("type", "target_accuracy", "neighbors", "efconstruction", "neighbor_partitions")
 
 
 def now_iso() -> str:
@@ -54,6 +67,10 @@ def oracledb_json() -> Any:
     return oracledb.DB_TYPE_JSON
 
 
+def index_params(settings: OracleVectorIndexSettings) -> str:
+    return json.dumps({k: getattr(settings, k) for k in _INDEX_PARAMS}, sort_keys=True)
+
+
 @dataclass(frozen=True)
 class VersionRow:
     name: str
@@ -64,22 +81,38 @@ class VersionRow:
     profile: str | None
     created_at: str
     evaluation: Mapping[str, Any] | None
+    generation: int = 0
+    parent: str | None = None
+    index_params: Mapping[str, Any] | None = None
 
     @classmethod
     def from_row(cls, row: tuple[Any, ...]) -> "VersionRow":
-        name, model, dim, distance, index_type, profile, created, evaluation = row
-        return cls(name, model, int(dim), distance, index_type, profile, created, json_value(evaluation))
+        name, model, dim, distance, index_type, profile, created, evaluation = row[:8]
+        generation, parent, params = (tuple(row[8:11]) + (0, None, None))[:3]
+        return cls(name, model, int(dim), distance, index_type, profile, created, json_value(evaluation),
+                   int(generation or 0), parent, json_value(params))
+
+    def vector_index(self, current: OracleVectorIndexSettings) -> OracleVectorIndexSettings:
+        """The version's own recorded index spec; a version registered before specs were recorded
+        keeps its recorded type with the current parameters."""
+        recorded = {k: v for k, v in (self.index_params or {}).items() if k in _INDEX_PARAMS}
+        recorded["type"] = self.index_type if self.index_type in ("hnsw", "ivf") else "none"
+        return current.model_copy(update=recorded)
 
 
-def execute_ddl(cur: Any, statement: str) -> bool:
-    """Run DDL; an object left by an earlier run (ORA-00955/01408) is not an error."""
+def _error_code(exc: BaseException) -> int | None:
+    err = exc.args[0] if exc.args else None
+    return getattr(err, "code", None)
+
+
+def execute_ddl(cur: Any, statement: str, tolerated: frozenset[int] = sql.ALREADY_EXISTS) -> bool:
+    """Run DDL; an object left by an earlier run (ORA-00955/01408 by default) is not an error."""
     import oracledb
 
     try:
         cur.execute(statement)
     except oracledb.DatabaseError as exc:
-        err = exc.args[0] if exc.args else None
-        if getattr(err, "code", None) in sql.ALREADY_EXISTS:
+        if _error_code(exc) in tolerated:
             return False
         raise
     return True
@@ -97,22 +130,28 @@ class OracleIndexAdmin:
         return self._db.where
 
     def ensure_catalog(self) -> None:
+        """Create the catalog tables, and add the columns a catalog created by an older release lacks."""
         with self._db.connection("creating the catalog tables") as con:
             cur = con.cursor()
             for ddl in sql.CATALOG_DDL:
                 cur.execute(ddl)
+            for ddl in sql.CATALOG_UPGRADES:
+                execute_ddl(cur, ddl, frozenset({sql.COLUMN_EXISTS}))
 
     # --- version rows ------------------------------------------------------------
     def _find_version(self, cur: Any, name: str) -> VersionRow | None:
-        cur.execute(f"SELECT {_VERSION_SELECT} FROM RAG_VERSIONS WHERE name = :name", {"name": name})
+        cur.execute(sql.FIND_VERSION_SQL, {"name": name})
         row = cur.fetchone()
         return VersionRow.from_row(row) if row else None
+
+    def _not_found(self, name: str) -> VersionNotFound:
+        return VersionNotFound(f"index version {name!r} does not exist in the Oracle store at {self.endpoint}",
+                               version=name)
 
     def _version_row(self, cur: Any, name: str) -> VersionRow:
         row = self._find_version(cur, name)
         if row is None:
-            raise VersionNotFound(f"index version {name!r} does not exist in the Oracle store at {self.endpoint}",
-                                  version=name)
+            raise self._not_found(name)
         return row
 
     def _alias_version(self, cur: Any, alias: str) -> str | None:
@@ -121,88 +160,205 @@ class OracleIndexAdmin:
         return row[0] if row else None
 
     def _resolve_target(self, cur: Any, target: str) -> VersionRow:
-        validate_identifier(target, "retrieval target")
-        version = self._alias_version(cur, target)
+        """An alias or a version in one round trip; the error path asks again to say which is missing."""
+        name = sql.oracle_name(target, "retrieval target")
+        cur.execute(sql.RESOLVE_TARGET_SQL, {"target": name})
+        row = cur.fetchone()
+        if row:
+            return VersionRow.from_row(row)
+        version = self._alias_version(cur, name)
         if version is not None:
-            return self._version_row(cur, version)
-        row = self._find_version(cur, target)
-        if row is None:
-            raise AliasNotFound(f"{target!r} is neither an alias nor an index version; ingest and promote first",
-                                target=target)
-        return row
+            raise self._not_found(version)
+        raise AliasNotFound(f"{target!r} is neither an alias nor an index version; ingest and promote first",
+                            target=target)
 
     def _to_version(self, cur: Any, row: VersionRow) -> IndexVersion:
+        """``size_bytes`` = rows x dimension x 4 (FLOAT32 vectors, exact) + characters of text and of
+        serialized metadata, summed in the same scan that counts the rows. Not ``USER_SEGMENTS``:
+        segments grow in extents (64 KB at least, none at all before the first row with deferred
+        segment creation) and do not shrink when rows are deleted, so they would not follow the rows."""
         cur.execute(sql.counts_sql(row.name))
-        chunks, docs = cur.fetchone()
+        chunks, docs, chars = cur.fetchone()
+        size = int(chunks) * row.dimension * 4 + int(chars or 0)
         return IndexVersion(row.name, row.model, row.dimension, row.distance, row.created_at,  # type: ignore[arg-type]
-                            int(chunks), int(docs), row.profile, row.evaluation)
+                            int(chunks), int(docs), row.profile, row.evaluation, generation=row.generation,
+                            parent=row.parent, size_bytes=size)
+
+    def _protection(self, cur: Any, version: str) -> list[str]:
+        """``["KB_ACTIVE live", ...]``: why ``version`` must not change (empty when it may)."""
+        cur.execute(sql.PROTECTED_ONE_SQL, {"version": version})
+        return [f"{alias} {str(why).strip()}" for alias, why in cur.fetchall()]
+
+    def protected_versions(self) -> dict[str, str]:
+        with self._db.connection("listing protected versions") as con:
+            cur = con.cursor()
+            cur.execute(sql.PROTECTED_SQL)
+            reasons: dict[str, list[str]] = {}
+            for version, alias, why in cur.fetchall():
+                reasons.setdefault(version, []).append(f"{alias} {str(why).strip()}")
+        return {v: ", ".join(sorted(r)) for v, r in reasons.items()}
 
     # --- versions ------------------------------------------------------------------
     def create_version(self, spec: VersionSpec) -> IndexVersion:
-        name = validate_identifier(spec.name, "index_name")
+        """DDL first (each statement commits by itself), then one transaction that empties whatever a
+        crashed run left in the table, copies the parent's rows and inserts the registry row: a version
+        is registered with all its rows or not at all, and a second call completes a crashed one."""
+        name = sql.oracle_name(spec.name, "index_name")
+        parent = sql.oracle_name(spec.parent, "parent version") if spec.parent else None
         sql.metric(spec.distance)
         table_ddl = sql.version_table_ddl(name, spec.dimension)
-        with self._db.transaction(f"creating version {name}") as con:
+        if parent == name:
+            raise VersionConflict(f"version {name} cannot be its own parent", version=name)
+        with self._db.snapshot(f"creating version {name}") as con:
             cur = con.cursor()
             row = self._find_version(cur, name)
             if row is not None:
-                wanted = (spec.model, spec.dimension, spec.distance)
-                if (row.model, row.dimension, row.distance) != wanted:
-                    raise VersionConflict(
-                        f"index version {name} exists with model {row.model} ({row.dimension} dims, {row.distance}); "
-                        f"cannot reuse it for {spec.model} ({spec.dimension} dims, {spec.distance}); "
-                        "choose a new index_name", version=name)
-                return self._to_version(cur, row)
+                return self._existing(cur, row, spec)
             if self._alias_version(cur, name) is not None:
                 raise VersionConflict(f"{name} is already an alias; a version cannot share its name", version=name)
+            if parent is not None:
+                self._check_parent(self._version_row(cur, parent), spec)
+            cur.execute(sql.TABLE_COLUMNS_SQL, {"table_name": name})
+            columns = {str(r[0]).lower() for r in cur.fetchall()}
+            if columns and columns != set(sql.TABLE_COLUMNS):
+                raise VersionConflict(f"a table named {name} already exists in the schema and is not a RAG version; "
+                                      "choose another index_name", version=name)
+        vector_index = self._settings.vector_index
+        with self._db.connection(f"creating version {name}") as con:
+            cur = con.cursor()
             cur.execute(table_ddl)
             cur.execute(sql.doc_index_ddl(name))
-            index_type = self._settings.vector_index.type
-            if index_type == "hnsw":
-                # IVF centroids are trained on the rows present, so IVF waits for the first promotion
-                execute_ddl(cur, sql.vector_index_ddl(name, spec.distance, self._settings.vector_index) or "")
-            if self._settings.lexical_index:
-                execute_ddl(cur, sql.text_index_ddl(name))
-            if self._settings.metadata_index:
-                execute_ddl(cur, sql.metadata_index_ddl(name))
-            cur.execute(
-                f"INSERT INTO RAG_VERSIONS ({_VERSION_COLUMNS}) VALUES "
-                "(:name, :embed_model, :dimension, :distance, :index_type, :profile, :created_at, NULL)",
-                {"name": name, "embed_model": spec.model, "dimension": spec.dimension, "distance": spec.distance,
-                 "index_type": index_type, "profile": spec.profile, "created_at": now_iso()},
-            )
-            log.info("store.version_created", version=name, model=spec.model, dimension=spec.dimension,
-                     index_type=index_type)
-            return self._to_version(cur, self._version_row(cur, name))
+            self._ensure_domain_indexes(cur, name)
+        try:
+            with self._db.transaction(f"creating version {name}") as con:
+                cur = con.cursor()
+                cur.execute(sql.empty_table_sql(name))
+                if parent is not None:
+                    cur.execute(sql.copy_rows_sql(name, parent))
+                cur.execute(_INSERT_VERSION, {
+                    "name": name, "embed_model": spec.model, "dimension": spec.dimension, "distance": spec.distance,
+                    "index_type": vector_index.type, "profile": spec.profile, "created_at": now_iso(),
+                    "parent": parent, "index_params": index_params(vector_index)})
+                version = self._to_version(cur, self._version_row(cur, name))
+        except StoreError as exc:
+            if exc.context.get("code") != "ORA-00001":
+                raise
+            # another session registered the same name first: same spec is success, another a conflict
+            with self._db.snapshot(f"creating version {name}") as con:
+                cur = con.cursor()
+                return self._existing(cur, self._version_row(cur, name), spec)
+        log.info("store.version_created", version=name, model=spec.model, dimension=spec.dimension,
+                 index_type=vector_index.type, parent=parent, chunks=version.chunk_count)
+        return version
+
+    def _existing(self, cur: Any, row: VersionRow, spec: VersionSpec) -> IndexVersion:
+        wanted = (spec.model, spec.dimension, spec.distance)
+        if (row.model, row.dimension, row.distance) != wanted:
+            raise VersionConflict(
+                f"index version {row.name} exists with model {row.model} ({row.dimension} dims, {row.distance}); "
+                f"cannot reuse it for {spec.model} ({spec.dimension} dims, {spec.distance}); "
+                "choose a new index_name", version=row.name)
+        return self._to_version(cur, row)
+
+    @staticmethod
+    def _check_parent(parent: VersionRow, spec: VersionSpec) -> None:
+        if (parent.model, parent.dimension) != (spec.model, spec.dimension):
+            raise VersionConflict(
+                f"cannot build {spec.name} from {parent.name}: {parent.name} holds {parent.model} vectors "
+                f"({parent.dimension} dims), {spec.name} is for {spec.model} ({spec.dimension} dims); "
+                "re-ingest without a parent", version=spec.name)
+
+    def _index_status(self, cur: Any, table: str) -> dict[str, tuple[str | None, str | None]]:
+        cur.execute(sql.INDEX_STATUS_SQL, {"table_name": table})
+        return {str(r[0]).upper(): (r[1], r[2]) for r in cur.fetchall()}
+
+    def _ensure_domain_indexes(self, cur: Any, name: str) -> None:
+        """The Oracle Text and JSON search indexes, each created if missing and dropped (``FORCE``) and
+        created again if an earlier ``CREATE`` failed half-way: such an index exists (ORA-00955 on the
+        next ``CREATE``) but is ``FAILED`` in ``USER_INDEXES.DOMIDX_OPSTATUS`` and unusable."""
+        wanted: list[tuple[str, str]] = []
+        if self._settings.lexical_index:
+            wanted.append((sql.index_names(name)[1], sql.text_index_ddl(name)))
+        if self._settings.metadata_index:
+            wanted.append((sql.metadata_index_name(name), sql.metadata_index_ddl(name)))
+        if not wanted:
+            return
+        status = self._index_status(cur, name)
+        for index, ddl in wanted:
+            if index in status and _usable(*status[index]):
+                continue
+            if index in status:
+                log.warning("store.index_rebuilt", index=index, status=status[index][0], opstatus=status[index][1])
+                cur.execute(sql.drop_index_ddl(index, force=True))
+            execute_ddl(cur, ddl)
+
+    def finish_load(self, version: str) -> None:
+        """Build the version's vector index now that its rows are in, from the spec recorded when the
+        version was created (HNSW or IVF; nothing for ``none``), and repair a failed text or JSON
+        index. Building after the load keeps every ingested vector out of the HNSW journal and gives
+        IVF centroids trained on the real rows, so the candidate is evaluated with the index it will
+        serve with. A valid index already built at the version's present generation is kept, so a
+        second call changes nothing."""
+        name = sql.oracle_name(version, "index_name")
+        with self._db.snapshot(f"finishing the load of {name}") as con:
+            cur = con.cursor()
+            row = self._version_row(cur, name)
+            status = self._index_status(cur, name)
+            cur.execute(sql.counts_sql(name))
+            chunks = int(cur.fetchone()[0])
+        spec = row.vector_index(self._settings.vector_index)
+        vidx = sql.index_names(name)[0]
+        built = (row.index_params or {}).get("built_generation")
+        with self._db.connection(f"building the indexes of {name}") as con:
+            cur = con.cursor()
+            self._ensure_domain_indexes(cur, name)
+            ddl = sql.vector_index_ddl(name, row.distance, spec)  # type: ignore[arg-type]
+            if ddl is None:
+                return
+            if vidx in status and _usable(*status[vidx]) and built == row.generation:
+                return
+            if chunks == 0:
+                log.info("store.vector_index_deferred", version=name, reason="no rows yet")
+                return
+            cur.execute(sql.drop_index_ddl(vidx))
+            cur.execute(ddl)
+            params = {**json.loads(index_params(spec)), "built_generation": row.generation}
+            cur.execute("UPDATE RAG_VERSIONS SET index_params = :params WHERE name = :name",
+                        {"params": json.dumps(params, sort_keys=True), "name": name})
+            con.commit()
+        log.info("store.vector_index_built", version=name, index_type=spec.type, chunks=chunks,
+                 generation=row.generation)
 
     def get_version(self, name: str) -> IndexVersion:
-        validate_identifier(name, "index_name")
-        with self._db.snapshot() as con:
+        name = sql.oracle_name(name, "index_name")
+        with self._db.connection("reading") as con:
             cur = con.cursor()
             return self._to_version(cur, self._version_row(cur, name))
 
     def list_versions(self) -> list[IndexVersion]:
-        with self._db.snapshot("listing versions") as con:
+        with self._db.connection("listing versions") as con:
             cur = con.cursor()
-            cur.execute(f"SELECT {_VERSION_SELECT} FROM RAG_VERSIONS ORDER BY created_at")
+            cur.execute(f"SELECT {sql.VERSION_SELECT} FROM RAG_VERSIONS v ORDER BY v.created_at")
             rows = [VersionRow.from_row(r) for r in cur.fetchall()]
             return [self._to_version(cur, r) for r in rows]
 
     def drop_version(self, name: str) -> None:
-        validate_identifier(name, "index_name")
+        """The table first (DDL commits by itself), then the registry row: a failed ``DROP`` leaves a
+        registered version to drop again, never a table no registry row knows about."""
+        name = sql.oracle_name(name, "index_name")
         with self._db.transaction(f"dropping version {name}") as con:
             cur = con.cursor()
             self._version_row(cur, name)
-            cur.execute("SELECT alias_name FROM RAG_ALIASES WHERE version_name = :name", {"name": name})
-            users = [r[0] for r in cur.fetchall()]
-            if users:
-                raise StoreError(f"cannot drop {name}: alias {', '.join(users)} points at it", version=name)
-            cur.execute("DELETE FROM RAG_VERSIONS WHERE name = :name", {"name": name})
+            reasons = self._protection(cur, name)
+            if reasons:
+                raise StoreError(f"cannot drop {name}: it is protected ({', '.join(reasons)}); point the alias "
+                                 "elsewhere first", version=name, reasons=reasons)
             cur.execute(sql.drop_version_ddl(name))
+            cur.execute("DELETE FROM RAG_VERSIONS WHERE name = :name", {"name": name})
         log.info("store.version_dropped", version=name)
 
     def record_evaluation(self, version: str, report: Mapping[str, Any]) -> None:
-        validate_identifier(version, "index_name")
+        version = sql.oracle_name(version, "index_name")
         with self._db.transaction("recording an evaluation") as con:
             cur = con.cursor()
             cur.setinputsizes(report=oracledb_json())
@@ -213,8 +369,8 @@ class OracleIndexAdmin:
 
     # --- aliases -------------------------------------------------------------------
     def point_alias(self, alias: str, version: str, *, reason: str = "", forced: bool = False) -> AliasChange:
-        validate_identifier(alias, "alias name")
-        validate_identifier(version, "index_name")
+        alias = sql.oracle_name(alias, "alias name")
+        version = sql.oracle_name(version, "index_name")
         view_ddl = sql.alias_view_ddl(alias, version)
         with self._db.transaction(f"pointing alias {alias} at {version}") as con:
             cur = con.cursor()
@@ -229,13 +385,14 @@ class OracleIndexAdmin:
                         f"alias {alias} serves {previous} ({old.model}, {old.dimension} dims); {version} uses "
                         f"{target.model} ({target.dimension} dims). Queries would be embedded with the wrong "
                         "model; use --force only if the readers change model too", alias=alias)
-            if target.index_type == "ivf":
-                execute_ddl(cur, sql.vector_index_ddl(version, target.distance,  # type: ignore[arg-type]
-                                                      self._settings.vector_index) or "")
             # DDL commits implicitly: the view first, then the registry rows in one transaction
             cur.execute(view_ddl)
             changed = now_iso()
             try:
+                # lock the registry rows of both versions: a write holding one finishes first, a write
+                # that comes later sees the new protection (see write_documents)
+                cur.execute("SELECT name FROM RAG_VERSIONS WHERE name IN (:version, :previous) FOR UPDATE",
+                            {"version": version, "previous": previous or version})
                 self._record_alias(cur, alias, version, previous, changed, reason, forced)
             except BaseException:
                 con.rollback()
@@ -275,7 +432,7 @@ class OracleIndexAdmin:
 
     def drop_alias(self, alias: str) -> None:
         """Remove an alias and its view (its history stays, for the record)."""
-        validate_identifier(alias, "alias name")
+        alias = sql.oracle_name(alias, "alias name")
         with self._db.transaction(f"dropping alias {alias}") as con:
             cur = con.cursor()
             cur.execute("DELETE FROM RAG_ALIASES WHERE alias_name = :alias", {"alias": alias})
@@ -285,21 +442,29 @@ class OracleIndexAdmin:
         log.info("store.alias_dropped", alias=alias)
 
     def resolve_alias(self, alias: str) -> str | None:
-        validate_identifier(alias, "alias name")
-        with self._db.snapshot() as con:
+        """One statement, so no read-only transaction is needed (a statement is read-consistent)."""
+        alias = sql.oracle_name(alias, "alias name")
+        with self._db.connection("resolving an alias") as con:
             return self._alias_version(con.cursor(), alias)
 
     def list_aliases(self) -> dict[str, str]:
-        with self._db.snapshot("listing aliases") as con:
+        with self._db.connection("listing aliases") as con:
             cur = con.cursor()
             cur.execute("SELECT alias_name, version_name FROM RAG_ALIASES ORDER BY alias_name")
             return {r[0]: r[1] for r in cur.fetchall()}
 
     def alias_history(self, alias: str) -> list[AliasChange]:
-        validate_identifier(alias, "alias name")
-        with self._db.snapshot() as con:
+        alias = sql.oracle_name(alias, "alias name")
+        with self._db.connection("reading alias history") as con:
             cur = con.cursor()
             cur.execute(
                 "SELECT alias_name, version_name, previous, changed_at, reason, forced FROM RAG_ALIAS_HISTORY "
                 "WHERE alias_name = :alias ORDER BY id DESC", {"alias": alias})
             return [AliasChange(r[0], r[1], r[2], r[3], r[4] or "", bool(r[5])) for r in cur.fetchall()]
+
+
+def _usable(status: str | None, opstatus: str | None) -> bool:
+    """``USER_INDEXES``: ``STATUS`` VALID (or N/A for partitioned) and, for a domain index (Oracle Text,
+    JSON search), ``DOMIDX_OPSTATUS`` not FAILED."""
+    return (status or "VALID").upper() in ("VALID", "N/A") and (opstatus or "VALID").upper() == "VALID"
+

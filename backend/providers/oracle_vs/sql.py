@@ -15,6 +15,7 @@ import re
 from typing import Any, Sequence
 
 from backend.common.config import OracleVectorIndexSettings
+from backend.common.errors import InvalidIdentifier
 from backend.common.identifiers import validate_identifier
 from backend.core.types import Distance, FieldFilter
 
@@ -26,6 +27,41 @@ CHUNK_COLUMNS = "chunk_id, doc_id, chunk_index, chunk_type, source, text, conten
 #: read back as ''.
 #: ORA-00955 "name is already used by an existing object": an index made by an earlier run.
 ALREADY_EXISTS = frozenset({955, 1408})
+#: ORA-01430 "column being added already exists in table": a catalog upgraded by an earlier run.
+COLUMN_EXISTS = 1430
+
+#: Oracle's reserved words (SQL Language Reference, "Oracle SQL Reserved Words"; ``V$RESERVED_WORDS``
+#: with ``RESERVED = 'Y'``). Unquoted, none can name a table or view.
+RESERVED_WORDS = frozenset("""
+ACCESS ADD ALL ALTER AND ANY AS ASC AUDIT BETWEEN BY CHAR CHECK CLUSTER COLUMN COLUMN_VALUE COMMENT COMPRESS
+CONNECT CREATE CURRENT DATE DECIMAL DEFAULT DELETE DESC DISTINCT DROP ELSE EXCLUSIVE EXISTS FILE FLOAT FOR FROM
+GRANT GROUP HAVING IDENTIFIED IMMEDIATE IN INCREMENT INDEX INITIAL INSERT INTEGER INTERSECT INTO IS LEVEL LIKE
+LOCK LONG MAXEXTENTS MINUS MLSLABEL MODE MODIFY NESTED_TABLE_ID NOAUDIT NOCOMPRESS NOT NOWAIT NULL NUMBER OF
+OFFLINE ON ONLINE OPTION OR ORDER PCTFREE PRIOR PUBLIC RAW RENAME RESOURCE REVOKE ROW ROWID ROWNUM ROWS SELECT
+SESSION SET SHARE SIZE SMALLINT START SUCCESSFUL SYNONYM SYSDATE TABLE THEN TO TRIGGER UID UNION UNIQUE UPDATE
+USER VALIDATE VALUES VARCHAR VARCHAR2 VIEW WHENEVER WHERE WITH
+""".split())
+#: The catalog's own tables: a version or alias of the same name would silently reuse them.
+CATALOG_TABLES = frozenset({"RAG_VERSIONS", "RAG_ALIASES", "RAG_ALIAS_HISTORY", "CHAT_INTERACTIONS",
+                            "RAG_EMBEDDING_CACHE"})
+
+
+def oracle_name(name: str, what: str = "index_name") -> str:
+    """A table or view name as Oracle stores it: validated, then upper-cased.
+
+    Oracle upper-cases unquoted identifiers, so ``kb_v1`` and ``KB_V1`` name one
+    table; the registry therefore keeps (and compares) the upper-case form only.
+    Reserved words and the catalog's own table names are refused, naming the
+    word and the setting (``what``) it came from.
+    """
+    upper = validate_identifier(name, what).upper()
+    if upper in RESERVED_WORDS:
+        raise InvalidIdentifier(f"invalid {what} {name!r}: {upper} is an Oracle reserved word and cannot name a "
+                                "table or view; choose another name", identifier=name)
+    if upper in CATALOG_TABLES:
+        raise InvalidIdentifier(f"invalid {what} {name!r}: {upper} is a catalog table of the store; choose another "
+                                "name", identifier=name)
+    return upper
 
 CATALOG_DDL: tuple[str, ...] = (
     """CREATE TABLE IF NOT EXISTS RAG_VERSIONS (
@@ -36,7 +72,10 @@ CATALOG_DDL: tuple[str, ...] = (
     index_type  VARCHAR2(8) NOT NULL,
     profile     VARCHAR2(128),
     created_at  VARCHAR2(40) NOT NULL,
-    evaluation  JSON
+    evaluation  JSON,
+    generation  NUMBER DEFAULT 0 NOT NULL,
+    parent      VARCHAR2(128),
+    index_params VARCHAR2(1000)
 )""",
     """CREATE TABLE IF NOT EXISTS RAG_ALIASES (
     alias_name    VARCHAR2(128) PRIMARY KEY,
@@ -62,7 +101,8 @@ CATALOG_DDL: tuple[str, ...] = (
     retrieval_target  VARCHAR2(128) NOT NULL,
     latency_ms        BINARY_DOUBLE NOT NULL,
     conversation_id   VARCHAR2(128),
-    decision_explain  JSON NOT NULL
+    decision_explain  JSON NOT NULL,
+    principal         VARCHAR2(256)
 )""",
     """CREATE TABLE IF NOT EXISTS RAG_EMBEDDING_CACHE (
     embed_model  VARCHAR2(512) NOT NULL,
@@ -70,6 +110,16 @@ CATALOG_DDL: tuple[str, ...] = (
     embedding    VECTOR(*, FLOAT32) NOT NULL,
     PRIMARY KEY (embed_model, text_hash)
 )""",
+)
+
+
+#: Columns added to RAG_VERSIONS after its first release: a catalog created before gets them on
+#: ``ensure_catalog`` (ORA-01430, "column already exists", is not an error).
+CATALOG_UPGRADES: tuple[str, ...] = (
+    "ALTER TABLE RAG_VERSIONS ADD (generation NUMBER DEFAULT 0 NOT NULL)",
+    "ALTER TABLE RAG_VERSIONS ADD (parent VARCHAR2(128))",
+    "ALTER TABLE RAG_VERSIONS ADD (index_params VARCHAR2(1000))",
+    "ALTER TABLE CHAT_INTERACTIONS ADD (principal VARCHAR2(256))",
 )
 
 
@@ -81,7 +131,7 @@ def metric(distance: str) -> str:
 
 
 def _t(name: str) -> str:
-    return validate_identifier(name, "index_name")
+    return oracle_name(name, "index_name")
 
 
 def index_names(version: str) -> tuple[str, str]:
@@ -90,12 +140,27 @@ def index_names(version: str) -> tuple[str, str]:
     return f"{t}_VIDX", f"{t}_TIDX"
 
 
+def metadata_index_name(version: str) -> str:
+    return f"{_t(version)}_MIDX"
+
+
+#: Every index of a version table and whether its build can fail half-way (domain indexes).
+INDEX_STATUS_SQL = ("SELECT index_name, status, domidx_opstatus FROM USER_INDEXES "
+                    "WHERE table_name = :table_name")
+
+
+def drop_index_ddl(index: str, *, force: bool = False) -> str:
+    """``FORCE`` drops a domain index whose build failed (Oracle Text cannot tell its state)."""
+    name = validate_identifier(index, "index name").upper()
+    return f"DROP INDEX {name} FORCE" if force else f"DROP INDEX IF EXISTS {name}"
+
+
 def metadata_index_ddl(version: str) -> str:
     """One JSON search index serves every metadata field, declared in the schema or
     not, for the ``JSON_EXISTS`` / ``JSON_VALUE`` predicates of ``filter_clause``;
     synced on commit so a filter sees what the last write committed."""
     t = _t(version)
-    return f"CREATE SEARCH INDEX {t}_MIDX ON {t} (metadata) FOR JSON PARAMETERS ('SYNC (ON COMMIT)')"
+    return f"CREATE SEARCH INDEX {metadata_index_name(t)} ON {t} (metadata) FOR JSON PARAMETERS ('SYNC (ON COMMIT)')"
 
 
 # --- DDL per version --------------------------------------------------------------
@@ -160,12 +225,44 @@ def drop_version_ddl(version: str) -> str:
 
 def alias_view_ddl(alias: str, version: str) -> str:
     """One statement: Oracle swaps the view definition atomically for readers."""
-    a = validate_identifier(alias, "alias name")
+    a = oracle_name(alias, "alias name")
     return f"CREATE OR REPLACE VIEW {a} AS SELECT {CHUNK_COLUMNS}, doc_hash, embedding FROM {_t(version)}"
 
 
 def drop_alias_ddl(alias: str) -> str:
-    return f"DROP VIEW IF EXISTS {validate_identifier(alias, 'alias name')}"
+    return f"DROP VIEW IF EXISTS {oracle_name(alias, 'alias name')}"
+
+
+#: Columns of a version table, in DDL order: what ``copy_rows_sql`` copies and what an existing
+#: table must have to be taken for the debris of a crashed ``create_version``.
+TABLE_COLUMNS = ("chunk_id", "doc_id", "doc_hash", "chunk_index", "chunk_type", "source", "text", "content_hash",
+                 "metadata", "embedding")
+TABLE_COLUMNS_SQL = "SELECT column_name FROM USER_TAB_COLUMNS WHERE table_name = :table_name"
+
+
+def copy_rows_sql(version: str, parent: str) -> str:
+    """Every row of ``parent`` into the new version, vectors included (no re-embedding)."""
+    cols = ", ".join(TABLE_COLUMNS)
+    return f"INSERT INTO {_t(version)} ({cols}) SELECT {cols} FROM {_t(parent)}"
+
+
+def empty_table_sql(version: str) -> str:
+    """Rows left by a crashed ``create_version`` (a table without a registry row); transactional, unlike
+    ``TRUNCATE``, so the copy that follows commits together with the emptying."""
+    return f"DELETE FROM {_t(version)}"
+
+
+# --- registry -----------------------------------------------------------------------
+#: ``(version, alias, why)`` for every protected version: the one each alias serves, and the
+#: ``previous`` of each existing alias's latest change (its rollback target).
+PROTECTED_SQL = (
+    "SELECT a.version_name AS version_name, a.alias_name AS alias_name, CAST('live' AS VARCHAR2(8)) AS why FROM RAG_ALIASES a "
+    "UNION ALL "
+    "SELECT h.previous, h.alias_name, CAST('rollback' AS VARCHAR2(8)) FROM RAG_ALIAS_HISTORY h JOIN RAG_ALIASES a "
+    "ON a.alias_name = h.alias_name WHERE h.previous IS NOT NULL AND h.id = "
+    "(SELECT MAX(x.id) FROM RAG_ALIAS_HISTORY x WHERE x.alias_name = h.alias_name)"
+)
+PROTECTED_ONE_SQL = f"SELECT p.alias_name, p.why FROM ({PROTECTED_SQL}) p WHERE p.version_name = :version"
 
 
 # --- writes -----------------------------------------------------------------------
@@ -201,21 +298,43 @@ def merge_binds(row: dict[str, Any]) -> dict[str, Any]:
     return binds
 
 
-#: Input types the MERGE declares: FLOAT32 vectors and native JSON metadata (Python dicts).
-def merge_input_sizes() -> dict[str, Any]:
+#: A bind longer than this (in bytes) is a LONG bind for Oracle unless declared a CLOB:
+#: in a MERGE it fails with ORA-01461 on ``MAX_STRING_SIZE=STANDARD`` (23ai Free's default).
+MAX_VARCHAR_BIND_BYTES = 4000
+
+
+def needs_clob(texts: Sequence[str]) -> bool:
+    """True when any text is over 4,000 bytes in UTF-8 (the database character set AL32UTF8)."""
+    return any(len(t.encode("utf-8")) > MAX_VARCHAR_BIND_BYTES for t in texts)
+
+
+def merge_input_sizes(*, long_text: bool = False) -> dict[str, Any]:
+    """Input types the MERGE declares: FLOAT32 vectors, native JSON metadata (Python dicts) and,
+    when a row's text is over 4,000 bytes, the text as a CLOB (``setinputsizes`` covers every row
+    of an ``executemany``, so one long row decides for the batch)."""
     import oracledb
 
-    return {f"{p}_{c}": t for p in ("u", "i")
-            for c, t in (("embedding", oracledb.DB_TYPE_VECTOR), ("metadata", oracledb.DB_TYPE_JSON))}
+    types: tuple[tuple[str, Any], ...] = (("embedding", oracledb.DB_TYPE_VECTOR), ("metadata", oracledb.DB_TYPE_JSON))
+    if long_text:
+        types += (("text", oracledb.DB_TYPE_CLOB),)
+    return {f"{p}_{c}": t for p in ("u", "i") for c, t in types}
 
 
 #: Columns compared to skip rewriting an unchanged chunk (text is covered by content_hash).
 COMPARED_COLUMNS = ("doc_hash", "chunk_index", "chunk_type", "source", "content_hash", "metadata", "embedding")
 
 
-def doc_chunks_sql(version: str) -> str:
+#: Documents whose stored chunks one statement reads (Oracle allows 1000 expressions in an IN list).
+DOCS_PER_READ = 500
+
+
+def doc_chunks_sql(version: str, count: int = 1) -> str:
+    """Stored chunks of ``count`` documents (binds ``:d0`` ...), ``doc_id`` last, in one round trip."""
+    if not 1 <= count <= DOCS_PER_READ:
+        raise ValueError(f"doc_chunks_sql reads 1..{DOCS_PER_READ} documents at a time, got {count}")
     cols = ", ".join(json_text("metadata", "metadata") if c == "metadata" else c for c in COMPARED_COLUMNS)
-    return f"SELECT chunk_id, {cols} FROM {_t(version)} WHERE doc_id = :doc_id"
+    marks = ", ".join(f":d{i}" for i in range(count))
+    return f"SELECT chunk_id, {cols}, doc_id FROM {_t(version)} WHERE doc_id IN ({marks})"
 
 
 def delete_chunk_sql(version: str) -> str:
@@ -235,7 +354,19 @@ def vectors_sql(version: str) -> str:
 
 
 def counts_sql(version: str) -> str:
-    return f"SELECT COUNT(*), COUNT(DISTINCT doc_id) FROM {_t(version)}"
+    """Chunks, documents, and the characters of text plus serialized metadata (for ``size_bytes``)."""
+    return ("SELECT COUNT(*), COUNT(DISTINCT doc_id), NVL(SUM(DBMS_LOB.GETLENGTH(text)), 0) + "
+            "NVL(SUM(DBMS_LOB.GETLENGTH(JSON_SERIALIZE(metadata RETURNING CLOB))), 0) "
+            f"FROM {_t(version)}")
+
+
+def asset_refs_sql(version: str, where: str = "1=1") -> str:
+    """Every ``image_ref`` in the chunks' metadata; ``[*]`` in lax mode reads a string or a list alike.
+    ``where`` (a ``filter_clause`` over alias ``t``) keeps only chunks a reader may see."""
+    return (f"SELECT DISTINCT r.image_ref FROM {_t(version)} t, JSON_TABLE(t.metadata, '$.image_ref[*]' "
+            f"COLUMNS (image_ref VARCHAR2(4000) PATH '$')) r WHERE r.image_ref IS NOT NULL AND {where}")
+
+
 
 
 MERGE_CACHE_SQL = (
@@ -364,3 +495,19 @@ def similarity(distance: Distance, raw: float) -> float:
     if distance in ("dot", "euclidean"):
         return -raw
     raise ValueError(f"unsupported distance {distance!r}")
+
+
+# --- registry reads and locks ---------------------------------------------------------
+#: Registry columns of a version, in ``VersionRow`` order.
+VERSION_COLUMNS = ("name", "embed_model", "dimension", "distance", "index_type", "profile", "created_at",
+                   "evaluation", "generation", "parent", "index_params")
+VERSION_SELECT = ", ".join(f"v.{c}" if c != "evaluation" else json_text("v.evaluation", "evaluation")
+                           for c in VERSION_COLUMNS)
+FIND_VERSION_SQL = f"SELECT {VERSION_SELECT} FROM RAG_VERSIONS v WHERE v.name = :name"
+#: An alias or a version, resolved in one round trip (aliases and versions never share a name).
+RESOLVE_TARGET_SQL = (f"SELECT {VERSION_SELECT} FROM RAG_VERSIONS v WHERE v.name = "
+                      "COALESCE((SELECT a.version_name FROM RAG_ALIASES a WHERE a.alias_name = :target), :target)")
+#: Bumps the generation, locks the registry row for the write transaction (a rotation locks it
+#: too, so a write and a rotation serialize) and returns what the write needs, in one round trip.
+BUMP_GENERATION_SQL = ("UPDATE RAG_VERSIONS SET generation = generation + 1 WHERE name = :name "
+                       "RETURNING embed_model, dimension INTO :r_model, :r_dimension")

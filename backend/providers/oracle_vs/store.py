@@ -2,10 +2,12 @@
 
 Writes are MERGE upserts sent with ``executemany(..., batcherrors=True)``; a
 failed row is reported by its offset, mapped back to its chunk id, and the
-whole call rolls back (one commit per ``write_documents``). Reads run in a
-read-only transaction, so the alias is resolved and searched at one point in
-time. Dense search uses the version's own metric and keeps the promise of
-``k`` hits under filters (see ``search_plan``).
+whole call rolls back (one commit per ``write_documents``). A write first locks
+and bumps the version's registry row and refuses a protected (served) version.
+Reads resolve the alias and its version in one statement and search that one
+version in a second: a served version is immutable, so no read-only
+transaction is needed. Dense search uses the version's own metric and keeps
+the promise of ``k`` hits under filters (see ``search_plan``).
 """
 
 from __future__ import annotations
@@ -18,8 +20,7 @@ import numpy as np
 import structlog
 
 from backend.common.config import OracleSettings
-from backend.common.errors import EmbeddingModelMismatch, StoreError
-from backend.common.identifiers import validate_identifier
+from backend.common.errors import EmbeddingModelMismatch, StoreError, VersionServed
 from backend.core.types import (
     Chunk,
     DocumentWrite,
@@ -28,10 +29,11 @@ from backend.core.types import (
     QueryVector,
     ScoredChunk,
     SearchResult,
+    Visibility,
     content_hash,
 )
 from backend.providers.oracle_vs import search_plan, sql
-from backend.providers.oracle_vs.connection import OracleConnector
+from backend.providers.oracle_vs.connection import OracleConnector, Rollback, hints_in
 from backend.providers.oracle_vs.index_admin import (
     OracleIndexAdmin,
     VersionRow,
@@ -74,6 +76,17 @@ def _signature(row: Any) -> tuple[Any, ...]:
     meta = json.dumps(json_value(metadata), sort_keys=True, ensure_ascii=False)
     vec = np.asarray(embedding, dtype=np.float32).tobytes()
     return (*[_text(x) for x in head], meta, vec)
+
+
+def _check_chunk_ids(documents: Sequence[DocumentWrite]) -> None:
+    """A chunk id claimed twice in one write: the second MERGE row would silently overwrite the first."""
+    seen: dict[str, str] = {}
+    for doc in documents:
+        for c in doc.chunks:
+            if c.chunk_id in seen:
+                raise StoreError(f"chunk_id {c.chunk_id!r} appears twice in one write (documents {seen[c.chunk_id]} "
+                                 f"and {doc.doc_id}); chunk ids must be unique", chunk_id=c.chunk_id)
+            seen[c.chunk_id] = doc.doc_id
 
 
 def batch_error_chunks(errors: Sequence[Any], rows: Sequence[dict[str, Any]]) -> list[str]:
@@ -125,73 +138,123 @@ class OracleVectorStore(OracleIndexAdmin):
                 })
         return rows
 
-    def _plan_document(self, cur: Any, version: str, doc_rows: list[dict[str, Any]], doc: DocumentWrite
-                       ) -> tuple[list[dict[str, Any]], list[str]]:
-        """(rows to MERGE, chunk ids to delete); an unchanged document needs neither."""
-        cur.execute(sql.doc_chunks_sql(version), {"doc_id": doc.doc_id})
-        existing = {r[0]: _signature(r) for r in cur.fetchall()}
-        keep = {r["chunk_id"] for r in doc_rows}
-        obsolete = sorted(set(existing) - keep)
-        changed = [r for r in doc_rows if existing.get(r["chunk_id"]) != _signature(r)]
-        return changed, obsolete
+    def _stored_chunks(self, cur: Any, version: str, doc_ids: Sequence[str]) -> dict[str, dict[str, tuple[Any, ...]]]:
+        """``doc_id -> chunk_id -> signature`` of what is stored, up to 500 documents per round trip."""
+        stored: dict[str, dict[str, tuple[Any, ...]]] = {d: {} for d in doc_ids}
+        unique = list(stored)
+        for start in range(0, len(unique), sql.DOCS_PER_READ):
+            part = unique[start:start + sql.DOCS_PER_READ]
+            cur.execute(sql.doc_chunks_sql(version, len(part)), {f"d{i}": d for i, d in enumerate(part)})
+            for r in cur.fetchall():
+                stored.setdefault(r[-1], {})[r[0]] = _signature(r[:-1])
+        return stored
 
-    def write_documents(self, version: str, documents: Sequence[DocumentWrite]) -> int:
-        validate_identifier(version, "index_name")
+    def _guard(self, cur: Any, version: str, allow_served: bool) -> tuple[str, int]:
+        """Lock the version's registry row, bump its generation and refuse a protected version, inside
+        the write transaction: ``(model, dimension)``. The bump is rolled back with everything else when
+        the write changes nothing. A rotation locks the same row (``point_alias``), so whichever commits
+        first wins: a write after a rotation sees the alias and stops here."""
+        model, dimension = cur.var(str, 512), cur.var(int)  # embed_model is VARCHAR2(512)
+        cur.execute(sql.BUMP_GENERATION_SQL, {"name": version, "r_model": model, "r_dimension": dimension})
+        if not model.getvalue():
+            raise self._not_found(version)
+        if not allow_served:
+            reasons = self._protection(cur, version)
+            if reasons:
+                raise VersionServed(
+                    f"{version} is served ({', '.join(reasons)}): served versions are immutable. Ingest into a "
+                    "new version (it starts as a copy of this one) and promote it", version=version,
+                    reasons=reasons)
+        return str(model.getvalue()[0]), int(dimension.getvalue()[0])
+
+    def write_documents(self, version: str, documents: Sequence[DocumentWrite], *, allow_served: bool = False) -> int:
+        """Round trips: the guard (1 + 1 unless ``allow_served``), stored chunks (1 per 500 documents),
+        DELETE of dropped chunks (1, if any), MERGE (1), embedding cache (1), commit (1)."""
+        version = sql.oracle_name(version, "index_name")
+        _check_chunk_ids(documents)
         merged = obsolete = 0
         with self._db.transaction(f"writing to {version}") as con:
             cur = con.cursor()
-            v = self._version_row(cur, version)
+            model, dimension = self._guard(cur, version, allow_served)
+            v = VersionRow(version, model, dimension, "cosine", "none", None, "", None)
             rows, stale = self._changes(cur, v, documents)
             if stale:
                 cur.executemany(sql.delete_chunk_sql(version), [{"chunk_id": c} for c in stale])
             if rows:
-                cur.setinputsizes(**sql.merge_input_sizes())
+                cur.setinputsizes(**sql.merge_input_sizes(long_text=sql.needs_clob([r["text"] for r in rows])))
                 cur.executemany(sql.merge_chunk_sql(version), [sql.merge_binds(r) for r in rows], batcherrors=True)
                 failed = batch_error_chunks(cur.getbatcherrors(), rows)
                 if failed:
                     raise StoreError(
                         f"{len(failed)} of {len(rows)} chunks could not be written to {version} "
-                        f"(nothing was committed): " + "; ".join(failed[:10]),
+                        f"(nothing was committed): " + "; ".join(failed[:10]) + hints_in(failed),
                         version=version, failed=failed)
                 self._cache(cur, v.model, rows)
             merged, obsolete = len(rows), len(stale)
+            if not rows and not stale:
+                raise Rollback()  # nothing changed: the generation stays where it was
         log.info("store.documents_written", version=version, documents=len(documents), chunks=merged,
                  removed=obsolete)
         return merged
 
     def _changes(self, cur: Any, v: VersionRow, documents: Sequence[DocumentWrite]
                  ) -> tuple[list[dict[str, Any]], list[str]]:
+        """(rows to MERGE, chunk ids to delete); an unchanged document needs neither."""
+        planned = [(doc, self._rows(v, [doc])) for doc in documents]
+        stored = self._stored_chunks(cur, v.name, [doc.doc_id for doc in documents])
         rows: list[dict[str, Any]] = []
         stale: list[str] = []
-        for doc in documents:
-            changed, obsolete = self._plan_document(cur, v.name, self._rows(v, [doc]), doc)
-            rows.extend(changed)
-            stale.extend(obsolete)
+        for doc, doc_rows in planned:
+            existing = stored.get(doc.doc_id, {})
+            keep = {r["chunk_id"] for r in doc_rows}
+            stale.extend(sorted(set(existing) - keep))
+            rows.extend(r for r in doc_rows if existing.get(r["chunk_id"]) != _signature(r))
         return rows, stale
 
     @staticmethod
     def _cache(cur: Any, model: str, rows: list[dict[str, Any]]) -> None:
+        """Vectors into the embedding cache. Two ingests of the same text race on its key: the second
+        MERGE fails that row with ORA-00001, which must not roll back the document write (the vector
+        is in the cache either way), so rows are sent with ``batcherrors`` and ORA-00001 is ignored."""
         import oracledb
 
         cache = {r["embed_hash"]: r["embedding"] for r in rows}
+        binds = [{"embed_model": model, "text_hash": h, "embedding": vec} for h, vec in cache.items()]
         cur.setinputsizes(embedding=oracledb.DB_TYPE_VECTOR)
-        cur.executemany(sql.MERGE_CACHE_SQL,
-                        [{"embed_model": model, "text_hash": h, "embedding": vec} for h, vec in cache.items()])
+        cur.executemany(sql.MERGE_CACHE_SQL, binds, batcherrors=True)
+        errors = [e for e in cur.getbatcherrors() if getattr(e, "code", None) != 1]
+        if errors:
+            raise StoreError("the embedding cache could not be written (nothing was committed): "
+                             + "; ".join(f"{binds[e.offset]['text_hash'][:12]}: {str(e.message).strip()}"
+                                         for e in errors[:5]))
 
-    def delete_documents(self, version: str, doc_ids: Sequence[str]) -> int:
-        validate_identifier(version, "index_name")
-        if not doc_ids:
-            return 0
+    def delete_documents(self, version: str, doc_ids: Sequence[str], *, allow_served: bool = False) -> int:
+        """Round trips: the guard (1 + 1 unless ``allow_served``), one ``executemany`` DELETE, commit."""
+        version = sql.oracle_name(version, "index_name")
+        deleted = 0
         with self._db.transaction(f"deleting from {version}") as con:
             cur = con.cursor()
+            self._guard(cur, version, allow_served)
+            if doc_ids:
+                cur.executemany(sql.delete_document_sql(version), [{"doc_id": d} for d in doc_ids],
+                                arraydmlrowcounts=True)
+                deleted = int(sum(cur.getarraydmlrowcounts()))
+            if deleted == 0:
+                raise Rollback()  # nothing changed: the generation stays where it was
+        return deleted
+
+    def asset_refs(self, version: str, *, visibility: Visibility | None = None) -> set[str]:
+        version = sql.oracle_name(version, "index_name")
+        where, binds = sql.filter_clause((visibility.as_filter(),)) if visibility is not None else ("1=1", {})
+        with self._db.connection(f"reading the assets of {version}") as con:
+            cur = con.cursor()
             self._version_row(cur, version)
-            cur.executemany(sql.delete_document_sql(version), [{"doc_id": d} for d in doc_ids],
-                            arraydmlrowcounts=True)
-            return int(sum(cur.getarraydmlrowcounts()))
+            cur.execute(sql.asset_refs_sql(version, where), binds)
+            return {str(r[0]) for r in cur.fetchall()}
 
     def document_hashes(self, version: str) -> dict[str, str]:
-        validate_identifier(version, "index_name")
-        with self._db.snapshot() as con:
+        version = sql.oracle_name(version, "index_name")
+        with self._db.connection("reading") as con:
             cur = con.cursor()
             self._version_row(cur, version)
             cur.execute(sql.document_hashes_sql(version))
@@ -200,7 +263,7 @@ class OracleVectorStore(OracleIndexAdmin):
     def cached_vectors(self, model: str, text_hashes: Sequence[str]) -> dict[str, np.ndarray]:
         out: dict[str, np.ndarray] = {}
         unique = list(dict.fromkeys(text_hashes))
-        with self._db.snapshot("reading the embedding cache") as con:
+        with self._db.connection("reading the embedding cache") as con:
             cur = con.cursor()
             for start in range(0, len(unique), 500):
                 part = unique[start:start + 500]
@@ -217,12 +280,18 @@ class OracleVectorStore(OracleIndexAdmin):
                 f"query embedded with {query.model} ({query.dimension} dims) but {v.name} holds vectors from "
                 f"{v.model} ({v.dimension} dims); embed the query with the version's model", version=v.name)
 
-    def search(self, target: str, query: QueryVector, k: int, filters: Sequence[FieldFilter] = ()) -> SearchResult:
-        validate_identifier(target, "retrieval target")
+    def search(self, target: str, query: QueryVector, k: int, filters: Sequence[FieldFilter] = (), *,
+               visibility: Visibility | None = None) -> SearchResult:
+        sql.oracle_name(target, "retrieval target")
         if k <= 0:
             raise StoreError(f"k must be positive, got {k}")
+        # access control is one more JSON_EXISTS condition on rag_acl, in the same WHERE as the
+        # filters: the search plan treats it as a filter, so hidden rows never take one of the k slots
+        filters = (*filters, visibility.as_filter()) if visibility is not None else tuple(filters)
         where, fbinds = sql.filter_clause(filters)
-        with self._db.snapshot(f"searching {target}") as con:
+        # no read-only transaction: the alias is resolved by one statement and the search is another on
+        # the one version it named (a served version is immutable), so two round trips, not four
+        with self._db.connection(f"searching {target}") as con:
             cur = con.cursor()
             v = self._resolve_target(cur, target)
             self._check_query(v, query)
@@ -235,7 +304,7 @@ class OracleVectorStore(OracleIndexAdmin):
 
     def _dense(self, cur: Any, v: VersionRow, query: QueryVector, k: int, filters: Sequence[FieldFilter],
                where: str, fbinds: dict[str, Any]) -> tuple[ScoredChunk, ...]:
-        idx = self._settings.vector_index
+        idx = v.vector_index(self._settings.vector_index)
         counts: dict[str, int] = {}
 
         def total() -> int:
@@ -276,15 +345,17 @@ class OracleVectorStore(OracleIndexAdmin):
             for rank, r in enumerate(rows, start=1)
         )
 
-    def lexical_search(self, target: str, text: str, k: int, filters: Sequence[FieldFilter] = ()) -> SearchResult:
-        validate_identifier(target, "retrieval target")
+    def lexical_search(self, target: str, text: str, k: int, filters: Sequence[FieldFilter] = (), *,
+                       visibility: Visibility | None = None) -> SearchResult:
+        sql.oracle_name(target, "retrieval target")
         if k <= 0:
             raise StoreError(f"k must be positive, got {k}")
+        filters = (*filters, visibility.as_filter()) if visibility is not None else tuple(filters)
         if not self._settings.lexical_index:
             raise StoreError("lexical search on Oracle needs store.oracle.lexical_index: true (an Oracle Text index)")
         where, binds = sql.filter_clause(filters)
         query = sql.text_query(text)
-        with self._db.snapshot(f"searching {target}") as con:
+        with self._db.connection(f"searching {target}") as con:
             cur = con.cursor()
             v = self._resolve_target(cur, target)
             if not query:
@@ -299,8 +370,8 @@ class OracleVectorStore(OracleIndexAdmin):
 
     def version_vectors(self, target: str) -> tuple[list[str], np.ndarray]:
         """All chunk ids and vectors of a version, for recall checks against exact search."""
-        validate_identifier(target, "retrieval target")
-        with self._db.snapshot(f"reading vectors of {target}") as con:
+        sql.oracle_name(target, "retrieval target")
+        with self._db.connection(f"reading vectors of {target}") as con:
             cur = con.cursor()
             v = self._resolve_target(cur, target)
             cur.execute(sql.vectors_sql(v.name))
@@ -316,30 +387,31 @@ class OracleVectorStore(OracleIndexAdmin):
             cur.setinputsizes(decision_explain=oracledb_json())
             cur.execute(
                 "INSERT INTO CHAT_INTERACTIONS (created_at, question, resp_mode, used_llm, domain_key, retrieval_target, "
-                "latency_ms, conversation_id, decision_explain) VALUES (:created_at, :question, :resp_mode, "
-                ":used_llm, :domain_key, :retrieval_target, :latency_ms, :conversation_id, :decision_explain)",
+                "latency_ms, conversation_id, decision_explain, principal) VALUES (:created_at, :question, :resp_mode, "
+                ":used_llm, :domain_key, :retrieval_target, :latency_ms, :conversation_id, :decision_explain, "
+                ":principal)",
                 {"created_at": interaction.created_at or now_iso(), "question": interaction.question,
                  "resp_mode": interaction.resp_mode, "used_llm": interaction.used_llm, "domain_key": interaction.domain,
                  "retrieval_target": interaction.retrieval_target, "latency_ms": float(interaction.latency_ms),
                  "conversation_id": interaction.conversation_id,
-                 "decision_explain": json_safe(interaction.decision_explain)},
+                 "decision_explain": json_safe(interaction.decision_explain), "principal": interaction.principal},
             )
 
     def interactions(self, limit: int = 100) -> list[Interaction]:
-        with self._db.snapshot("reading interactions") as con:
+        with self._db.connection("reading interactions") as con:
             cur = con.cursor()
             cur.execute(
                 "SELECT question, resp_mode, used_llm, domain_key, retrieval_target, latency_ms, "
                 f"{sql.json_text('decision_explain', 'decision_explain')}, "
-                "conversation_id, created_at FROM CHAT_INTERACTIONS ORDER BY id DESC FETCH FIRST :n ROWS ONLY",
+                "conversation_id, created_at, principal FROM CHAT_INTERACTIONS ORDER BY id DESC FETCH FIRST :n ROWS ONLY",
                 {"n": int(limit)})
             rows = cur.fetchall()
         return [Interaction(question=_text(r[0]), resp_mode=r[1], used_llm=_text(r[2]), domain=r[3], retrieval_target=r[4],
                             latency_ms=float(r[5]), decision_explain=json_value(r[6]) or {}, conversation_id=r[7],
-                            created_at=r[8]) for r in rows]
+                            created_at=r[8], principal=r[9]) for r in rows]
 
     def count_interactions(self) -> int:
-        with self._db.snapshot("counting interactions") as con:
+        with self._db.connection("counting interactions") as con:
             cur = con.cursor()
             cur.execute("SELECT COUNT(*) FROM CHAT_INTERACTIONS")
             return int(cur.fetchone()[0])

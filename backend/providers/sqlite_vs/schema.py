@@ -13,7 +13,8 @@ CREATE TABLE IF NOT EXISTS rag_versions (
     profile     TEXT,
     created_at  TEXT NOT NULL,
     generation  INTEGER NOT NULL DEFAULT 0,
-    evaluation  TEXT
+    evaluation  TEXT,
+    parent      TEXT
 );
 CREATE TABLE IF NOT EXISTS rag_aliases (
     alias       TEXT PRIMARY KEY,
@@ -39,7 +40,8 @@ CREATE TABLE IF NOT EXISTS rag_interactions (
     retrieval_target TEXT NOT NULL,
     latency_ms       REAL NOT NULL,
     conversation_id  TEXT,
-    decision_explain TEXT NOT NULL
+    decision_explain TEXT NOT NULL,
+    principal        TEXT
 );
 """
 
@@ -114,6 +116,24 @@ def facet_backfill_sql(name: str) -> list[str]:
     """Fill the metadata index of a version created before it existed."""
     t = validate_identifier(name, "index_name")
     return _facet_inserts(f"{t}_facets", "t.rowid", "t.metadata", f"{t} AS t, ")
+
+
+#: columns added to the catalog after its first release: (table, column, declaration)
+CATALOG_UPGRADES = (("rag_versions", "parent", "TEXT"), ("rag_interactions", "principal", "TEXT"))
+
+CHUNK_COLUMNS = ("chunk_id, doc_id, doc_hash, chunk_index, chunk_type, source, text, content_hash, embed_hash, "
+                 "metadata, embedding")
+
+
+def copy_version_sql(source: str, target: str) -> list[str]:
+    """Every row of ``source`` into the empty ``target``, FTS mirror included (the facet
+    triggers index the metadata as the rows land). Vectors are copied, never recomputed."""
+    s = validate_identifier(source, "index_name")
+    t = validate_identifier(target, "index_name")
+    return [
+        f"INSERT INTO {t}({CHUNK_COLUMNS}) SELECT {CHUNK_COLUMNS} FROM {s} ORDER BY rowid",
+        f"INSERT INTO {t}_fts(rowid, text) SELECT rowid, text FROM {t}",
+    ]
 
 
 def drop_version_ddl(name: str) -> list[str]:

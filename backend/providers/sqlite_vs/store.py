@@ -27,9 +27,11 @@ from backend.common.errors import (
     StoreUnavailable,
     VersionConflict,
     VersionNotFound,
+    VersionServed,
 )
 from backend.common.identifiers import validate_identifier
 from backend.core.types import (
+    ACL_FIELD,
     AliasChange,
     Chunk,
     DocumentWrite,
@@ -40,6 +42,7 @@ from backend.core.types import (
     ScoredChunk,
     SearchResult,
     VersionSpec,
+    Visibility,
     content_hash,
 )
 from backend.providers.sqlite_vs import dense, schema
@@ -75,6 +78,12 @@ def fts_query(text: str) -> str:
     return " OR ".join(f'"{w}"' for w in dict.fromkeys(words))
 
 
+def _with_visibility(filters: Sequence[FieldFilter], visibility: Visibility | None) -> tuple[FieldFilter, ...]:
+    """Access control as one more facet condition, so it narrows the candidate rowids in the
+    same indexed query as the filters, before the NumPy top-k (a hidden chunk never takes a slot)."""
+    return (*filters, visibility.as_filter()) if visibility is not None else tuple(filters)
+
+
 def _check_chunk_ids(documents: Sequence[DocumentWrite]) -> None:
     """A chunk id claimed twice in one write would silently keep only one of the chunks."""
     seen: dict[str, str] = {}
@@ -104,7 +113,17 @@ class SqliteVectorStore:
         self._timeout = busy_timeout_ms / 1000
         self._local = threading.local()
         self._conn().executescript(schema.CATALOG)
+        self._upgrade_catalog()
         self._add_missing_facet_indexes()
+
+    def _upgrade_catalog(self) -> None:
+        """Add the catalog columns a database made by an older release lacks."""
+        con = self._conn()
+        for table, column, declaration in schema.CATALOG_UPGRADES:
+            if not any(r["name"] == column for r in con.execute(f"PRAGMA table_info({table})")):
+                with self._write() as w:
+                    if not any(r["name"] == column for r in w.execute(f"PRAGMA table_info({table})")):
+                        w.execute(f"ALTER TABLE {table} ADD COLUMN {column} {declaration}")
 
     def _add_missing_facet_indexes(self) -> None:
         """Versions written before the metadata index existed get it, filled once.
@@ -183,7 +202,10 @@ class SqliteVectorStore:
 
     def _to_version(self, con: sqlite3.Connection, row: sqlite3.Row) -> IndexVersion:
         t = validate_identifier(row["name"], "index_name")
-        chunks, docs = con.execute(f"SELECT COUNT(*), COUNT(DISTINCT doc_id) FROM {t}").fetchone()
+        chunks, docs, size = con.execute(
+            f"SELECT COUNT(*), COUNT(DISTINCT doc_id), "
+            f"COALESCE(SUM(LENGTH(CAST(text AS BLOB)) + LENGTH(metadata) + LENGTH(embedding)), 0) FROM {t}"
+        ).fetchone()
         return IndexVersion(
             name=row["name"],
             model=row["model"],
@@ -194,6 +216,9 @@ class SqliteVectorStore:
             doc_count=docs,
             profile=row["profile"],
             evaluation=json.loads(row["evaluation"]) if row["evaluation"] else None,
+            generation=row["generation"],
+            parent=row["parent"],
+            size_bytes=int(size),
         )
 
     def create_version(self, spec: VersionSpec) -> IndexVersion:
@@ -212,14 +237,59 @@ class SqliteVectorStore:
             else:
                 if con.execute("SELECT 1 FROM rag_aliases WHERE alias = ?", (name,)).fetchone():
                     raise VersionConflict(f"{name} is already an alias; a version cannot share its name", version=name)
+                parent = self._check_parent(con, spec)
                 for ddl in schema.version_ddl(name):
                     con.execute(ddl)
+                if parent is not None:
+                    for statement in schema.copy_version_sql(parent, name):
+                        con.execute(statement)
                 con.execute(
-                    "INSERT INTO rag_versions(name, model, dimension, distance, profile, created_at) VALUES (?,?,?,?,?,?)",
-                    (name, spec.model, spec.dimension, spec.distance, spec.profile, _now()),
+                    "INSERT INTO rag_versions(name, model, dimension, distance, profile, created_at, parent) "
+                    "VALUES (?,?,?,?,?,?,?)",
+                    (name, spec.model, spec.dimension, spec.distance, spec.profile, _now(), parent),
                 )
-                log.info("store.version_created", version=name, model=spec.model, dimension=spec.dimension)
+                log.info("store.version_created", version=name, model=spec.model, dimension=spec.dimension,
+                         parent=parent)
             return self._to_version(con, self._version_row(con, name))
+
+    def _check_parent(self, con: sqlite3.Connection, spec: VersionSpec) -> str | None:
+        if spec.parent is None:
+            return None
+        parent = self._version_row(con, validate_identifier(spec.parent, "parent version"))
+        if (parent["model"], parent["dimension"], parent["distance"]) != (spec.model, spec.dimension, spec.distance):
+            raise VersionConflict(
+                f"cannot build {spec.name} from {spec.parent}: {spec.parent} holds {parent['model']} "
+                f"({parent['dimension']} dims, {parent['distance']}), the new version {spec.model} "
+                f"({spec.dimension} dims, {spec.distance}); build it without a parent", version=spec.name)
+        return str(parent["name"])
+
+    def _protected(self, con: sqlite3.Connection) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for r in con.execute("SELECT alias, version FROM rag_aliases ORDER BY alias"):
+            out.setdefault(r["version"], f"{r['alias']} live")
+        rows = con.execute(
+            "SELECT h.alias, h.previous FROM rag_alias_history AS h WHERE h.previous IS NOT NULL AND h.id = "
+            "(SELECT MAX(id) FROM rag_alias_history WHERE alias = h.alias) ORDER BY h.alias")
+        for r in rows:
+            out.setdefault(r["previous"], f"{r['alias']} rollback")
+        return out
+
+    def protected_versions(self) -> dict[str, str]:
+        with self._read() as con:
+            return self._protected(con)
+
+    def _check_writable(self, con: sqlite3.Connection, version: str, allow_served: bool) -> None:
+        if allow_served:
+            return
+        why = self._protected(con).get(version)
+        if why is not None:
+            raise VersionServed(
+                f"{version} is served ({why}) and served versions are never written; ingest builds the next "
+                "version instead (or pass --in-place to write it anyway)", version=version)
+
+    def finish_load(self, version: str) -> None:
+        """Nothing to build: the exact scan needs no index (the matrix cache reloads by generation)."""
+        self.get_version(version)
 
     def get_version(self, name: str) -> IndexVersion:
         validate_identifier(name, "index_name")
@@ -235,9 +305,10 @@ class SqliteVectorStore:
         validate_identifier(name, "index_name")
         with self._write() as con:
             created_at = self._version_row(con, name)["created_at"]
-            users = [r[0] for r in con.execute("SELECT alias FROM rag_aliases WHERE version = ?", (name,))]
-            if users:
-                raise StoreError(f"cannot drop {name}: alias {', '.join(users)} points at it", version=name)
+            why = self._protected(con).get(name)
+            if why is not None:
+                raise StoreError(f"cannot drop {name}: it is protected ({why}); point the alias elsewhere first",
+                                 version=name)
             for ddl in schema.drop_version_ddl(name):
                 con.execute(ddl)
             con.execute("DELETE FROM rag_versions WHERE name = ?", (name,))
@@ -316,13 +387,14 @@ class SqliteVectorStore:
         return row
 
     # --- writes --------------------------------------------------------------------
-    def write_documents(self, version: str, documents: Sequence[DocumentWrite]) -> int:
+    def write_documents(self, version: str, documents: Sequence[DocumentWrite], *, allow_served: bool = False) -> int:
         validate_identifier(version, "index_name")
         _check_chunk_ids(documents)
         written = 0
         with self._write() as con:
             vrow = self._version_row(con, version)
             t = vrow["name"]
+            self._check_writable(con, t, allow_served)
             changed = False
             for doc in documents:
                 vectors = np.asarray(doc.vectors, dtype=np.float32)
@@ -367,11 +439,12 @@ class SqliteVectorStore:
                 con.execute("UPDATE rag_versions SET generation = generation + 1 WHERE name = ?", (t,))
         return written
 
-    def delete_documents(self, version: str, doc_ids: Sequence[str]) -> int:
+    def delete_documents(self, version: str, doc_ids: Sequence[str], *, allow_served: bool = False) -> int:
         validate_identifier(version, "index_name")
         deleted = 0
         with self._write() as con:
             t = self._version_row(con, version)["name"]
+            self._check_writable(con, t, allow_served)
             for doc_id in doc_ids:
                 con.execute(f"DELETE FROM {t}_fts WHERE rowid IN (SELECT rowid FROM {t} WHERE doc_id = ?)", (doc_id,))
                 deleted += con.execute(f"DELETE FROM {t} WHERE doc_id = ?", (doc_id,)).rowcount
@@ -384,6 +457,20 @@ class SqliteVectorStore:
         with self._read() as con:
             t = self._version_row(con, version)["name"]
             return {r[0]: r[1] for r in con.execute(f"SELECT doc_id, MIN(doc_hash) FROM {t} GROUP BY doc_id")}
+
+    def asset_refs(self, version: str, *, visibility: Visibility | None = None) -> set[str]:
+        validate_identifier(version, "index_name")
+        with self._read() as con:
+            t = self._version_row(con, version)["name"]
+            if visibility is None:
+                return {str(r[0]) for r in con.execute(
+                    f"SELECT DISTINCT value FROM {t}_facets WHERE field = 'image_ref'")}
+            # only the images cited by a chunk the reader may see
+            marks = ",".join("?" * len(visibility.labels))
+            return {str(r[0]) for r in con.execute(
+                f"SELECT DISTINCT value FROM {t}_facets WHERE field = 'image_ref' AND rid IN "
+                f"(SELECT rid FROM {t}_facets WHERE field = ? AND value IN ({marks}))",
+                (ACL_FIELD, *visibility.labels))}
 
     def cached_vectors(self, model: str, text_hashes: Sequence[str]) -> dict[str, np.ndarray]:
         """Looks in every version built with ``model`` (newest first) by ``embed_hash``."""
@@ -432,10 +519,12 @@ class SqliteVectorStore:
                 out[row["rowid"]] = _row_to_chunk(row)
         return out
 
-    def search(self, target: str, query: QueryVector, k: int, filters: Sequence[FieldFilter] = ()) -> SearchResult:
+    def search(self, target: str, query: QueryVector, k: int, filters: Sequence[FieldFilter] = (), *,
+               visibility: Visibility | None = None) -> SearchResult:
         if k <= 0:
             raise StoreError(f"k must be positive, got {k}")
         validate_identifier(target, "retrieval target")
+        filters = _with_visibility(filters, visibility)
         check_filter_fields(filters)  # a bad field name is refused before any SQL runs
         with self._read() as con:
             vrow = self._resolve_target(con, target)
@@ -464,9 +553,11 @@ class SqliteVectorStore:
             )
         return SearchResult(target=target, version=t, hits=hits, strategy="dense")
 
-    def lexical_search(self, target: str, text: str, k: int, filters: Sequence[FieldFilter] = ()) -> SearchResult:
+    def lexical_search(self, target: str, text: str, k: int, filters: Sequence[FieldFilter] = (), *,
+                       visibility: Visibility | None = None) -> SearchResult:
         if k <= 0:
             raise StoreError(f"k must be positive, got {k}")
+        filters = _with_visibility(filters, visibility)
         match = fts_query(text)
         validate_identifier(target, "retrieval target")
         check_filter_fields(filters)
@@ -501,11 +592,12 @@ class SqliteVectorStore:
         with self._write() as con:
             con.execute(
                 "INSERT INTO rag_interactions(created_at, question, resp_mode, used_llm, domain, retrieval_target, "
-                "latency_ms, conversation_id, decision_explain) VALUES (?,?,?,?,?,?,?,?,?)",
+                "latency_ms, conversation_id, decision_explain, principal) VALUES (?,?,?,?,?,?,?,?,?,?)",
                 (
                     interaction.created_at or _now(), interaction.question, interaction.resp_mode, interaction.used_llm,
                     interaction.domain, interaction.retrieval_target, interaction.latency_ms,
                     interaction.conversation_id, json.dumps(dict(interaction.decision_explain), default=str),
+                    interaction.principal,
                 ),
             )
 
@@ -517,7 +609,7 @@ class SqliteVectorStore:
                 question=r["question"], resp_mode=r["resp_mode"], used_llm=r["used_llm"], domain=r["domain"],
                 retrieval_target=r["retrieval_target"], latency_ms=r["latency_ms"],
                 decision_explain=json.loads(r["decision_explain"]), conversation_id=r["conversation_id"],
-                created_at=r["created_at"],
+                created_at=r["created_at"], principal=r["principal"],
             )
             for r in rows
         ]

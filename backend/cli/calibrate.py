@@ -1,0 +1,151 @@
+"""``rag calibrate``: fit the mode thresholds and hybrid gates on golden sets with k-fold
+cross-validation, print per-fold mode accuracy and a suggested ``retrieval`` block.
+
+It never writes configuration: copy the suggestion into the YAML profile yourself
+(docs/CALIBRATION.md says how to keep a held-out set that judges it).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from typing import Any
+
+import click
+import yaml
+
+from backend.cli.context import settings_from
+from backend.common.config import Settings
+from backend.common.errors import VersionNotFound
+from backend.core.services import context as ctx
+from backend.core.services.calibration import CalibrationQuery, CalibrationResult, Grid, Score, cross_validate
+from backend.core.services.evidence import SentenceScorer, attach_evidence
+from backend.core.services.golden import load_golden_set
+from backend.core.services.promotion import resolve_target
+from backend.core.services.retrieval_service import is_short_query
+from backend.core.services.search_service import SearchRequest
+
+
+def _sets(settings: Settings, store: Any, domain_keys: tuple[str, ...], pairs: tuple[str, ...]) -> list[tuple[str, str]]:
+    """(version, golden path) per golden set: ``--set VERSION=GOLDEN`` pairs, else the
+    default alias and every configured domain (or only ``--domain-key`` ones)."""
+    if pairs:
+        out = []
+        for pair in pairs:
+            version, sep, golden = pair.partition("=")
+            if not sep or not version or not golden:
+                raise click.UsageError(f"--set expects VERSION=GOLDEN, got {pair!r}")
+            store.get_version(version)
+            out.append((version, golden))
+        return out
+    keys: list[str | None] = list(domain_keys) if domain_keys else [None, *settings.embeddings.domains]
+    out = []
+    for key in keys:
+        target = resolve_target(settings, domain_key=key)
+        version = store.resolve_alias(target.alias)
+        if version is None:
+            raise VersionNotFound(f"alias {target.alias} serves no version yet; promote one or pass --set VERSION=GOLDEN",
+                                  alias=target.alias)
+        if target.golden:
+            out.append((version, str(target.golden)))
+    return out
+
+
+def collect(settings: Settings, services: Any, sets: list[tuple[str, str]], grid: Grid) -> list[CalibrationQuery]:
+    """Search every golden query once (``retrieval.top_k`` deep, as /chat does) and score
+    the sentence evidence for each ``min_similarity_for_hybrid`` of the grid."""
+    retrieval = settings.retrieval
+    scorer = SentenceScorer(services.embedder)
+    min_sims = sorted({*grid.min_similarity_for_hybrid, retrieval.hybrid.min_similarity_for_hybrid})
+    queries = []
+    for version, golden_path in sets:
+        golden = load_golden_set(settings.resolve_path(golden_path))
+        profile = services.store.get_version(version).profile
+        search = services.searches.get(profile) or services.searches[settings.embeddings.default_profile]
+        for q in golden.queries:
+            question = " ".join(q.query.split())
+            hits = search.search(SearchRequest(question, version, retrieval.top_k)).hits
+            base = ctx.to_candidates(hits, retrieval.score_mode)
+            per_sim = {}
+            for min_sim in min_sims:
+                probe = retrieval.model_copy(update={"hybrid": retrieval.hybrid.model_copy(
+                    update={"min_similarity_for_hybrid": min_sim})})
+                cands = attach_evidence(base, question, scorer, probe) if retrieval.decision_score == "evidence" else base
+                per_sim[min_sim] = tuple(cands)
+            queries.append(CalibrationQuery(f"{golden.path.name}:{q.id}", golden.path.name, q.expected_mode,
+                                            is_short_query(question, retrieval.short_query), per_sim))
+    return queries
+
+
+def _score_line(score: Score) -> str:
+    return (f"{score.accuracy:.4f} ({score.correct}/{score.queries}), "
+            f"unanswerable answered rag: {score.unanswerable_as_rag}")
+
+
+def render(result: CalibrationResult, k: int, seed: int) -> str:
+    lines = [f"decision_score: {result.decision_score}; {k}-fold cross-validation (seed {seed}), "
+             f"stratified by golden set and expected mode; objective: mode accuracy - {result.rag_penalty:g} x "
+             "share of unanswerable queries answered rag", "",
+             f"{'fold':<5}{'train':>6}{'test':>6}{'low':>7}{'high':>7}{'min_sim':>9}{'chunks':>8}{'chars':>7}"
+             f"{'train acc':>11}{'test acc':>10}{'test ->rag':>11}"]
+    for f in result.folds:
+        s = f.setting
+        lines.append(f"{f.index:<5}{f.train:>6}{f.test.queries:>6}{s.threshold_low:>7.3f}{s.threshold_high:>7.3f}"
+                     f"{s.min_similarity_for_hybrid:>9.2f}{s.min_chunks_for_hybrid:>8}{s.min_total_context_chars:>7}"
+                     f"{f.train_accuracy:>11.4f}{f.test.accuracy:>10.4f}{f.test.unanswerable_as_rag:>11}")
+    lines += ["", f"held-out mode accuracy (pooled over folds): {_score_line(result.held_out)}"]
+    for golden, score in result.held_out_by_golden.items():
+        lines.append(f"  {golden}: {_score_line(score)}")
+    confusion = ", ".join(f"{e}->{d}: {n}" for e, row in sorted(result.held_out.confusion.items())
+                          for d, n in sorted(row.items()))
+    lines.append(f"  held-out modes (expected->decided): {confusion}")
+    lines += ["", f"current config: {_score_line(result.current)}"]
+    for golden, score in result.current_by_golden.items():
+        lines.append(f"  {golden}: {_score_line(score)}")
+    lines += ["", f"suggested (fit on all queries; in-sample {_score_line(result.suggested_in_sample)}; "
+              "judge it by the held-out figures above). Not written; copy into your profile:", "",
+              yaml.safe_dump({"retrieval": {"decision_score": result.decision_score, **result.suggested.as_config()}},
+                             sort_keys=False).rstrip()]
+    return "\n".join(lines)
+
+
+def result_dict(result: CalibrationResult) -> dict[str, Any]:
+    def score(s: Score) -> dict[str, Any]:
+        return {**asdict(s), "accuracy": round(s.accuracy, 4)}
+
+    return {
+        "decision_score": result.decision_score, "rag_penalty": result.rag_penalty,
+        "folds": [{"fold": f.index, "train": f.train, "test_ids": list(f.test_ids), "setting": f.setting.as_config(),
+                   "train_accuracy": round(f.train_accuracy, 4), "test": score(f.test)} for f in result.folds],
+        "held_out": score(result.held_out),
+        "held_out_by_golden": {g: score(s) for g, s in result.held_out_by_golden.items()},
+        "current": score(result.current), "current_by_golden": {g: score(s) for g, s in result.current_by_golden.items()},
+        "suggested": {"retrieval": {"decision_score": result.decision_score, **result.suggested.as_config()}},
+        "suggested_in_sample": score(result.suggested_in_sample),
+    }
+
+
+@click.command("calibrate")
+@click.option("--domain-key", "domain_keys", multiple=True,
+              help="Calibrate on this domain's alias and golden set (repeatable). Default: the default alias and every domain.")
+@click.option("--set", "pairs", multiple=True, metavar="VERSION=GOLDEN",
+              help="An explicit version and golden set (repeatable); replaces the defaults.")
+@click.option("--folds", "k", type=click.IntRange(2, 20), default=5, show_default=True, help="Cross-validation folds.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the stratified fold assignment.")
+@click.option("--rag-penalty", type=click.FloatRange(0, 10), default=1.0, show_default=True,
+              help="Extra cost of answering an unanswerable (hybrid/fallback) query in rag mode.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@click.pass_context
+def calibrate(ctx: click.Context, domain_keys: tuple[str, ...], pairs: tuple[str, ...], k: int, seed: int,
+              rag_penalty: float, as_json: bool) -> None:
+    """Fit threshold_low/high and the hybrid gates with k-fold cross-validation; print, never write."""
+    from backend.api.app import build_services
+
+    settings = settings_from(ctx)
+    services = build_services(settings)
+    grid = Grid()
+    queries = collect(settings, services, _sets(settings, services.store, domain_keys, pairs), grid)
+    if len(queries) < k:
+        raise click.UsageError(f"{len(queries)} golden queries cannot be split into {k} folds")
+    result = cross_validate(queries, settings.retrieval, k=k, seed=seed, grid=grid, rag_penalty=rag_penalty)
+    click.echo(json.dumps(result_dict(result), indent=2) if as_json else render(result, k, seed))
