@@ -24,7 +24,8 @@ def test_check_of_the_default_file_prints_the_resolved_config_with_secrets_maske
     resolved = yaml.safe_load(result.stdout)
     assert resolved["store"]["oracle"]["password"] == "**********"
     assert resolved["embeddings"]["profiles"]["sample"]["index_name"] == "KB_SAMPLE_V1"
-    assert resolved["retrieval"]["threshold_high"] == 0.55
+    shipped = yaml.safe_load((REPO / "config" / "rag.yaml").read_text())
+    assert resolved["retrieval"]["threshold_high"] == shipped["retrieval"]["threshold_high"]
     assert "hunter2" not in result.output
     assert result.stderr == ""
 

@@ -121,7 +121,7 @@ def test_domain_key_promotes_the_domain_alias_with_its_golden_set(
     assert eval_settings.embeddings.domains["handbook"].golden_set == "data/golden/handbook_golden.jsonl"
     result = promote_version(eval_settings, eval_store, embedder, domain_key="handbook")
     assert (result.alias, result.version, result.promoted) == ("KB_HANDBOOK", "KB_HANDBOOK_V1", True)
-    assert result.report.counts == {"queries": 8, "retrieval_queries": 7, "must_contain_queries": 0}
+    assert result.report.counts == {"queries": 41, "retrieval_queries": 38, "must_contain_queries": 0}
     assert result.report.metrics["recall_at_k"] == 1.0
     assert eval_store.resolve_alias("KB_ACTIVE") is None
 

@@ -38,7 +38,8 @@ def client(eval_settings: Settings, eval_store: Any, embedder: Any, seed_store_p
 
 
 @pytest.mark.parametrize(("question", "mode", "sources_used"),
-                         [(RAG, "rag", "all"), (HYBRID, "hybrid", "partial"), (FALLBACK, "fallback", "none")])
+                         # calibrated min_similarity_for_hybrid 0.2: every chunk of the hybrid answer is usable
+                         [(RAG, "rag", "all"), (HYBRID, "hybrid", "all"), (FALLBACK, "fallback", "none")])
 def test_each_mode_is_decided_explained_and_logged(client: FlaskClient, eval_store: Any, question: str, mode: str,
                                                    sources_used: str) -> None:
     before = len(eval_store.interactions(limit=1000))

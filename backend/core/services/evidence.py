@@ -286,6 +286,19 @@ class _VectorCache:
                 self._items.popitem(last=False)
 
 
+_CACHES: dict[tuple[str, int], _VectorCache] = {}
+_CACHES_LOCK = threading.Lock()
+
+
+def _shared_cache(embedder: Embedder | None, capacity: int) -> _VectorCache:
+    """One cache per model in the process: the chat service, the answerer and every
+    evaluation (a promotion evaluates candidate and baseline on the same passages)
+    reuse each other's sentence vectors instead of embedding them again."""
+    key = (getattr(embedder, "model_id", "") or f"anonymous-{id(embedder)}", capacity)
+    with _CACHES_LOCK:
+        return _CACHES.setdefault(key, _VectorCache(capacity))
+
+
 @dataclass(frozen=True)
 class ScoredSentence:
     sentence: Sentence
@@ -322,7 +335,7 @@ class SentenceScorer:
 
     def __init__(self, embedder: Embedder | None = None, cache_size: int = 20_000) -> None:
         self._embedder = embedder
-        self._cache = _VectorCache(cache_size)
+        self._cache = _shared_cache(embedder, cache_size)
 
     @staticmethod
     def sentences(chunks: Sequence[Chunk]) -> list[Sentence]:
