@@ -82,3 +82,12 @@ def eval_store(eval_settings: Settings) -> Any:
 @pytest.fixture(scope="session")
 def sample_golden() -> GoldenSet:
     return load_golden_set(SAMPLE_GOLDEN)
+
+
+@pytest.fixture
+def cli_env(eval_settings: Settings, eval_store: Any, monkeypatch: pytest.MonkeyPatch) -> Settings:
+    """The CLI reads config/rag.yaml plus the environment: point it at the test's store copy."""
+    monkeypatch.setenv("RAG_STORE__SQLITE__PATH", str(eval_settings.resolve_path(eval_settings.store.sqlite.path)))
+    monkeypatch.setenv("RAG_EVALUATION__REPORTS_DIR", eval_settings.evaluation.reports_dir)
+    monkeypatch.setenv("RAG_DOCX__ASSETS_DIR", eval_settings.docx.assets_dir)
+    return eval_settings

@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any
 
-import pytest
 from click.testing import CliRunner
 
 from backend.cli.main import cli
@@ -16,14 +14,6 @@ from tests.conftest import REPO
 from tests.eval.conftest import SAMPLE_GOLDEN
 
 HANDBOOK_GOLDEN = REPO / "data" / "golden" / "handbook_golden.jsonl"
-
-
-@pytest.fixture
-def cli_env(eval_settings: Settings, eval_store: Any, monkeypatch: pytest.MonkeyPatch) -> Settings:
-    monkeypatch.setenv("RAG_STORE__SQLITE__PATH", str(eval_settings.resolve_path(eval_settings.store.sqlite.path)))
-    monkeypatch.setenv("RAG_EVALUATION__REPORTS_DIR", eval_settings.evaluation.reports_dir)
-    monkeypatch.setenv("RAG_DOCX__ASSETS_DIR", eval_settings.docx.assets_dir)
-    return eval_settings
 
 
 def test_calibrate_cross_validates_on_both_golden_sets_and_writes_nothing(cli_env: Settings) -> None:

@@ -14,15 +14,6 @@ from backend.common.config import Settings
 from tests.eval.conftest import SAMPLE_GOLDEN
 
 
-@pytest.fixture
-def cli_env(eval_settings: Settings, eval_store: Any, monkeypatch: pytest.MonkeyPatch) -> Settings:
-    """The CLI reads config/rag.yaml plus the environment: point it at the test's store copy."""
-    monkeypatch.setenv("RAG_STORE__SQLITE__PATH", str(eval_settings.resolve_path(eval_settings.store.sqlite.path)))
-    monkeypatch.setenv("RAG_EVALUATION__REPORTS_DIR", eval_settings.evaluation.reports_dir)
-    monkeypatch.setenv("RAG_DOCX__ASSETS_DIR", eval_settings.docx.assets_dir)
-    return eval_settings
-
-
 def _run(*args: str) -> Any:
     return CliRunner().invoke(cli, list(args), catch_exceptions=False)
 
