@@ -212,33 +212,45 @@ class CatalogDb:
 _MISSING = object()
 
 
-class _Var:
-    def __init__(self) -> None:
+class FakeVar:
+    """An out bind (``cursor.var``): for DML ``RETURNING ... INTO`` it holds one value per returned row."""
+
+    def __init__(self, kind: Any = None) -> None:
+        self.kind = kind
         self.values: list[Any] = []
 
     def getvalue(self) -> list[Any]:
         return self.values
 
 
-class _Cursor:
-    def __init__(self, db: CatalogDb) -> None:
+class FakeCursor:
+    """The parts of a python-oracledb cursor the adapter uses, logging every call into
+    ``db.log``; a subclass answers statements (``_answer``) the way its fake database does."""
+
+    def __init__(self, db: Any) -> None:
         self.db = db
         self.rows: list[tuple[Any, ...]] = []
         self.rowcount = 0
         self.many: list[dict[str, Any]] = []
 
-    def var(self, kind: Any, size: int = 0) -> _Var:
-        return _Var()
+    def _answer(self, statement: str, binds: dict[str, Any]) -> list[tuple[Any, ...]]:
+        raise NotImplementedError
+
+    def _rowcount(self) -> int:
+        return len(self.rows)
+
+    def var(self, kind: Any, size: int = 0) -> FakeVar:
+        return FakeVar(kind)
 
     def execute(self, statement: str, binds: dict[str, Any] | None = None) -> None:
         binds = dict(binds or {})
         self.db.log.append(("execute", statement))
         self.db.log.append(("binds", binds))
-        self.rows = self.db.run(statement, binds)
-        outs = [v for v in binds.values() if isinstance(v, _Var)]
-        for i, out in enumerate(outs):
+        self.rows = list(self._answer(statement, binds))
+        outs = [v for v in binds.values() if isinstance(v, FakeVar)]
+        for i, out in enumerate(outs):  # RETURNING ... INTO: the answer's rows fill the out binds
             out.values = [r[i] for r in self.rows]
-        self.rowcount = self.db.rowcount if self.db.rowcount is not None else len(self.rows)
+        self.rowcount = self._rowcount()
 
     def executemany(self, statement: str, rows: list[dict[str, Any]], batcherrors: bool = False,
                     arraydmlrowcounts: bool = False) -> None:
@@ -260,6 +272,14 @@ class _Cursor:
 
     def fetchall(self) -> list[tuple[Any, ...]]:
         return self.rows
+
+
+class _Cursor(FakeCursor):
+    def _answer(self, statement: str, binds: dict[str, Any]) -> list[tuple[Any, ...]]:
+        return list(self.db.run(statement, binds))
+
+    def _rowcount(self) -> int:
+        return self.db.rowcount if self.db.rowcount is not None else len(self.rows)
 
 
 class _Connection:

@@ -32,6 +32,7 @@ from backend.providers.oracle_vs import sql
 from backend.providers.oracle_vs.connection import OracleConnector
 from backend.providers.oracle_vs.store import OracleVectorStore
 from tests.contracts.vector_store import VectorStoreContract
+from tests.providers.oracle_fake import FakeCursor
 
 ORACLE_DSN = os.environ.get("RAG_TEST_ORACLE_DSN") or os.environ.get("ORACLE_DSN")
 ORACLE_USER = os.environ.get("RAG_TEST_ORACLE_USER") or os.environ.get("ORACLE_USER")
@@ -106,41 +107,9 @@ class RecordingDb:
         return [k if k in ("commit", "rollback") else k + ":" + str(s)[:40] for k, s in self.log]
 
 
-class RecordingVar:
-    """An out bind (``cursor.var``): for DML ``RETURNING ... INTO`` it holds one value per returned row."""
-
-    def __init__(self, kind: Any) -> None:
-        self.kind = kind
-        self.values: list[Any] = []
-
-    def getvalue(self) -> list[Any]:
-        return self.values
-
-
-class RecordingCursor:
-    def __init__(self, db: RecordingDb) -> None:
-        self.db = db
-        self.rows: list[tuple[Any, ...]] = []
-        self.rowcount = 0
-        self.many: list[dict[str, Any]] = []
-
-    def var(self, kind: Any, size: int = 0) -> RecordingVar:
-        return RecordingVar(kind)
-
-    def execute(self, statement: str, binds: dict[str, Any] | None = None) -> None:
-        self.db.log.append(("execute", statement))
-        self.db.log.append(("binds", dict(binds or {})))
-        self.rows = list(self.db.answer(statement, dict(binds or {})))
-        outs = [v for v in (binds or {}).values() if isinstance(v, RecordingVar)]
-        for i, out in enumerate(outs):  # RETURNING ... INTO: the rule's rows fill the out binds
-            out.values = [r[i] for r in self.rows]
-        self.rowcount = len(self.rows)
-
-    def executemany(self, statement: str, rows: list[dict[str, Any]], batcherrors: bool = False,
-                    arraydmlrowcounts: bool = False) -> None:
-        self.db.log.append(("executemany", statement))
-        self.db.log.append(("rows", rows))
-        self.many = rows
+class RecordingCursor(FakeCursor):
+    def _answer(self, statement: str, binds: dict[str, Any]) -> list[tuple[Any, ...]]:
+        return list(self.db.answer(statement, binds))
 
     def getbatcherrors(self) -> list[Any]:
         return [types.SimpleNamespace(offset=i, message=f"ORA-12899: value too large (row {i})")
@@ -148,15 +117,6 @@ class RecordingCursor:
 
     def getarraydmlrowcounts(self) -> list[int]:
         return [2 for _ in self.many]
-
-    def setinputsizes(self, **sizes: Any) -> None:
-        self.db.log.append(("inputsizes", sizes))
-
-    def fetchone(self) -> tuple[Any, ...] | None:
-        return self.rows[0] if self.rows else None
-
-    def fetchall(self) -> list[tuple[Any, ...]]:
-        return self.rows
 
 
 class RecordingConnection:
