@@ -137,9 +137,8 @@ def promote_version(settings: Settings, store: Any, embedder: Any, *, alias: str
     raises ``GateFailed`` (``context["result"]`` holds the ``PromotionResult``) when a
     gate failed and ``force`` is false, leaving the alias untouched. ``force`` never
     overrides a model or dimension mismatch (``VersionConflict``)."""
-    named = version is not None
     target = resolve_target(settings, domain_key=domain_key, alias=alias, version=version, golden=golden)
-    if not named:
+    if version is None:
         newest = latest_version(VersionNaming(settings.ingest.version_name_template), target.version,
                                 store.list_versions())
         target = replace(target, version=newest.name if newest else target.version)
@@ -270,9 +269,8 @@ def collect_garbage(store: Any, settings: Settings, *, series: str | None = None
     remove the figure images no remaining version cites (older than
     ``docx.assets_gc_grace_seconds``)."""
     naming = VersionNaming(settings.ingest.version_name_template)
-    versions = store.list_versions()
-    if series is not None:
-        versions = [v for v in versions if naming.same_series(v.name, series)]
+    listed = store.list_versions()
+    versions = listed if series is None else [v for v in listed if naming.same_series(v.name, series)]
     victims = gc_plan(naming, versions, store.protected_versions(), settings.evaluation.keep_versions)
     if not dry_run:
         for name in victims:
@@ -280,7 +278,7 @@ def collect_garbage(store: Any, settings: Settings, *, series: str | None = None
         if victims:
             log.info("promotion.retention_dropped", dropped=victims, keep=settings.evaluation.keep_versions)
     assets = AssetFiles(settings.resolve_path(settings.docx.assets_dir))
-    remaining = [v.name for v in store.list_versions() if v.name not in victims]
+    remaining = [v.name for v in listed if v.name not in victims]
     cited: set[str] = set()
     for name in remaining:
         cited |= store.asset_refs(name)
