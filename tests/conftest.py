@@ -55,10 +55,11 @@ def settings(tmp_path: Path) -> Settings:
 
 @pytest.fixture(scope="session")
 def embedder() -> Any:
-    """The real local model (loaded once)."""
-    from backend.providers.local.embedder import LocalEmbedder
+    """The real local model on the configured default runtime (loaded once; an ONNX
+    export is reused from ``embeddings.local.onnx_cache_dir``, made there at first use)."""
+    from backend.providers.local.embedder import make_local_embedder
 
-    return LocalEmbedder(Settings().embeddings)
+    return make_local_embedder(Settings().embeddings)
 
 
 @pytest.fixture

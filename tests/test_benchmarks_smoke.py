@@ -63,7 +63,13 @@ def test_every_section_but_http_reports_its_figures_and_targets(collection: Path
     for name in ("baseline BM25 (bm25s, English stop words)", "baseline bare all-MiniLM-L6-v2 exact cosine",
                  "product dense", "product lexical", "product fusion"):
         assert 0.0 < quality.figures[name] <= 1.0, name
-    assert len(quality.targets) == 3
+    assert len(quality.targets) == 5
+    assert [t[0] for t in quality.targets[3:]] == ["best option nDCG@10 (issue 21 target)",
+                                                   "best option ms/query / plain fusion"]
+    for label in ("fusion rrf d1/l1 depth100", "fusion score d0.7/l0.3 depth100 rerank sentences@20",
+                  "fusion rrf d1/l1 depth100 headers"):
+        assert "wins" in quality.figures[f"option {label}"], label
+    assert quality.figures["option fusion rrf d1/l1 depth100"].startswith(f"{quality.figures['product fusion']:.4f}")
 
     latency = by_title["Query latency and scale"]
     for size in ("    500", "   1000"):
@@ -72,3 +78,42 @@ def test_every_section_but_http_reports_its_figures_and_targets(collection: Path
         assert latency.figures[f"{size} chunks: store size MB"] > 0
     assert "p50 growth 500 -> 1000 (x2 data)" in latency.figures
     assert lines[0].startswith("machine: ") and lines[-1].startswith("total seconds: ")
+
+
+def test_embed_section_compares_the_three_local_runtimes_on_the_same_texts(collection: Path) -> None:
+    [section] = runner.run(collection, (), ("embed",), DEFAULT_CONFIG, emit=lambda line: None)
+    figures = section.figures
+    assert figures["texts (CISI abstracts), calls of"] == "32, 64"
+    for name in ("torch fp32", "onnx fp32", "onnx int8"):
+        assert figures[f"{name}: bare chunks/s"] > 0
+        assert figures[f"{name}: pipeline chunks/s (3x100 docs, sanitize off)"] > 0
+        assert figures[f"{name}: peak RSS MB (own process, one call)"] > 100
+        assert 0.0 < figures[f"{name}: CISI nDCG@10 (exact cosine)"] <= 1.0
+        for kind in ("CISI query", "chat question"):
+            p50, p95 = (float(x) for x in figures[f"{name}: {kind} ms p50 / p95"].split(" / "))
+            assert 0 < p50 <= p95
+    mean, low = (float(x) for x in figures["onnx fp32: cosine vs torch fp32 mean / min"].split(" (")[0].split(" / "))
+    assert low > 0.9999 and mean >= low
+    assert figures["onnx int8: stamp"].endswith("@onnx-int8")
+    assert [t[0] for t in section.targets] == ["onnx int8 pipeline / torch fp32 pipeline chunks/s",
+                                               "onnx int8 single chat question p50 ms",
+                                               "onnx int8 |nDCG@10 - torch fp32|"]
+
+
+def test_tune_on_a_cisi_folder_measures_headers_and_applies_nothing(collection: Path) -> None:
+    import json
+
+    from click.testing import CliRunner
+
+    from backend.cli.main import cli
+
+    result = CliRunner().invoke(cli, ["tune", "--cisi", str(collection), "--rerank-n", "5", "--json"],
+                                catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    body = json.loads(result.stdout)
+    labels = {r["label"]: r for r in body["results"]}
+    assert body["queries"] == 4 and body["applied"] is False
+    assert {"dense headers", "fusion rrf d1/l1 depth100", "fusion score d0.7/l0.3 depth100 rerank sentences@5"} <= \
+        set(labels)
+    assert all(0.0 < r["ndcg_at_10"] <= 1.0 for r in body["results"])
+    assert "chunk_headers" in body["suggested_config"]

@@ -54,6 +54,7 @@ def test_no_planted_value_reaches_store_fts_interactions_reports_logs_or_errors(
         caplog: pytest.LogCaptureFixture) -> None:
     from backend.api.app import build_services, create_app
     from backend.cli.main import cli
+    from backend.core.services.conversation import conversation_key
     from backend.ingest.pipeline import IngestPipeline
     from backend.providers.sqlite_vs.store import SqliteVectorStore
 
@@ -84,10 +85,21 @@ def test_no_planted_value_reaches_store_fts_interactions_reports_logs_or_errors(
         ok = client.post("/chat", json={"question": f"What is the phone number of {NAME} (maria.gonzalez@example.com)?",
                                         "conversation_id": "maria.gonzalez@example.com"})
         assert ok.status_code == 200, ok.get_json()
+        # a streamed follow-up (condensed with the stored turn) and feedback naming the person
+        follow = client.post("/chat/stream", json={"question": f"and what about {NAME}'s manager?",
+                                                   "conversation_id": "maria.gonzalez@example.com"})
+        done = [json.loads(line[6:]) for line in follow.get_data(as_text=True).splitlines() if line.startswith("data: ")]
+        assert follow.status_code == 200 and done[-1]["decision_explain"]["condensed_by"] == "rule"
+        assert client.post("/feedback", json={"interaction_id": done[-1]["interaction_id"], "rating": "down",
+                                              "comment": f"{NAME} is not in this answer",
+                                              "expected_answer": "Write to maria.gonzalez@example.com"}).status_code == 201
         bad = client.post("/chat", json={"question": f"Card 4111 1111 1111 1111 of {NAME}?", "top_k": 10_000})
         assert bad.status_code in (400, 422)
         interactions = store.interactions()
-        assert len(interactions) == 1 and interactions[0].conversation_id == "<EMAIL_ADDRESS>"
+        assert len(interactions) == 2 and {i.conversation_id for i in interactions} == {"<EMAIL_ADDRESS>"}
+        turns = store.conversation_turns(conversation_key("maria.gonzalez@example.com"), None)
+        assert len(turns) == 2 and "<PERSON>" in turns[1].effective_query
+        assert [_leaks(repr(x).encode()) for x in (interactions, turns, store.feedback())] == [[], [], []]
         assert _leaks(repr(interactions).encode()) == []
     finally:
         store.close()

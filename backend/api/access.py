@@ -73,3 +73,12 @@ def visibility_for(domain: str | None) -> Visibility | None:
         metrics.count_denial("domain")
         raise
     return principal.visibility
+
+
+def principal_or_none() -> Principal | None:
+    """The principal a valid credential names, else None, counting no denial: for public
+    endpoints (/readyz, /openapi.json) that tell a known caller more."""
+    try:
+        return _principal(_settings())
+    except Unauthorized:
+        return None

@@ -15,17 +15,20 @@ from typing import Any
 
 from flask import Flask, current_app, request
 
-from backend.api import access, errors, metrics, openapi
+from backend.api import access, assets, errors, hardening, metrics, openapi, ratelimit
 from backend.common.config import Settings, load_settings
 from backend.common.errors import Unauthorized
-from backend.core.ports import ChatModel
+from backend.core.ports import ChatModel, ConversationLog
 from backend.core.services.chat_service import ChatService, Routing
 from backend.core.services.evidence import SentenceScorer
 from backend.core.services.search_service import SearchService
 
 #: Endpoints that stay open when API keys are configured (probes, scrapers, the schema).
-PUBLIC_ENDPOINTS = frozenset({"health.healthz", "health.readyz", "metrics.metrics_endpoint", "openapi.openapi_document", "static"})
+PUBLIC_ENDPOINTS = frozenset({"health.healthz", "health.readyz", "metrics.metrics_endpoint", "openapi.openapi_document", "static",
+                              "web.index"})
 API_KEY_HEADER = "X-API-Key"
+#: answer providers that are LLMs: they also rewrite conversation follow-ups (else the offline rule does)
+LLM_PROVIDERS = frozenset({"openai_compat", "oci"})
 
 
 @dataclass
@@ -57,14 +60,15 @@ def build_services(
     """Build adapters from config (or take the ones given) and wire the services.
     Raises ``ConfigError`` for an unsupported distance / score-mode combination or an
     alias that serves a version of another distance than ``retrieval.distance``."""
-    from backend.providers.registry import build_chat_model, build_embedder, build_store
+    from backend.providers.registry import build_chat_model, build_embedder, build_reranker, build_store
 
     store = store if store is not None else build_store(settings)
     embedder = embedder if embedder is not None else build_embedder(settings)
     primary = primary if primary is not None else build_chat_model(settings.llm.primary, settings)
     fallback = fallback if fallback is not None else build_chat_model(settings.llm.fallback, settings)
+    reranker = build_reranker(settings, embedder)
     searches = {
-        name: SearchService(store, embedder, profile, settings.retrieval)
+        name: SearchService(store, embedder, profile, settings.retrieval, reranker)
         for name, profile in settings.embeddings.profiles.items()
     }
     # the extractive answerer's sentence scorer when it is the primary (one vector cache), else a new one
@@ -73,6 +77,8 @@ def build_services(
         searches, Routing.from_settings(settings.embeddings), settings.retrieval, settings.llm.prompts,
         primary, fallback, admin=store, interactions=store, sanitize=settings.sanitize,
         evidence=scorer if isinstance(scorer, SentenceScorer) else SentenceScorer(embedder),
+        conversations=store if isinstance(store, ConversationLog) else None,
+        condense_llm=primary if primary.name in LLM_PROVIDERS else None,
     )
     return RagServices(settings, store, embedder, searches, chat, primary, fallback)
 
@@ -81,7 +87,7 @@ def _require_api_key() -> None:
     """401 unless X-API-Key matches a configured key (constant-time, every key compared).
     With ``access.enabled`` the key (or bearer token) must name a principal instead."""
     settings = current_app.extensions["rag"].settings
-    if request.endpoint in PUBLIC_ENDPOINTS:
+    if request.endpoint in PUBLIC_ENDPOINTS or assets.signed_request(settings):
         return
     if settings.access.enabled:
         access.authenticate()
@@ -100,9 +106,9 @@ def _require_api_key() -> None:
 
 def _blueprints() -> list[Any]:
     """Route areas, one blueprint each; another area adds its import and entry here."""
-    from backend.api import assets, chat, health, search
+    from backend.api import chat, feedback, health, search, stream, web
 
-    return [chat.bp, health.bp, assets.assets_bp, search.bp]
+    return [chat.bp, health.bp, assets.assets_bp, search.bp, stream.bp, feedback.bp, web.bp]
 
 
 def create_app(settings: Settings | None = None, services: RagServices | None = None) -> Flask:
@@ -117,8 +123,10 @@ def create_app(settings: Settings | None = None, services: RagServices | None = 
     app.json.sort_keys = False  # type: ignore[attr-defined]
     app.extensions["rag"] = services
     errors.register(app)
+    hardening.init_app(app, settings.server)
     metrics.init_app(app)
     app.before_request(_require_api_key)
+    ratelimit.init_app(app, settings)
     openapi.init_app(app, settings)
     for bp in _blueprints():
         app.register_blueprint(bp)

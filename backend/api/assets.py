@@ -10,6 +10,10 @@ Policy that blocks scripts, since a document can carry any SVG.
 With ``access.enabled`` a figure is served only when the principal may see at
 least one chunk citing it in the version its domain's alias (``X-RAG-Domain``)
 serves; otherwise 404, the same answer as for a missing file.
+
+A request signed by ``signed_assets`` (``?exp=...&sig=...``, issued in an answer when
+API keys are on) needs no key and no visibility check: the signature was only given to
+a reader who could see the figure, and it expires.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from typing import Any
 
 from flask import Blueprint, Response, current_app, request, send_file
 
-from backend.api import access, metrics
+from backend.api import access, metrics, signed_assets
 from backend.common.errors import RequestError
 from backend.core.types import Visibility
 
@@ -89,13 +93,21 @@ def check_visible(services: Any, image_ref: str, domain: str | None, visibility:
         raise AssetNotFound(f"no asset at image_ref {image_ref!r}")
 
 
+def signed_request(settings: Any) -> bool:
+    """Whether this request is for an asset with a valid, unexpired signature."""
+    if request.endpoint != "assets.get_asset" or "sig" not in request.args:
+        return False
+    image_ref = (request.view_args or {}).get("image_ref", "")
+    return signed_assets.verify(settings, image_ref, request.args.get("exp"), request.args.get("sig"))
+
+
 @assets_bp.get("/assets/<path:image_ref>")
 def get_asset(image_ref: str) -> Response:
     services = current_app.extensions["rag"]
     settings = services.settings
     check_reference(image_ref)
     domain = (request.headers.get("X-RAG-Domain") or "").strip() or None
-    visibility = access.visibility_for(domain)
+    visibility = None if signed_request(settings) else access.visibility_for(domain)
     if visibility is not None:
         check_visible(services, image_ref, domain, visibility)
     path = resolve_asset(settings.resolve_path(settings.docx.assets_dir), image_ref)

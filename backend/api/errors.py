@@ -3,7 +3,9 @@
 ``RagError`` carries its own status and safe message. Request validation errors
 become 400 (body is not JSON) or 422 (JSON of the wrong shape); werkzeug's HTTP
 errors (404, 405, 413 from ``MAX_CONTENT_LENGTH``, 415) keep their status.
-Anything else is a 500 with a generic message; the traceback goes to the log only.
+Anything else is a 500. Every status >= 500 answers a generic message with the
+request id (also the ``X-Request-ID`` header): upstream error bodies, file paths
+and tracebacks go to the log only, under that id.
 """
 
 from __future__ import annotations
@@ -13,11 +15,19 @@ from typing import Any
 import structlog
 from flask import Flask, Response, current_app, jsonify
 from pydantic import ValidationError
-from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
+from werkzeug.exceptions import HTTPException, MethodNotAllowed, RequestEntityTooLarge, TooManyRequests
+
+from backend.api.hardening import request_id
 
 from backend.common.errors import RagError
 
 log = structlog.get_logger(__name__)
+
+
+_GENERIC = {
+    500: "internal server error", 502: "the answer provider failed", 503: "a backend is unavailable; try again later",
+    504: "the answer provider timed out",
+}
 
 
 def error_response(status: int, code: str, message: str, details: Any | None = None) -> tuple[Response, int]:
@@ -27,11 +37,18 @@ def error_response(status: int, code: str, message: str, details: Any | None = N
     return jsonify({"error": body}), status
 
 
+def server_error(status: int, code: str) -> tuple[Response, int]:
+    """The only body a status >= 500 gets: the code, a fixed message and the request id."""
+    rid = request_id()
+    message = f"{_GENERIC.get(status, 'server error')}; the details are in the server log under request id {rid}"
+    return jsonify({"error": {"code": code, "message": message, "request_id": rid}}), status
+
+
 def _rag_error(exc: RagError) -> tuple[Response, int]:
     if exc.http_status >= 500:
         log.error("api.rag_error", code=exc.code, status=exc.http_status, error=exc.user_message, **_loggable(exc.context))
-    else:
-        log.info("api.request_rejected", code=exc.code, status=exc.http_status)
+        return server_error(exc.http_status, exc.code)
+    log.info("api.request_rejected", code=exc.code, status=exc.http_status)
     return jsonify({"error": exc.to_dict()}), exc.http_status
 
 
@@ -51,12 +68,21 @@ def _http_error(exc: HTTPException) -> tuple[Response, int]:
         return error_response(413, "request_too_large",
                               f"request body exceeds server.max_body_bytes ({limit} bytes)", {"limit": limit})
     code = (exc.name or "http_error").lower().replace(" ", "_")
-    return error_response(status, code, exc.description or exc.name or "HTTP error")
+    if status >= 500:
+        log.error("api.http_error", status=status, error=exc.description)
+        return server_error(status, code)
+    if isinstance(exc, TooManyRequests):
+        return error_response(429, "rate_limited", f"rate limit exceeded ({exc.description} per client, "
+                              "server.rate_limit.limit); retry after the seconds in Retry-After")
+    response = error_response(status, code, exc.description or exc.name or "HTTP error")
+    if isinstance(exc, MethodNotAllowed) and exc.valid_methods:
+        response[0].headers["Allow"] = ", ".join(sorted(exc.valid_methods))
+    return response
 
 
 def _unexpected(exc: Exception) -> tuple[Response, int]:
     log.exception("api.unhandled_error", error_type=type(exc).__name__)
-    return error_response(500, "internal_error", "internal server error; the details are in the server log")
+    return server_error(500, "internal_error")
 
 
 def _loggable(context: dict[str, Any]) -> dict[str, Any]:

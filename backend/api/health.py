@@ -3,17 +3,22 @@
 ``/healthz`` says the process answers. ``/readyz`` says it can serve ``/chat``:
 the store answers a trivial query, every configured alias resolves to a version,
 and the embedding model is loaded. A failure is a 503 naming each check, so an
-orchestrator (and a person reading the JSON) sees what to fix.
+orchestrator (and a person reading the JSON) sees what to fix. Alias, version,
+model names and store paths go only to a caller with a valid credential
+(``disclosure``); everyone else reads fixed texts, and the log has the detail.
 """
 
 from __future__ import annotations
 
+import structlog
 from flask import Blueprint, Response, current_app, jsonify
 
+from backend.api.disclosure import caller_may_see_names
 from backend.api.models import HealthResponse, ReadyCheck, ReadyResponse
 from backend.common.errors import RagError
 
 bp = Blueprint("health", __name__)
+log = structlog.get_logger(__name__)
 
 
 @bp.get("/healthz")
@@ -50,6 +55,18 @@ def _model_check(embedder: object) -> ReadyCheck:
     return ReadyCheck(ok=True, detail=f"{getattr(embedder, 'model_id', '?')} ({dimension} dims)")
 
 
+#: what a caller without a credential reads for each check (ok, failed): no names, no paths
+PUBLIC_DETAIL = {
+    "store": ("store answers", "store unavailable; the details are in the server log"),
+    "alias": ("every alias serves a version", "an alias serves no version; the details are in the server log"),
+    "model": ("embedding model loaded", "embedding model not loaded"),
+}
+
+
+def _public(checks: dict[str, ReadyCheck]) -> dict[str, ReadyCheck]:
+    return {name: ReadyCheck(ok=c.ok, detail=PUBLIC_DETAIL[name][0 if c.ok else 1]) for name, c in checks.items()}
+
+
 @bp.get("/readyz")
 def readyz() -> tuple[Response, int]:
     services = current_app.extensions["rag"]
@@ -61,5 +78,8 @@ def readyz() -> tuple[Response, int]:
         "model": _model_check(services.embedder),
     }
     ready = all(c.ok for c in checks.values())
-    body = ReadyResponse(status="ready" if ready else "not_ready", checks=checks)
+    if not ready:
+        log.warning("api.not_ready", **{name: c.detail for name, c in checks.items() if not c.ok})
+    shown = checks if caller_may_see_names() else _public(checks)
+    body = ReadyResponse(status="ready" if ready else "not_ready", checks=shown)
     return jsonify(body.model_dump()), 200 if ready else 503

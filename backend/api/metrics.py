@@ -8,9 +8,12 @@ worker reports its own numbers; scrape each worker or run one worker per port.
 from __future__ import annotations
 
 import time
+from typing import Iterator
 
 from flask import Blueprint, Flask, Response, current_app, g, request
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client.core import CounterMetricFamily
+from prometheus_client.registry import Collector
 
 bp = Blueprint("metrics", __name__)
 EXTENSION = "rag_metrics"
@@ -24,7 +27,7 @@ class ApiMetrics:
             registry=self.registry,
         )
         self.chat = Counter(
-            "rag_chat_requests", "POST /chat requests by answer mode ('none' when no answer) and status.",
+            "rag_chat_requests", "POST /chat and /chat/stream requests by answer mode ('none' when no answer) and status.",
             ["mode", "status"], registry=self.registry,
         )
         self.latency = Histogram(
@@ -35,12 +38,22 @@ class ApiMetrics:
             "rag_access_denials", "Requests denied by access control: unauthenticated (401), domain (403), "
             "asset (a figure the principal may not see, 404).", ["reason"], registry=self.registry,
         )
+        self.feedback = Counter(
+            "rag_feedback", "Answer feedback (POST /feedback) by rating, answer mode and the version that answered.",
+            ["rating", "mode", "version"], registry=self.registry,
+        )
 
 
 def count_denial(reason: str) -> None:
     """One more access-control denial (``unauthenticated``, ``domain`` or ``asset``)."""
     metrics: ApiMetrics = current_app.extensions[EXTENSION]
     metrics.denials.labels(reason).inc()
+
+
+def count_feedback(rating: str, mode: str, version: str) -> None:
+    """One more thumbs up or down on an answer given in ``mode`` by ``version``."""
+    metrics: ApiMetrics = current_app.extensions[EXTENSION]
+    metrics.feedback.labels(rating, mode, version).inc()
 
 
 def _start() -> None:
@@ -55,7 +68,7 @@ def _observe(response: Response) -> Response:
     started = g.get("rag_started")
     if started is not None:
         metrics.latency.labels(endpoint).observe(time.perf_counter() - started)
-    if endpoint == "/chat":
+    if endpoint in ("/chat", "/chat/stream"):
         metrics.chat.labels(response.headers.get("X-Answer-Mode", "none"), status).inc()
     return response
 
@@ -66,8 +79,23 @@ def metrics_endpoint() -> Response:
     return Response(generate_latest(metrics.registry), content_type=CONTENT_TYPE_LATEST)
 
 
+class _RecordFailures(Collector):
+    """Interactions the chat service could not write (logging is best effort)."""
+
+    def __init__(self, chat: object) -> None:
+        self._chat = chat
+
+    def collect(self) -> Iterator[CounterMetricFamily]:
+        yield CounterMetricFamily("rag_interaction_log_failures", "Answered requests whose interaction row could not "
+                                  "be written (locked or failing store); the answer was still returned.",
+                                  value=getattr(self._chat, "record_failures", 0))
+
+
 def init_app(app: Flask) -> None:
-    app.extensions[EXTENSION] = ApiMetrics()
+    app.extensions[EXTENSION] = metrics = ApiMetrics()
+    services = app.extensions.get("rag")
+    if services is not None:
+        metrics.registry.register(_RecordFailures(services.chat))
     app.before_request(_start)
     app.after_request(_observe)
     app.register_blueprint(bp)

@@ -9,11 +9,19 @@ the schema by ``openapi.py``.
 
 from __future__ import annotations
 
-from typing import Any, Literal, Union
+from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 
 Mode = Literal["rag", "hybrid", "fallback"]
+
+
+def _whole_number(value: Any) -> Any:
+    """JSON Schema counts ``30.0`` as an integer, so the server does too (strings stay rejected)."""
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+PositiveWhole = Annotated[int, Field(ge=1), BeforeValidator(_whole_number)]
 
 
 class _Strict(BaseModel):
@@ -39,7 +47,7 @@ class ChatRequestBody(_Strict):
     """Body of ``POST /chat``."""
 
     question: str = Field(..., min_length=1, description="The user's question (at most server.max_question_chars).")
-    top_k: int | None = Field(None, ge=1, description="Candidates to retrieve (1..retrieval.max_top_k); default retrieval.top_k.")
+    top_k: PositiveWhole | None = Field(None, description="Candidates to retrieve (1..retrieval.max_top_k); default retrieval.top_k.")
     filters: dict[str, FilterValue] = Field(
         default_factory=dict,
         description="Metadata filters, ANDed: a value, a list (any of), or {any, all, gte, lte}; fields are "
@@ -134,6 +142,22 @@ class AnswerExplainOut(_Out):
     runner_up: AnswerSentenceOut | None = Field(..., description="Best sentence left out of the answer.")
 
 
+class RerankMoveOut(_Out):
+    chunk_id: str
+    rerank_score: float
+    rank_before: int = Field(..., description="Rank under the strategy's own order.")
+    rank_after: int = Field(..., description="Rank after the reranker.")
+
+
+class RerankOut(_Out):
+    provider: str
+    model: str
+    top_n: int
+    reranked: int = Field(..., description="Candidates the reranker scored.")
+    moved: int = Field(..., description="How many of them changed rank.")
+    order: list[RerankMoveOut]
+
+
 class DecisionExplain(_Out):
     mode: Mode
     decided_mode: Mode = Field(..., description="Mode before a blank primary answer forced fallback.")
@@ -164,6 +188,13 @@ class DecisionExplain(_Out):
     candidates: int
     answer_explain: AnswerExplainOut | None = Field(
         None, description="Extractive answerer: which sentence won and why; null for other answerers and fallback.")
+    condensed_by: Literal["none", "rule", "llm"] = Field(
+        "none", description="How a follow-up in a conversation became effective_query: the offline rule, the "
+        "configured LLM, or not rewritten.")
+    condensed_rule: str | None = Field(None, description="The offline rule that applied: connective or elliptical.")
+    rerank: RerankOut | None = Field(
+        None, description="retrieval.rerank: how the reranker re-ordered the first top_n candidates (the thresholds "
+        "still compared dense similarity); null without a reranker.")
 
 
 class ChatResponse(_Out):
@@ -180,6 +211,7 @@ class ErrorBody(_Out):
     code: str
     message: str
     details: Any | None = None
+    request_id: str | None = Field(None, description="Status >= 500 only: quote it to the operator (X-Request-ID).")
 
 
 class ErrorResponse(_Out):

@@ -9,13 +9,17 @@ this server as configured.
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from flask import Blueprint, Flask, Response, current_app, jsonify
 from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
+from backend.api import openapi_web
+from backend.api.disclosure import caller_may_see_names
 from backend.api.models import ChatRequestBody, ChatResponse, ErrorResponse, HealthResponse, ReadyResponse
+from backend.api.request_schema import IMAGE_REF_PATTERN, NON_BLANK, filters_schema
 from backend.api.search import SearchParams, SearchResponse
 from backend.common.config import Settings
 
@@ -45,6 +49,8 @@ def _json(ref: str, description: str) -> dict[str, Any]:
 def _apply_limits(schemas: dict[str, Any], settings: Settings) -> None:
     props = schemas["ChatRequestBody"]["properties"]
     props["question"]["maxLength"] = settings.server.max_question_chars
+    props["question"]["pattern"] = NON_BLANK
+    props["filters"] = {**filters_schema(settings), "default": {}}
     for branch in props["top_k"]["anyOf"]:
         if branch.get("type") == "integer":
             branch["maximum"] = settings.retrieval.max_top_k
@@ -84,11 +90,23 @@ def _search_operation(settings: Settings) -> dict[str, Any]:
         prop = dict(prop)
         description = prop.pop("description", "")
         prop.pop("title", None)
+        presets = [p.name for p in settings.retrieval.presets]
+        required = False
+        if name in ("preset", "value") and not presets:
+            continue  # nothing to name: the parameters exist only with configured presets
         if name == "top_k":
             prop = {"type": "integer", "minimum": 1, "maximum": settings.retrieval.max_top_k}
         elif name == "q":
-            prop = {"type": "string", "maxLength": settings.server.max_question_chars}
-        parameters.append({"name": name, "in": "query", "required": False, "schema": prop, "description": description})
+            prop = {"type": "string", "maxLength": settings.server.max_question_chars, "pattern": NON_BLANK}
+            required = not presets  # with presets, q may be left to a preset's template
+        elif name == "preset":
+            prop = {"type": "string", "enum": presets}
+        elif name == "filters":
+            parameters.append({"name": name, "in": "query", "required": False, "description": description,
+                               "content": {"application/json": {"schema": filters_schema(settings)}}})
+            continue
+        parameters.append({"name": name, "in": "query", "required": required, "schema": prop,
+                           "description": description})
     codes = ("400", "401", "403", "413", "409", "422", "500", "503")
     return {
         "summary": "Retrieval only: ranked chunks with dense, lexical and fused scores, no answer.",
@@ -119,7 +137,8 @@ _PRESETS_SCHEMA: dict[str, Any] = {
 _ASSET_OPERATION: dict[str, Any] = {
     "summary": "A figure image written by the DOCX loader, by the image_ref of its figure chunk.",
     "operationId": "asset",
-    "parameters": [{"name": "image_ref", "in": "path", "required": True, "schema": {"type": "string"},
+    "parameters": [{"name": "image_ref", "in": "path", "required": True,
+                    "schema": {"type": "string", "pattern": IMAGE_REF_PATTERN, "maxLength": 512},
                     "description": "Relative path under docx.assets_dir, e.g. '<doc>/img_001.png'."}],
     "responses": {
         "200": {"description": "The image, with its content type and a script-blocking Content-Security-Policy.",
@@ -133,10 +152,27 @@ _ASSET_OPERATION: dict[str, Any] = {
 }
 
 
+#: operations the rate limit never applies to (probes, the scraper)
+_UNLIMITED = frozenset({"healthz", "readyz", "metrics"})
+
+
+def _add_rate_limit_responses(doc: dict[str, Any], settings: Settings) -> None:
+    """Every limited operation may answer 429 (``server.rate_limit``), whoever defined it."""
+    if not settings.server.rate_limit.enabled:
+        return
+    for operations in doc["paths"].values():
+        for operation in operations.values():
+            if operation.get("operationId") not in _UNLIMITED:
+                operation["responses"].setdefault("429", {
+                    **_json("ErrorResponse", "Over server.rate_limit.limit for this client; retry after Retry-After."),
+                    "headers": {"Retry-After": {"schema": {"type": "integer"}, "description": "Seconds to wait."}}})
+
+
 def build_openapi(settings: Settings) -> dict[str, Any]:
     models: list[tuple[type[BaseModel], Any]] = [
         (ChatRequestBody, "validation"), (ChatResponse, "serialization"), (ErrorResponse, "serialization"),
         (HealthResponse, "serialization"), (ReadyResponse, "serialization"), (SearchResponse, "serialization"),
+        *openapi_web.MODELS,
     ]
     _, defs = models_json_schema(models, ref_template=_REF)
     schemas = defs["$defs"]
@@ -165,6 +201,8 @@ def build_openapi(settings: Settings) -> dict[str, Any]:
         },
         "components": {"schemas": schemas},
     }
+    doc["paths"].update(openapi_web.web_paths(_ERRORS, lambda: _domain_parameter(settings)))
+    _add_rate_limit_responses(doc, settings)
     if settings.server.api_keys or settings.access.enabled:
         doc["components"]["securitySchemes"] = {"ApiKey": {"type": "apiKey", "in": "header", "name": "X-API-Key"}}
         doc["security"] = [{"ApiKey": []}]
@@ -174,11 +212,29 @@ def build_openapi(settings: Settings) -> dict[str, Any]:
     return doc
 
 
+#: parameters whose allowed values name the deployment (domains, presets): listed to known callers only
+_NAMING_PARAMETERS = frozenset({"X-RAG-Domain", "preset"})
+
+
+def public_document(doc: dict[str, Any]) -> dict[str, Any]:
+    """``doc`` without the domain and preset names (``disclosure``): those parameters become
+    plain strings for a caller without a credential."""
+    public = copy.deepcopy(doc)
+    for operations in public["paths"].values():
+        for operation in operations.values():
+            for parameter in operation.get("parameters", []):
+                if parameter.get("name") in _NAMING_PARAMETERS and "schema" in parameter:
+                    parameter["schema"] = {"type": "string"}
+    return public
+
+
 @bp.get("/openapi.json")
 def openapi_document() -> Response:
-    return jsonify(current_app.extensions[EXTENSION])
+    full, public = current_app.extensions[EXTENSION]
+    return jsonify(full if caller_may_see_names() else public)
 
 
 def init_app(app: Flask, settings: Settings) -> None:
-    app.extensions[EXTENSION] = build_openapi(settings)
+    doc = build_openapi(settings)
+    app.extensions[EXTENSION] = (doc, public_document(doc))
     app.register_blueprint(bp)

@@ -55,7 +55,9 @@ class SearchHit(BaseModel):
     text: str
     dense_similarity: float = Field(..., description="Similarity under the version's distance: what thresholds compare.")
     lexical_score: float | None = Field(None, description="BM25-style score, when the lexical side found the chunk.")
-    fused_score: float | None = Field(None, description="Reciprocal rank fusion score (strategy fusion).")
+    fused_score: float | None = Field(None, description="Fusion score (strategy fusion: RRF or normalised score).")
+    rerank_score: float | None = Field(None, description="Reranker score, when retrieval.rerank re-scored the hit.")
+    rank_before_rerank: int | None = Field(None, description="The hit's rank before the reranker re-ordered it.")
     metadata: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -78,7 +80,8 @@ def _hit(hit: ScoredChunk) -> SearchHit:
     c = hit.chunk
     return SearchHit(rank=hit.rank, chunk_id=c.chunk_id, doc_id=c.doc_id, source=c.source, chunk_type=c.chunk_type,
                      chunk_index=c.chunk_index, text=c.text, dense_similarity=hit.score,
-                     lexical_score=hit.lexical_score, fused_score=hit.fused_score, metadata=strip_acl(c.metadata))
+                     lexical_score=hit.lexical_score, fused_score=hit.fused_score, rerank_score=hit.rerank_score,
+                     rank_before_rerank=hit.rank_before_rerank, metadata=strip_acl(c.metadata))
 
 
 def _filter_dict(f: FieldFilter) -> dict[str, Any]:
@@ -96,6 +99,9 @@ def _request_filters(raw: str | None, schema: Any) -> tuple[FieldFilter, ...]:
         data = json.loads(raw)
     except json.JSONDecodeError as exc:
         raise RequestError(f"filters: not valid JSON: {exc.msg} (column {exc.colno})", field="filters") from exc
+    except RecursionError as exc:
+        raise RequestError("filters: nested too deeply; expected an object of field -> condition",
+                           field="filters") from exc
     return parse_filters(data, schema)
 
 

@@ -1,4 +1,5 @@
-"""Production entry point: ``gunicorn -w 2 -b 127.0.0.1:8080 'backend.api.wsgi:app'``.
+"""Production entry point: ``gunicorn -c python:backend.api.gunicorn_conf 'backend.api.wsgi:app'``
+(workers, threads, bind and timeouts from ``server.*``; see ``backend.api.server``).
 
 Settings come from ``config/rag.yaml`` and the ``RAG_*`` environment; each
 gunicorn worker imports this module and builds its own app (and loads the model).

@@ -37,6 +37,11 @@ def load_documents(folder: Path = DEFAULT_DIR) -> dict[str, str]:
     return {rid: f"{r.get('T', '')}\n{r.get('W', '')}".strip() for rid, r in recs.items()}
 
 
+def load_titles(folder: Path = DEFAULT_DIR) -> dict[str, str]:
+    """Each document's title (``.T``), for contextual chunk headers."""
+    return {rid: r.get("T", "") for rid, r in parse_records(folder / "CISI.ALL").items()}
+
+
 def load_queries(folder: Path = DEFAULT_DIR) -> dict[str, str]:
     recs = parse_records(folder / "CISI.QRY")
     return {rid: " ".join(r.get(f, "") for f in ("T", "W") if r.get(f)).strip() for rid, r in recs.items()}

@@ -10,8 +10,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from backend.benchmarks import ingestion, pii, quality, scale, serving
-from backend.benchmarks.cisi import load_documents, load_qrels, load_queries
+from backend.benchmarks import embedding, ingestion, pii, quality, scale, serving
+from backend.benchmarks.cisi import load_documents, load_qrels, load_queries, load_titles
 from backend.benchmarks.stats import Section, peak_rss_mb
 from backend.common.config import DEFAULT_CONFIG, load_settings
 
@@ -31,29 +31,41 @@ def machine() -> dict[str, Any]:
 
 def run(cisi_dir: Path, sizes: tuple[int, ...], sections: tuple[str, ...], config: Path = DEFAULT_CONFIG,
         emit: Any = print) -> list[Section]:
-    from backend.providers.local.embedder import LocalEmbedder
+    from backend.providers.local.embedder import make_local_embedder
     from backend.providers.sqlite_vs.dense import limit_blas_threads
 
     settings = load_settings(config, env={})
     limit_blas_threads(settings.store.sqlite.blas_threads)  # as build_store does for rag serve
-    embedder = LocalEmbedder(settings.embeddings)
     out: list[Section] = []
     started = time.perf_counter()
     emit(f"machine: {json.dumps(machine())}")
     with tempfile.TemporaryDirectory(prefix="rag-bench-") as tmp:
         work = Path(tmp)
+        if "embed" in sections:  # first: its runtimes run in fresh processes, before this one grows
+            section = embedding.measure(config, cisi_dir, work)
+            out.append(section)
+            emit(section.render())
+        # the configured runtime (embeddings.local.runtime), as `rag ingest` and `rag serve` build it
+        embedder = make_local_embedder(settings.embeddings) if set(sections) - {"embed", "pii"} else None
         if {"ingest", "quality"} & set(sections):
             documents = load_documents(cisi_dir)
-            ingest_section, plain = ingestion.measure(config, embedder, documents, work)
             if "ingest" in sections:
+                ingest_section, plain = ingestion.measure(config, embedder, documents, work)
                 out.append(ingest_section)
                 emit(ingest_section.render())
+            else:  # quality alone needs the plain store only
+                manifest = ingestion.write_corpus(documents, work / "corpus")
+                plain = ingestion.run_pipeline(
+                    ingestion.bench_settings(config, work / "corpus", work / "plain.sqlite", False), embedder, manifest)
             if "quality" in sections:
                 cisi_settings = ingestion.bench_settings(config, work / "corpus", work / "plain.sqlite", False)
                 cisi_settings = cisi_settings.model_copy(update={"embeddings": cisi_settings.embeddings.model_copy(
                     update={"default_profile": ingestion.CISI_PROFILE})})
-                section = quality.measure(cisi_settings, plain.store, embedder, ingestion.CISI_VERSION, documents,
-                                          load_queries(cisi_dir), load_qrels(cisi_dir))
+                memo = quality.MemoEmbedder(embedder)  # each document text embedded once for the whole section
+                headed = quality.header_store(config, memo, documents, load_titles(cisi_dir), work)
+                section = quality.measure(cisi_settings, plain.store, memo, ingestion.CISI_VERSION, documents,
+                                          load_queries(cisi_dir), load_qrels(cisi_dir), headed_store=headed)
+                headed.close()
                 out.append(section)
                 emit(section.render())
             plain.store.close()

@@ -37,6 +37,7 @@ def measure(base_config: Path, embedder: Any, work: Path, clients: int = 8, per_
         "store": {"sqlite": {"path": str(work / "serving.sqlite")}},
         "docx": {"assets_dir": str(work / "assets")},
         "ingest": {"progress": False},
+        "server": {"rate_limit": {"enabled": False}},  # throughput is measured here, not the per-client limit
     }, env={})
     store = SqliteVectorStore(settings.resolve_path(settings.store.sqlite.path))
     report = IngestPipeline(settings, store, embedder, progress=False).run(REPO_ROOT / "manifests" / "sample.jsonl")

@@ -11,7 +11,7 @@ from backend.benchmarks.cisi import DEFAULT_DIR
 from backend.common.config import DEFAULT_CONFIG
 from backend.common.logging import configure_logging
 
-SECTIONS = ("ingest", "quality", "latency", "http", "pii")
+SECTIONS = ("embed", "ingest", "quality", "latency", "http", "pii")
 
 
 @click.command()
@@ -24,13 +24,14 @@ SECTIONS = ("ingest", "quality", "latency", "http", "pii")
 @click.pass_context
 def bench(ctx: click.Context, cisi_dir: Path, sizes: str, sections: tuple[str, ...], quick: bool,
           json_out: Path | None) -> None:
-    """Ingestion overhead, query latency and scale, HTTP latency, CISI retrieval quality, PII redaction."""
+    """Local embedding runtimes, ingestion overhead, query latency and scale, HTTP latency, CISI retrieval
+    quality, PII redaction."""
     from backend.benchmarks import runner
 
     configure_logging(level="WARNING")
     config = Path((ctx.find_root().obj or {}).get("config_path") or DEFAULT_CONFIG)
     chosen = sections or SECTIONS
-    if {"ingest", "quality"} & set(chosen) and not (cisi_dir / "CISI.ALL").is_file():
+    if {"embed", "ingest", "quality"} & set(chosen) and not (cisi_dir / "CISI.ALL").is_file():
         raise click.BadParameter(f"{cisi_dir}/CISI.ALL not found", param_hint="--cisi")
     size_list = (10_000,) if quick else tuple(int(s) for s in sizes.split(","))
     results = runner.run(cisi_dir, size_list, chosen, config, emit=click.echo)

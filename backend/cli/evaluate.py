@@ -110,7 +110,7 @@ def eval_cmd(ctx: click.Context, version: str | None, alias: str | None, domain_
     evaluator = Evaluator(store, store, services.embedder, embeddings=settings.embeddings,
                           retrieval=settings.retrieval, evaluation=settings.evaluation,
                           chat=services.chat if answers else None, sanitize=settings.sanitize,
-                          access=settings.access)
+                          access=settings.access, reranker=services.search.reranker)
     report = evaluator.evaluate(name, golden_set, target=shown)
     if compare_alias:
         baseline_version = store.resolve_alias(compare_alias)
@@ -178,6 +178,10 @@ def promote_and_print(settings: Settings, store: Any, embedder: Any, as_json: bo
             click.echo(json.dumps(body, indent=2, default=str))
 
     try:
+        if "reranker" not in options:  # the gate evaluates the order users will get
+            from backend.providers.registry import build_reranker
+
+            options["reranker"] = build_reranker(settings, embedder)
         result = promote_version(settings, store, embedder, **options)
     except GateFailed as exc:
         blocked = exc.context.get("result")

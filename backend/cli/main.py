@@ -68,6 +68,8 @@ def _register() -> None:
         ("backend.cli.evaluate", "alias"),
         ("backend.cli.bench", "bench"),
         ("backend.cli.calibrate", "calibrate"),
+        ("backend.cli.feedback", "feedback"),
+        ("backend.cli.tune", "tune"),
     ):
         try:
             module = __import__(module_name, fromlist=[attr])

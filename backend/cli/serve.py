@@ -1,6 +1,9 @@
-"""``rag serve``: run the HTTP API with Flask's threaded server (development, ``make run``).
+"""``rag serve``: the HTTP API through gunicorn (gthread workers, bounded threads).
 
-Production uses gunicorn: ``gunicorn -w 2 -b 127.0.0.1:8080 'backend.api.wsgi:app'``.
+The same options as the production line ``gunicorn -c python:backend.api.gunicorn_conf
+'backend.api.wsgi:app'`` (see ``backend.api.server``). The store is opened once here
+first, so an unreachable one is reported like every other command's error before
+any worker starts.
 """
 
 from __future__ import annotations
@@ -13,21 +16,22 @@ from backend.cli.context import settings_from
 @click.command("serve")
 @click.option("--host", default=None, help="Bind address (default: server.host).")
 @click.option("--port", type=int, default=None, help="Port (default: server.port; 0 picks a free one).")
+@click.option("--allow-unauthenticated", is_flag=True, default=False,
+              help="Allow a non-loopback --host without API keys (server.allow_unauthenticated_exposure).")
 @click.pass_context
-def serve(ctx: click.Context, host: str | None, port: int | None) -> None:
-    """Serve /chat, /healthz, /readyz, /metrics and /openapi.json."""
-    from werkzeug.serving import make_server
-
-    from backend.api.app import create_app
+def serve(ctx: click.Context, host: str | None, port: int | None, allow_unauthenticated: bool) -> None:
+    """Serve /chat, /search, /healthz, /readyz, /metrics and /openapi.json."""
+    from backend.api.server import check_exposure, serve as run_server
+    from backend.providers.registry import build_store
 
     settings = settings_from(ctx)
-    app = create_app(settings)
-    server = make_server(host or settings.server.host, settings.server.port if port is None else port, app,
-                         threaded=True)
-    click.echo(f"Serving on http://{server.host}:{server.port}  (Ctrl+C to stop)", err=True)
-    try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        click.echo("stopped", err=True)
-    finally:
-        server.server_close()
+    if allow_unauthenticated:
+        settings = settings.model_copy(update={"server": settings.server.model_copy(
+            update={"allow_unauthenticated_exposure": True})})
+    check_exposure(settings, host or settings.server.host)
+    store = build_store(settings)
+    close = getattr(store, "close", None)
+    if callable(close):
+        close()
+    run_server(settings, host, port)
+    click.echo("stopped", err=True)

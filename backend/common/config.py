@@ -138,11 +138,34 @@ class ProfileSettings(_Model):
     templates: dict[str, str] = Field(
         default_factory=dict, description="Per content_type text prepended to what is embedded, never stored."
     )
+    chunk_headers: bool = Field(
+        False, description="Embed each chunk with a contextual header (document title and heading path, see "
+        "header_template); the stored and shown text stays the chunk. Part of the documents' fingerprint, so "
+        "switching it builds a new version that the gate evaluates.")
+    header_template: str = Field(
+        "{title}\n{headings}", description="chunk_headers: header format; {title} is the metadata title (else the "
+        "source file's stem), {headings} the heading path joined by ' > '. Empty lines are dropped.")
+    fusion: FusionSettings | None = Field(
+        None, description="This profile's own retrieval.fusion (method, weights, depths); default: retrieval.fusion.")
 
     @field_validator("index_name")
     @classmethod
     def _index_name(cls, v: str) -> str:
         return validate_identifier(v, "index_name")
+
+    @field_validator("header_template")
+    @classmethod
+    def _header_placeholders(cls, v: str) -> str:
+        import string
+
+        try:
+            names = {name for _, name, _, _ in string.Formatter().parse(v) if name is not None}
+        except ValueError as exc:
+            raise ValueError(f"header_template {v!r} is not a valid format string: {exc}") from exc
+        if names - {"title", "headings"}:
+            raise ValueError(f"header_template {v!r}: only {{title}} and {{headings}} are allowed, "
+                             f"got {sorted(names - {'title', 'headings'})}")
+        return v
 
 
 class DomainSettings(_Model):
@@ -176,6 +199,31 @@ class LocalEmbeddingSettings(_Model):
     device: str = Field("cpu", description="torch device for the local model.")
     normalize: bool = Field(True, description="L2-normalize vectors (cosine and dot then agree).")
     max_seq_length: int | None = Field(None, ge=8, description="Override the model's max sequence length.")
+    runtime: Literal["torch", "onnx"] = Field(
+        "onnx", description="torch: sentence-transformers; onnx: ONNX Runtime over a local export of the same weights "
+        "(made at first use, never downloaded). Recorded in the version's model stamp (docs/EMBEDDINGS.md). "
+        "The default onnx + int8 was picked by `rag bench --section embed` (docs/BENCHMARKS.md).")
+    quantization: Literal["none", "int8"] = Field(
+        "int8", description="onnx only: int8 applies ONNX Runtime dynamic quantization to the export; none keeps fp32.")
+    onnx_cache_dir: str = Field(
+        "data/onnx-cache", description="Where ONNX exports are cached, keyed by the weights' sha256 and the export code version.")
+    threads: int | None = Field(
+        None, ge=1, description="Intra-op threads of torch / ONNX Runtime; empty = the cores this process may use.")
+    sort_window: int = Field(
+        1024, ge=1, description="Texts sorted by token length together before batching (less padding); order is kept.")
+    onnx_batch_size: int = Field(
+        8, ge=1, le=1024, description="Texts per ONNX Runtime call at fp32 (measured flat from 4 to 64). int8 always "
+        "runs one text per call: its activation scale is per call, so a batch would make a vector depend on its neighbours.")
+    compatible_runtimes: list[Literal["torch-fp32", "onnx-fp32", "onnx-int8"]] = Field(
+        ["torch-fp32", "onnx-fp32"],
+        description="Runtimes whose vectors are interchangeable: a version stamped with one accepts queries embedded "
+        "by another in this list. Default from measured cosine agreement (docs/BENCHMARKS.md).")
+
+    @model_validator(mode="after")
+    def _int8_needs_onnx(self) -> "LocalEmbeddingSettings":
+        if self.quantization != "none" and self.runtime != "onnx":
+            raise ValueError(f"quantization {self.quantization!r} needs runtime 'onnx' (torch runs fp32 only)")
+        return self
 
 
 class OciSettings(_Model):
@@ -333,7 +381,26 @@ class DocxSettings(_Model):
     )
 
 
+class IngestLimits(_Model):
+    """Per-file limits against hostile or broken files (docs/SECURITY.md, "Ingest: hostile files and limits")."""
+
+    worker: bool = Field(
+        True, description="Run the loaders in a separate worker process under `timeout_seconds` and "
+        "`max_memory_mb`; false loads in-process (no time or memory limit, for debugging).")
+    timeout_seconds: float = Field(120.0, gt=0, description="Wall-clock time one file may take to load; "
+                                   "the worker is stopped and replaced and the file fails.")
+    max_memory_mb: int = Field(1024, ge=256, description="Address-space limit of the loader worker "
+                               "(RLIMIT_AS); a file needing more fails.")
+    max_unzipped_bytes: int = Field(256 * 1024 * 1024, ge=1, description="DOCX: total declared uncompressed "
+                                    "size of the XML parts read; images have the docx.max_*image* limits.")
+    max_compression_ratio: float = Field(100.0, ge=1, description="DOCX: largest uncompressed/compressed ratio "
+                                         "of a part over 1 MiB (zip-bomb guard).")
+    max_pages: int = Field(5000, ge=1, description="PDF: documents with more pages are refused.")
+    max_chars: int = Field(5_000_000, ge=1, description="Characters of text one document may yield.")
+
+
 class IngestSettings(_Model):
+    limits: IngestLimits = Field(default_factory=IngestLimits, description="Per-file hostile-input limits.")
     allowed_roots: tuple[str, ...] = Field(
         ("data",), description="Manifest paths must resolve inside one of these directories (relative to the repo root)."
     )
@@ -378,11 +445,51 @@ class FusionSettings(_Model):
     lexical_depth: int = Field(100, ge=1, description="Candidates taken from lexical search.")
     dense_weight: float = Field(1.0, ge=0, description="Weight of a dense rank in the fused score w / (k + rank).")
     lexical_weight: float = Field(1.0, ge=0, description="Weight of a lexical rank in the fused score w / (k + rank).")
+    method: Literal["rrf", "score"] = Field(
+        "rrf", description="rrf: (weighted) reciprocal rank fusion of the ranks; score: convex combination of each "
+        "side's normalised score, dense_weight x dense + lexical_weight x lexical (weights divided by their sum).")
+    normalization: Literal["minmax", "zscore"] = Field(
+        "minmax", description="method score: how each side's scores are put on one scale over its candidates "
+        "(a side that did not find a chunk contributes its lowest normalised score).")
 
     @model_validator(mode="after")
     def _some_weight(self) -> "FusionSettings":
         if self.dense_weight + self.lexical_weight <= 0:
             raise ValueError("dense_weight and lexical_weight cannot both be 0")
+        return self
+
+
+class RerankSettings(_Model):
+    """Second-stage ordering of the first ``top_n`` candidates of any strategy (docs/SEARCH.md)."""
+
+    provider: Literal["none", "sentences", "cross_encoder", "http", "oci"] = Field(
+        "none", description="none; sentences: the embedding model re-scores each candidate by its best sentence "
+        "(no extra model); cross_encoder: a sentence-transformers CrossEncoder from model_path; http: a /rerank "
+        "endpoint (Cohere-compatible or text-embeddings-inference); oci: OCI Generative AI rerank_text.")
+    top_n: int = Field(20, ge=1, le=200, description="Candidates re-scored; the rest keep their order after them.")
+    model: str | None = Field(None, description="http / oci: model name or OCID sent to the service.")
+    model_path: str | None = Field(None, description="cross_encoder: local folder of the model (never downloaded).")
+    base_url: str | None = Field(
+        None, description="http: base URL; POST {base_url}/rerank (e.g. http://127.0.0.1:8081 for TEI, "
+        "https://host/v1 for a Cohere-compatible server).")
+    api: Literal["cohere", "tei"] = Field(
+        "cohere", description="http request shape: cohere {query, documents, top_n} -> {results: [{index, "
+        "relevance_score}]}; tei {query, texts} -> [{index, score}].")
+    api_key: SecretStr | None = Field(None, description="http: bearer token; environment only (RAG_RETRIEVAL__RERANK__API_KEY).")
+    timeout_s: float = Field(30.0, gt=0, description="http / oci: read timeout of one rerank call.")
+    max_chars: int = Field(4000, ge=16, description="Characters of each candidate sent to the reranker.")
+    batch_size: int = Field(16, ge=1, description="cross_encoder: pairs scored per forward pass.")
+    sentence_weight: float = Field(
+        0.5, ge=0, le=1, description="sentences: score = (1 - w) x chunk similarity + w x best sentence similarity.")
+    retry: RetrySettings = Field(
+        RetrySettings(max_attempts=3), description="http / oci: retries of 429, 5xx and timeouts (tenacity).")
+
+    @model_validator(mode="after")
+    def _needs(self) -> "RerankSettings":
+        need = {"cross_encoder": ("model_path",), "http": ("base_url",), "oci": ("model",)}.get(self.provider, ())
+        for name in need:
+            if not getattr(self, name):
+                raise ValueError(f"rerank.{name} is required with rerank.provider {self.provider!r}")
         return self
 
 
@@ -463,6 +570,10 @@ class SearchPreset(_Model):
 class RetrievalSettings(_Model):
     top_k: int = Field(8, ge=1, le=200, description="Candidates retrieved per question.")
     max_top_k: int = Field(50, ge=1, le=1000, description="Largest top_k a request may ask for.")
+    max_filters: int = Field(16, ge=1, le=64, description="Most metadata filters (fields) one request may send; more answer 400.")
+    max_filter_values: int = Field(
+        100, ge=1, le=500,
+        description="Most values in one filter's any/all list; more answer 400 (SQLite caps the expression depth at 1000).")
     distance: Distance = Field("cosine", description="Distance the thresholds were tuned for; must match the profiles.")
     score_mode: ScoreMode = Field(
         "normalized",
@@ -485,6 +596,7 @@ class RetrievalSettings(_Model):
     hybrid: HybridGateSettings = HybridGateSettings()
     strategy: SearchStrategy = Field("dense", description="Default search strategy.")
     fusion: FusionSettings = FusionSettings()
+    rerank: RerankSettings = RerankSettings()
     freshness: FreshnessSettings = FreshnessSettings()
     metadata_schema: dict[str, MetadataFieldSettings] = Field(
         default_factory=dict, description="Typed metadata fields: validated at ingest, checked in request filters."
@@ -583,6 +695,17 @@ class LlmSettings(_Model):
     prompts: PromptSettings = PromptSettings()
 
 
+def answer_time_budget_s(llm: LlmSettings) -> float:
+    """Longest one answer may take: per remote provider, every attempt's timeout plus the
+    backoff waits between attempts; primary and fallback run one after the other."""
+    total = 0.0
+    for provider in (llm.primary, llm.fallback):
+        if provider.provider in ("openai_compat", "oci"):
+            attempts = provider.retry.max_attempts
+            total += provider.timeout_s * attempts + provider.retry.max_wait_s * (attempts - 1)
+    return total
+
+
 class GateSettings(_Model):
     min_recall_at_k: float | None = Field(0.6, ge=0, le=1, description="Lowest mean recall@k a version may have to be promoted; null disables.")
     min_ndcg_at_10: float | None = Field(0.5, ge=0, le=1, description="Lowest mean nDCG@10 a version may have to be promoted; null disables.")
@@ -603,12 +726,70 @@ class EvaluationSettings(_Model):
     )
 
 
+#: a host name (a leading dot: the domain and its subdomains), an IPv4 address or a bracketed/bare IPv6 address
+_TRUSTED_HOST = re.compile(r"\.?[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*|\[?[0-9A-Fa-f:.]+\]?")
+
+
+class RateLimitSettings(_Model):
+    """Requests per API key (per principal with access control, per client address without keys)."""
+
+    enabled: bool = Field(True, description="Answer 429 with Retry-After once a client exceeds `limit`.")
+    limit: str = Field(
+        "120/minute", description="flask-limiter rate string, e.g. `120/minute` or `10/second;300/hour`; probes "
+        "(/healthz, /readyz, /metrics) are exempt.")
+    storage_uri: str = Field(
+        "memory://", description="Where counts live: `memory://` counts per worker process (the effective limit is "
+        "workers x limit); `redis://host:6379` shares them across workers and hosts.")
+
+    @field_validator("limit")
+    @classmethod
+    def _parses(cls, v: str) -> str:
+        from limits import parse_many
+
+        try:
+            parse_many(v)
+        except ValueError as exc:
+            raise ValueError(f"invalid rate limit {v!r}: expected e.g. '120/minute' or '10/second;300/hour'") from exc
+        return v
+
+
 class ServerSettings(_Model):
     host: str = Field("127.0.0.1", description="Interface `rag serve` binds to.")
     port: int = Field(8080, ge=1, le=65535, description="Port `rag serve` listens on.")
     max_body_bytes: int = Field(64 * 1024, ge=256, description="Larger request bodies get 413.")
     max_question_chars: int = Field(4000, ge=1, description="Longer questions get 413.")
     api_keys: tuple[SecretStr, ...] = Field((), description="If set, requests need X-API-Key; environment only (RAG_SERVER__API_KEYS, comma separated).")
+    asset_url_ttl_s: int = Field(
+        300, ge=10, le=86_400, description="With API keys or access control on, figure links in answers are signed "
+        "`/assets` URLs (so an `<img>` loads without a header) that expire after this many seconds.")
+    asset_url_secret: SecretStr | None = Field(
+        None, description="HMAC key of signed asset URLs; environment (RAG_SERVER__ASSET_URL_SECRET). Default: derived "
+        "from the configured API keys, so every worker signs alike and rotating the keys revokes old links.")
+    allow_unauthenticated_exposure: bool = Field(
+        False, description="Allow `rag serve` on a non-loopback address with no API keys (`--allow-unauthenticated`); "
+        "refused otherwise.")
+    trusted_hosts: tuple[str, ...] = Field(
+        (), description="Host header values accepted (port ignored; `.example.com` matches it and its subdomains); others answer "
+        "400, which stops DNS rebinding. Empty: localhost, 127.0.0.1 and ::1 when `host` is a loopback address, any "
+        "host otherwise.")
+    workers: int = Field(1, ge=1, le=64, description="gunicorn worker processes (each loads the embedding model).")
+    threads: int = Field(
+        8, ge=1, le=256, description="Threads per worker (gthread): the most requests, server-sent-event streams "
+        "included, one worker serves at once.")
+    worker_timeout_s: float | None = Field(
+        None, gt=0, description="Seconds a gunicorn worker may stay silent (booting, or blocked) before it is "
+        "restarted. Default: the answer providers' timeout_s x retry.max_attempts plus backoff waits plus 30 s, at "
+        "least 120 s; a value at or below that answer budget is refused.")
+    graceful_timeout_s: float = Field(30.0, gt=0, description="Seconds workers get to finish requests on shutdown.")
+    rate_limit: RateLimitSettings = RateLimitSettings()
+
+    @field_validator("trusted_hosts")
+    @classmethod
+    def _hosts(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        bad = [h for h in v if not _TRUSTED_HOST.fullmatch(h)]
+        if bad:
+            raise ValueError(f"invalid trusted host(s) {bad}: expected host names or addresses without port or path")
+        return v
 
 
 # --- access control ----------------------------------------------------------------
@@ -722,6 +903,22 @@ class Settings(_Model):
             raise ValueError("server.api_keys stand for no principal; with access.enabled give each key to a "
                              "principal instead (RAG_ACCESS__PRINCIPALS__<NAME>__API_KEY)")
         return self
+
+    @model_validator(mode="after")
+    def _worker_outlives_answers(self) -> "Settings":
+        needed = answer_time_budget_s(self.llm)
+        given = self.server.worker_timeout_s
+        if given is not None and given <= needed:
+            raise ValueError(
+                f"server.worker_timeout_s ({given:g}) must exceed the longest answer, llm.*.timeout_s x "
+                f"retry.max_attempts plus backoff ({needed:g} s); otherwise gunicorn kills workers mid-answer")
+        return self
+
+    def worker_timeout(self) -> float:
+        """``server.worker_timeout_s``, or the answer budget plus a 30 s margin, at least 120 s:
+        a worker loading the embedding model at boot is silent for that long too."""
+        given = self.server.worker_timeout_s
+        return given if given is not None else max(answer_time_budget_s(self.llm) + 30.0, 120.0)
 
     @model_validator(mode="after")
     def _profiles_match_retrieval(self) -> "Settings":

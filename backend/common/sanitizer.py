@@ -246,6 +246,7 @@ def _merge(spans: list[tuple[int, int, str, float]]) -> list[tuple[int, int, str
 
 
 _NAME_WORD = re.compile(r"[^\W\d_][\w'’-]+")
+_POSSESSIVE = re.compile(r"['’]s?$")
 #: a "name" that is an id or an amount ("INC-101332", "EUR 612.40"): the NER model's mistake
 _ID_OR_AMOUNT = re.compile(r"(?:[A-Z]{2,4}[- ]?|v)?[\d][\d.,\s/-]*")
 _NAMED = frozenset({"PERSON", "ORGANIZATION", "LOCATION", "NRP"})
@@ -364,8 +365,10 @@ def sanitize_interaction(question: str, conversation_id: str | None, explain: di
     if settings.mode != "redact":
         return question, conversation_id, explain
     values = {(texts[int(f.doc_id)][f.start:f.end], f"<{f.entity_type}>") for f in outcome.findings}
-    # each word of a name, address or company on its own too (explanations hold query tokens)
-    values |= {(w, p) for v, p in list(values) if p in ("<PERSON>", "<ORGANIZATION>", "<STREET_ADDRESS>",
-                                                       "<LOCATION>") for w in _NAME_WORD.findall(v) if len(w) >= 3}
+    # each word of a name, address or company on its own too (explanations hold query tokens), a
+    # possessive without its "'s" ("Gonzalez's" -> "Gonzalez": content words drop the suffix)
+    values |= {(_POSSESSIVE.sub("", w), p) for v, p in list(values)
+               if p in ("<PERSON>", "<ORGANIZATION>", "<STREET_ADDRESS>", "<LOCATION>")
+               for w in _NAME_WORD.findall(v) if len(_POSSESSIVE.sub("", w)) >= 3}
     raw = sorted(values, key=lambda pair: -len(pair[0]))
     return outcome.texts[0], outcome.texts[1] if conversation_id else None, _scrub(explain, raw)

@@ -12,7 +12,9 @@ from typing import Any, Mapping, Protocol, Sequence, runtime_checkable
 from backend.core.types import (
     AliasChange,
     ChatRequest,
+    ConversationTurn,
     DocumentWrite,
+    Feedback,
     FieldFilter,
     IndexVersion,
     Interaction,
@@ -159,6 +161,35 @@ class InteractionLog(Protocol):
 
 
 @runtime_checkable
+class ConversationLog(Protocol):
+    """Conversation history and answer feedback. A conversation belongs to the principal
+    that asked (None without access control): reads and deletes name it, so nobody sees or
+    deletes another principal's history."""
+
+    def record_turn(self, turn: ConversationTurn) -> None: ...
+
+    def conversation_turns(self, conversation_id: str, principal: str | None, limit: int = 50
+                           ) -> list[ConversationTurn]:
+        """The conversation's last ``limit`` turns, oldest first."""
+        ...
+
+    def get_turn(self, interaction_id: str) -> ConversationTurn | None: ...
+
+    def delete_conversation(self, conversation_id: str, principal: str | None) -> int:
+        """Delete the conversation's turns; returns how many. Feedback already given stays
+        (it was submitted for evaluation on purpose)."""
+        ...
+
+    def record_feedback(self, feedback: Feedback) -> int:
+        """Store one verdict; returns its id."""
+        ...
+
+    def feedback(self, limit: int = 1000) -> list[Feedback]:
+        """Newest first."""
+        ...
+
+
+@runtime_checkable
 class Embedder(Protocol):
     """Turns text into vectors. Documents and queries are embedded separately
     because some models (and OCI's input types) treat them differently."""
@@ -172,6 +203,19 @@ class Embedder(Protocol):
         ...
 
     def embed_queries(self, texts: Sequence[str]) -> Vector: ...
+
+
+@runtime_checkable
+class Reranker(Protocol):
+    """Scores (query, passage) pairs for a second-stage ordering of the top candidates."""
+
+    name: str
+
+    def rerank(self, query: str, texts: Sequence[str]) -> list[float]:
+        """One relevance score per text, in input order; higher is more relevant. The
+        scale is the adapter's own: only the order it induces is used. Transient provider
+        errors are retried; permanent ones raise ``ProviderError``."""
+        ...
 
 
 @runtime_checkable

@@ -71,6 +71,9 @@ class ScoredChunk:
     distance: Distance = "cosine"
     lexical_score: float | None = None
     fused_score: float | None = None
+    #: set when a reranker re-scored the hit (its own scale; only the order uses it)
+    rerank_score: float | None = None
+    rank_before_rerank: int | None = None
 
 
 @dataclass(frozen=True)
@@ -85,14 +88,22 @@ class SearchResult:
 
 @dataclass(frozen=True)
 class QueryVector:
-    """A query embedding and the model that made it; stores refuse a mismatch."""
+    """A query embedding and the model stamp that made it; stores refuse a mismatch.
+
+    ``accepts``: other stamps declared interchangeable with ``model``
+    (``embeddings.local.compatible_runtimes``, see ``backend.core.model_stamp``)."""
 
     values: Vector
     model: str
+    accepts: frozenset[str] = frozenset()
 
     @property
     def dimension(self) -> int:
         return int(self.values.shape[-1])
+
+    def fits(self, model: str, dimension: int) -> bool:
+        """Whether a version stamped ``model`` with ``dimension`` may be searched with this vector."""
+        return (self.model == model or model in self.accepts) and self.dimension == dimension
 
 
 @dataclass(frozen=True)
@@ -212,6 +223,42 @@ class Interaction:
     created_at: str = ""
     #: who asked (the principal's name, never the API key or token); None without access control
     principal: str | None = None
+
+
+@dataclass(frozen=True)
+class ConversationTurn:
+    """One answered question of a conversation, as stored (question and effective query
+    sanitized like interaction questions). ``interaction_id`` is what feedback refers to."""
+
+    interaction_id: str
+    conversation_id: str | None
+    question: str
+    effective_query: str
+    mode: str
+    version: str
+    domain: str | None
+    principal: str | None
+    cited_doc_ids: tuple[str, ...] = ()
+    created_at: str = ""
+
+
+@dataclass(frozen=True)
+class Feedback:
+    """A reader's verdict on one answer, with what evaluation needs to turn it into a
+    candidate golden query (the standalone query, the mode and version served, the cited documents)."""
+
+    interaction_id: str
+    rating: Literal["up", "down"]
+    comment: str | None
+    expected_answer: str | None
+    query: str
+    mode: str
+    version: str
+    domain: str | None
+    principal: str | None
+    cited_doc_ids: tuple[str, ...] = ()
+    created_at: str = ""
+    feedback_id: int | None = None
 
 
 @dataclass(frozen=True)

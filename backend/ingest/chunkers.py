@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
 from backend.common.config import ChunkerSettings, ProfileSettings
-from backend.core.embedding_text import content_type_of, document_input
+from backend.core.embedding_text import chunk_header, content_type_of, document_input, document_title
 from backend.core.types import Chunk
 from backend.ingest.documents import LoadedDocument
 
@@ -153,15 +153,46 @@ class TextChunker:
         text = document.text if text is None else text
         metadata: Mapping[str, Any] = document.metadata
         content_type = content_type_of(metadata)
+        headings = heading_offsets(document, text) if self.profile.chunk_headers else []
+        title = document_title(metadata, document.source)
         out = []
         for index, span in enumerate(self.spans(text)):
             body = text[span.start:span.end]
+            header = chunk_header(self.profile, title, heading_path(headings, span.start))
             out.append(Chunk(
                 chunk_id=f"{document.doc_id}::{index}", doc_id=document.doc_id, text=body, source=document.source,
                 chunk_index=index, chunk_type="text", metadata={**metadata, "char_start": span.start},
-                embed_text=document_input(body, self.profile, content_type),
+                embed_text=document_input(body, self.profile, content_type, header),
             ))
         return out
+
+
+def heading_offsets(document: LoadedDocument, text: str) -> list[tuple[int, int, str]]:
+    """``(offset, level, heading)`` of each heading block found in ``text`` in reading order
+    (a heading sanitization changed beyond recognition is skipped). Markdown headings carry
+    their level; others count as level 1."""
+    out: list[tuple[int, int, str]] = []
+    pos = 0
+    for block in document.blocks:
+        if block.kind != "text" or block.role != "heading" or not block.text.strip():
+            continue
+        found = text.find(block.text, pos)
+        if found < 0:
+            continue
+        level = block.attrs.get("level")
+        out.append((found, level if isinstance(level, int) and level > 0 else 1, block.text))
+        pos = found + len(block.text)
+    return out
+
+
+def heading_path(headings: Sequence[tuple[int, int, str]], offset: int) -> list[str]:
+    """Pure: the section > subsection path in force at ``offset`` (headings starting at or before it)."""
+    path: list[tuple[int, str]] = []
+    for start, level, heading in headings:
+        if start > offset:
+            break
+        path = [(lv, h) for lv, h in path if lv < level] + [(level, heading)]
+    return [h for _, h in path]
 
 
 def hf_token_spans(tokenizer: Any) -> TokenSpans:

@@ -14,6 +14,7 @@ returned with the good entries.
 
 from __future__ import annotations
 
+import errno
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -92,8 +93,16 @@ def allowed_roots(settings: Settings) -> list[Path]:
 
 
 def confine(candidate: Path, roots: list[Path], shown: str) -> Path:
-    """The real path of ``candidate`` if it lies inside one of ``roots``."""
-    real = candidate.resolve()
+    """The real path of ``candidate`` if it lies inside one of ``roots``; a symlink loop
+    (``a -> b -> a``) is an error of the line that reaches it, not of the run."""
+    try:
+        real = candidate.resolve()
+    except RuntimeError as exc:  # Python 3.11: "Symlink loop from '<path>'"
+        raise ManifestError(f"{shown!r}: symlink loop: {candidate} never reaches a file") from exc
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise ManifestError(f"{shown!r}: symlink loop: {candidate} never reaches a file") from exc
+        raise ManifestError(f"{shown!r}: cannot resolve {candidate}: {exc.strerror}") from exc
     if not any(real == root or real.is_relative_to(root) for root in roots):
         raise ManifestError(
             f"{shown!r} resolves to {real}, outside ingest.allowed_roots ({', '.join(str(r) for r in roots)})"

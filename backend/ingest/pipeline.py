@@ -36,13 +36,15 @@ from tqdm import tqdm
 
 from backend.common.config import REPO_ROOT, ProfileSettings, Settings
 from backend.common.errors import ConfigError, LoaderError, ProviderError
+from backend.core.embedding_text import profile_fingerprint_exclude
 from backend.core.services.versions import BuildPlan, VersionNaming, latest_version, plan_build
 from backend.core.types import Chunk, DocumentWrite, Vector, VersionSpec
 from backend.ingest import figures, sanitize_worker
 from backend.ingest.chunkers import TextChunker, dedupe, hf_token_spans
 from backend.ingest.documents import Block, LoadedDocument
 from backend.ingest.embedding_batches import EmbeddingBatcher
-from backend.ingest.loaders import load_document
+from backend.ingest.loader_worker import LoaderPool, describe_failure
+from backend.ingest.loaders import WORD_SUFFIXES, load_document
 from backend.ingest.manifest import ManifestEntry, read_manifest
 from backend.ingest.report import IngestReport
 
@@ -95,6 +97,19 @@ class IngestPipeline:
         self._progress_off = not (show and sys.stderr.isatty())
         self._sleep = sleep
         self._chunkers: dict[str, TextChunker] = {}
+        self._loader_pool: LoaderPool | None = None
+
+    @property
+    def loader_pool(self) -> LoaderPool:
+        """The loader worker of this pipeline (``ingest.limits``), started on first use."""
+        if self._loader_pool is None:
+            self._loader_pool = LoaderPool(self.settings)
+        return self._loader_pool
+
+    def close(self) -> None:
+        """Stop the loader worker; ``run`` does this at its end, also when it raises."""
+        if self._loader_pool is not None:
+            self._loader_pool.close()
 
     # --- planning ------------------------------------------------------------------
     def targets(self, entries: Iterable[ManifestEntry], profile: str | None,
@@ -131,24 +146,28 @@ class IngestPipeline:
         fingerprint = {
             "format": PIPELINE_FORMAT, "model": self.embedder.model_id, "doc_id": entry.doc_id,
             "source": display_source(entry.path), "metadata": entry.metadata,
-            "profile": target.profile.model_dump(mode="json", exclude={"index_name", "query_prefix"}),
+            "profile": target.profile.model_dump(mode="json", exclude=profile_fingerprint_exclude(target.profile)),
             "sanitize": s.sanitize.model_dump(mode="json", exclude={"audit_path", "batch_size", "sanitize_questions", "worker"})
             if s.sanitize.enabled else None,
             "docx": s.docx.model_dump(mode="json", include={"extract_images", "inline_figure_placeholders",
-                                                            "figure_chunks"}) if entry.path.suffix.lower() == ".docx" else None,
+                                                            "figure_chunks"}) if entry.path.suffix.lower() in WORD_SUFFIXES else None,
         }
         digest.update(json.dumps(fingerprint, sort_keys=True, default=str).encode())
         return digest.hexdigest()
 
     # --- stages --------------------------------------------------------------------
     def load(self, entry: ManifestEntry) -> LoadedDocument:
-        """Load and normalise; every failure becomes a ``LoaderError`` naming the file."""
+        """Load and normalise, in the loader worker unless ``ingest.limits.worker`` is off;
+        every failure becomes a ``LoaderError`` naming the file."""
         try:
-            doc = load_document(entry.path, entry.doc_id, self.settings)
+            if self.settings.ingest.limits.worker:
+                doc = self.loader_pool.load(entry.path, entry.doc_id)
+            else:
+                doc = load_document(entry.path, entry.doc_id, self.settings)
         except LoaderError:
             raise
         except Exception as exc:  # a parser bug on hostile input must fail the file, not the run
-            raise LoaderError(f"{entry.path}: cannot parse: {type(exc).__name__}: {exc}", path=str(entry.path)) from exc
+            raise LoaderError(describe_failure(entry.path, exc), path=str(entry.path)) from exc
         doc.source = display_source(entry.path)
         doc.metadata = dict(entry.metadata)
         return doc
@@ -236,8 +255,13 @@ class IngestPipeline:
             log.warning("ingest.manifest_line_failed", where=where, reason=reason)
         if prune and parsed.errors:
             report.notes.append("--prune skipped: the manifest has bad lines, so the listed set is unknown")
-        for target, entries in self.targets(parsed.entries, profile, domain_key):
-            self._run_target(target, entries, report, prune=prune and not parsed.errors, in_place=in_place)
+        try:
+            if self.settings.ingest.limits.worker and parsed.entries:
+                self.loader_pool.start()  # its imports overlap hashing and planning
+            for target, entries in self.targets(parsed.entries, profile, domain_key):
+                self._run_target(target, entries, report, prune=prune and not parsed.errors, in_place=in_place)
+        finally:
+            self.close()
         report.seconds = time.perf_counter() - started
         log.info("ingest.finished", versions=report.versions, seen=report.documents_seen,
                  skipped=report.skipped_unchanged, written=report.documents_written, failed=report.failed,

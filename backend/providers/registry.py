@@ -28,9 +28,9 @@ def _oracle_store(settings: StoreSettings, root: Callable[[str], Any]) -> Any:
 
 
 def _local_embedder(settings: EmbeddingSettings) -> Any:
-    from backend.providers.local.embedder import LocalEmbedder
+    from backend.providers.local.embedder import make_local_embedder
 
-    return LocalEmbedder(settings)
+    return make_local_embedder(settings)
 
 
 def _oci_embedder(settings: EmbeddingSettings) -> Any:
@@ -99,3 +99,52 @@ def build_chat_model(provider: ChatProviderSettings, settings: Settings) -> Any:
     if factory is None:
         raise ConfigError(f"llm: unknown chat provider {provider.provider!r}; known: {sorted(CHAT_MODELS)}")
     return factory(provider, settings)
+
+
+def _sentences_reranker(settings: Settings, embedder: Any) -> Any:
+    from backend.providers.rerank.sentences import SentenceReranker
+
+    return SentenceReranker(embedder if embedder is not None else build_embedder(settings),
+                            sentence_weight=settings.retrieval.rerank.sentence_weight)
+
+
+def _cross_encoder_reranker(settings: Settings, embedder: Any) -> Any:
+    from backend.providers.rerank.cross_encoder import CrossEncoderReranker
+
+    cfg = settings.retrieval.rerank
+    assert cfg.model_path is not None  # RerankSettings requires it for this provider
+    return CrossEncoderReranker(settings.resolve_path(cfg.model_path), batch_size=cfg.batch_size,
+                                device=settings.embeddings.local.device)
+
+
+def _http_reranker(settings: Settings, embedder: Any) -> Any:
+    from backend.providers.rerank.http import HttpReranker
+
+    return HttpReranker(settings.retrieval.rerank)
+
+
+def _oci_reranker(settings: Settings, embedder: Any) -> Any:
+    from backend.providers.oci.rerank import OciReranker
+
+    return OciReranker.from_settings(settings.embeddings.oci, settings.retrieval.rerank)
+
+
+#: Rerankers by ``retrieval.rerank.provider`` (name -> factory(Settings, embedder or None)).
+RERANKERS: dict[str, Callable[[Settings, Any], Any]] = {
+    "sentences": _sentences_reranker,
+    "cross_encoder": _cross_encoder_reranker,
+    "http": _http_reranker,
+    "oci": _oci_reranker,
+}
+
+
+def build_reranker(settings: Settings, embedder: Any = None) -> Any:
+    """The configured reranker, or None when ``retrieval.rerank.provider`` is none.
+    ``embedder`` is reused by the ``sentences`` reranker (the weights are loaded once)."""
+    provider = settings.retrieval.rerank.provider
+    if provider == "none":
+        return None
+    factory = RERANKERS.get(provider)
+    if factory is None:
+        raise ConfigError(f"retrieval.rerank.provider: unknown reranker {provider!r}; known: {sorted(RERANKERS)}")
+    return factory(settings, embedder)

@@ -20,6 +20,7 @@ QUESTIONS = {RAG_QUESTION: "rag", HYBRID_QUESTION: "hybrid", FALLBACK_QUESTION: 
 
 @pytest.fixture
 def server(app: Flask) -> Iterator[BaseWSGIServer]:
+    app.extensions["rag_limiter"].enabled = False  # 400 requests from one address: concurrency is tested here
     srv = make_server("127.0.0.1", 0, app, threaded=True)
     thread = threading.Thread(target=srv.serve_forever, daemon=True)
     thread.start()

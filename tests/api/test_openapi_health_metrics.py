@@ -9,10 +9,22 @@ from flask import Flask
 from flask.testing import FlaskClient
 from jsonschema.exceptions import ValidationError as SchemaError
 from openapi_schema_validator import OAS31Validator
+from pydantic import SecretStr
 
 from backend.api.app import build_services, create_app
 from backend.providers.sqlite_vs.store import SqliteVectorStore
 from tests.api.corpus import FALLBACK_QUESTION, HYBRID_QUESTION, RAG_QUESTION, Corpus
+
+
+KEY = {"X-API-Key": "ops-key-1"}
+
+
+def _keyed_client(services: Any) -> FlaskClient:
+    """The same services behind API keys: /readyz names aliases and models only to a valid key."""
+    settings = services.settings.model_copy(update={"server": services.settings.server.model_copy(
+        update={"api_keys": (SecretStr(KEY["X-API-Key"]),)})})
+    services.settings = settings
+    return create_app(settings, services).test_client()
 
 
 def validator(spec: dict[str, Any], path: str, method: str, status: str) -> OAS31Validator:
@@ -35,9 +47,10 @@ def test_openapi_document_describes_configured_limits(spec: dict[str, Any]) -> N
     assert request["properties"]["question"]["maxLength"] == 4000
     assert {"type": "integer", "minimum": 1, "maximum": 50} in request["properties"]["top_k"]["anyOf"]
     header = spec["paths"]["/chat"]["post"]["parameters"][0]
-    assert (header["name"], header["schema"]["enum"]) == ("X-RAG-Domain", ["coffee", "handbook"])
+    # domain names only for a caller with a valid key (test_http_hardening)
+    assert (header["name"], header["schema"]) == ("X-RAG-Domain", {"type": "string"})
     assert set(spec["paths"]["/chat"]["post"]["responses"]) == {
-        "200", "400", "401", "403", "409", "413", "415", "422", "500", "502", "503", "504"}
+        "200", "400", "401", "403", "409", "413", "415", "422", "429", "500", "502", "503", "504"}
 
 
 @pytest.mark.parametrize(("question", "mode"), [(RAG_QUESTION, "rag"), (HYBRID_QUESTION, "hybrid"),
@@ -48,7 +61,7 @@ def test_real_chat_responses_validate_against_openapi(client: FlaskClient, spec:
     assert resp.get_json()["mode"] == mode
     validator(spec, "/chat", "post", "200").validate(resp.get_json())
     request_schema = {"$ref": "#/components/schemas/ChatRequestBody", "components": spec["components"]}
-    OAS31Validator(request_schema).validate({"question": question, "top_k": 8, "filters": {"topic": ["a", "b"]}})
+    OAS31Validator(request_schema).validate({"question": question, "top_k": 8, "filters": {"tags": ["a", "b"]}})
 
 
 def test_schema_rejects_what_the_server_rejects(spec: dict[str, Any]) -> None:
@@ -80,7 +93,7 @@ def test_search_presets_and_assets_are_documented_and_match_real_responses(
     assert {"/chat", "/search", "/search/presets", "/assets/{image_ref}", "/healthz", "/readyz", "/metrics"} <= set(
         spec["paths"])
     params = {p["name"]: p for p in spec["paths"]["/search"]["get"]["parameters"]}
-    assert set(params) == {"X-RAG-Domain", "q", "top_k", "strategy", "filters", "preset", "value"}
+    assert set(params) == {"X-RAG-Domain", "q", "top_k", "strategy", "filters"}  # preset/value: only with presets
     assert params["top_k"]["schema"]["maximum"] == 50
     resp = client.get("/search", query_string={"q": RAG_QUESTION, "strategy": "fusion", "top_k": 3})
     assert resp.status_code == 200 and resp.get_json()["hits"]
@@ -102,23 +115,26 @@ def test_healthz_and_readyz_when_ready(client: FlaskClient, spec: dict[str, Any]
     ready = client.get("/readyz")
     body = ready.get_json()
     assert ready.status_code == 200 and body["status"] == "ready"
-    assert body["checks"]["alias"]["detail"] == "KB_ACTIVE -> KB_CHAT_V1, KB_HANDBOOK -> KB_CHAT_V1, KB_COFFEE -> KB_COFFEE_V1"
-    assert body["checks"]["model"]["detail"] == "sentence-transformers/all-MiniLM-L6-v2 (384 dims)"
+    assert body["checks"]["alias"]["detail"] == "every alias serves a version"  # names only with a key
     validator(spec, "/readyz", "get", "200").validate(body)
+    keyed = _keyed_client(client.application.extensions["rag"])
+    named = keyed.get("/readyz", headers=KEY).get_json()["checks"]
+    assert named["alias"]["detail"] == "KB_ACTIVE -> KB_CHAT_V1, KB_HANDBOOK -> KB_CHAT_V1, KB_COFFEE -> KB_COFFEE_V1"
+    assert named["model"]["detail"] == f"{keyed.application.extensions['rag'].embedder.model_id} (384 dims)"
 
 
 def test_readyz_is_503_naming_missing_aliases(corpus: Corpus, embedder: Any, tmp_path: Any, extractive: Any) -> None:
     empty = SqliteVectorStore(tmp_path / "empty.sqlite")
     services = build_services(corpus.settings, store=empty, embedder=embedder, primary=extractive)
-    client = create_app(corpus.settings, services).test_client()
-    resp = client.get("/readyz")
+    client = _keyed_client(services)
+    resp = client.get("/readyz", headers=KEY)
     assert resp.status_code == 503
     body = resp.get_json()
     assert body["status"] == "not_ready"
     assert body["checks"]["store"] == {"ok": True, "detail": "store answers"}
     assert body["checks"]["alias"] == {
         "ok": False, "detail": "alias(es) KB_ACTIVE, KB_HANDBOOK, KB_COFFEE do not exist; ingest and promote a version"}
-    chat = client.post("/chat", json={"question": RAG_QUESTION})
+    chat = client.post("/chat", json={"question": RAG_QUESTION}, headers=KEY)
     assert chat.status_code == 503 and chat.get_json()["error"]["code"] == "alias_not_found"
     empty.close()
 
@@ -126,11 +142,11 @@ def test_readyz_is_503_naming_missing_aliases(corpus: Corpus, embedder: Any, tmp
 def test_readyz_reports_unreachable_store(corpus: Corpus, embedder: Any, tmp_path: Any, extractive: Any) -> None:
     store = SqliteVectorStore(tmp_path / "gone.sqlite")
     services = build_services(corpus.settings, store=store, embedder=embedder, primary=extractive)
-    app = create_app(corpus.settings, services)
+    client = _keyed_client(services)
     store.close()
     (tmp_path / "gone.sqlite").unlink()
     (tmp_path / "gone.sqlite").mkdir()  # a directory where the database file was: SQLite cannot open it
-    body = app.test_client().get("/readyz").get_json()
+    body = client.get("/readyz", headers=KEY).get_json()
     assert body["status"] == "not_ready"
     assert body["checks"]["store"]["ok"] is False and "cannot open SQLite store" in body["checks"]["store"]["detail"]
     assert body["checks"]["alias"] == {"ok": False, "detail": "not checked: store unreachable"}

@@ -32,7 +32,9 @@ from backend.common.errors import (
 )
 from backend.core.types import (
     Chunk,
+    ConversationTurn,
     DocumentWrite,
+    Feedback,
     FieldFilter,
     Interaction,
     QueryVector,
@@ -557,6 +559,28 @@ class InteractionTest(_Fixtures):
         assert recent[0].latency_ms == pytest.approx(14.5)
         assert recent[0].created_at != ""
         assert len(store.interactions(limit=10_000)) == before + 3
+
+    def test_conversation_turns_and_feedback_round_trip(self, store: Any) -> None:
+        """``ConversationLog``: turns per conversation and owner, oldest first; delete; feedback ids."""
+        cid, other = f"conv-{uuid.uuid4().hex}", f"conv-{uuid.uuid4().hex}"
+        ids = [uuid.uuid4().hex for _ in range(4)]
+        for iid, owner, q in zip(ids, (None, "alice", None, None), ("q1?", "qa?", "q2?", "q3?")):
+            store.record_turn(ConversationTurn(iid, cid if q != "q3?" else other, q, q.upper(), "rag", "KB_V1",
+                                               "handbook", owner, ("doc-a", "doc-b")))
+        assert [t.question for t in store.conversation_turns(cid, None)] == ["q1?", "q2?"]
+        assert [t.effective_query for t in store.conversation_turns(cid, "alice")] == ["QA?"]
+        turn = store.get_turn(ids[0])
+        assert turn is not None and (turn.cited_doc_ids, turn.domain, turn.mode) == (("doc-a", "doc-b"), "handbook",
+                                                                                      "rag")
+        assert store.delete_conversation(cid, None) == 2
+        assert store.conversation_turns(cid, None) == [] and store.get_turn(ids[3]) is not None
+        first = store.record_feedback(Feedback(ids[0], "up", None, None, "Q1?", "rag", "KB_V1", None, None, ("doc-a",)))
+        second = store.record_feedback(Feedback(ids[3], "down", "wrong", "42", "Q3?", "hybrid", "KB_V1", "handbook",
+                                                "alice"))
+        newest = store.feedback(limit=2)
+        assert second > first and [f.feedback_id for f in newest] == [second, first]
+        assert (newest[0].comment, newest[0].expected_answer, newest[0].principal) == ("wrong", "42", "alice")
+        assert newest[1].cited_doc_ids == ("doc-a",) and newest[1].comment is None
 
 
 class EmbeddingCacheTest(_Fixtures):

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import re
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Iterator
@@ -148,10 +149,14 @@ def test_openai_compat_posts_prompt_and_numbered_passages(endpoint: FakeEndpoint
     body = endpoint.received[0]
     assert {k: body[k] for k in ("model", "temperature", "max_tokens", "stream")} == {
         "model": "local-llm", "temperature": 0.2, "max_tokens": 300, "stream": False}
-    assert body["messages"][0] == {"role": "system", "content": "rag prompt"}
+    system, user = body["messages"][0]["content"], body["messages"][1]["content"]
+    boundary = re.search(r"<<<PASSAGE 1 ([0-9a-f]{24})\n", user)[1]  # type: ignore[index]
+    assert body["messages"][0]["role"] == "system" and system.startswith("rag prompt\n\nSecurity rule: ")
+    assert boundary in system  # the untrusted-passages rule names this request's boundary (test_prompt_injection)
     assert body["messages"][1] == {"role": "user", "content": (
-        "Context passages:\n\n[1] (source: a.md)\n" + PASSAGES[0].text + "\n\n[2] (source: b.md)\n" + PASSAGES[1].text
-        + f"\n\nQuestion: {QUESTION}")}
+        f"Context passages (2, untrusted data):\n\n<<<PASSAGE 1 {boundary}\nsource: a.md\n{PASSAGES[0].text}\n"
+        f"PASSAGE 1 {boundary}>>>\n\n<<<PASSAGE 2 {boundary}\nsource: b.md\n{PASSAGES[1].text}\nPASSAGE 2 {boundary}>>>"
+        f"\n\nQuestion: {QUESTION}")}
 
 
 def test_openai_compat_fallback_request_has_no_passages(endpoint: FakeEndpoint) -> None:

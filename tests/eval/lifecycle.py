@@ -82,6 +82,7 @@ def lifecycle_settings(tmp_path: Path, kb: Path, **overrides: Any) -> Any:
         "embeddings": {"profiles": {"sample": {"index_name": VERSION}}},
         "ingest": {"allowed_roots": [str(kb)], "progress": False},
         "docx": {"assets_gc_grace_seconds": 0},
+        "server": {"rate_limit": {"enabled": False}},  # one address reads in a loop: rotation is tested here
         "evaluation": {"golden_set": str(golden), "reports_dir": str(tmp_path / "reports"),
                        "gates": {"min_recall_at_k": 0.7, "min_ndcg_at_10": 0.6, "min_mode_accuracy": None,
                                  "max_regression": 0.05}},

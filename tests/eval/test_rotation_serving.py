@@ -73,6 +73,7 @@ def test_promotion_and_rollback_under_steady_chat_traffic_fail_no_request(
 
     promote_version(eval_settings, eval_store, embedder, version="KB_SAMPLE_V1", golden=SAMPLE_GOLDEN)
     app = create_app(eval_settings, build_services(eval_settings, store=eval_store, embedder=embedder))
+    app.extensions["rag_limiter"].enabled = False  # steady traffic from one address: rotation is tested here
     server = make_server("127.0.0.1", 0, app, threaded=True)
     server_thread = threading.Thread(target=server.serve_forever, daemon=True)
     server_thread.start()

@@ -365,7 +365,8 @@ def test_damaged_document_xml_raises_loader_error(tmp_path: Path) -> None:
     d.add_paragraph("Checksum canary text")
     path = tmp_path / "crc-body.docx"
     _flip_stored_bytes(d, path, "word/document.xml", b"Checksum canary text")
-    with pytest.raises(LoaderError, match=r"crc-body\.docx: corrupt DOCX: Bad CRC-32 for file 'word/document\.xml'"):
+    with pytest.raises(LoaderError, match=r"crc-body\.docx: corrupt DOCX: word/document\.xml cannot be read "
+                                          r"\(Bad CRC-32 for file 'word/document\.xml'\)"):
         DocxLoader().load(path, settings_for(tmp_path), "doc1", tmp_path / "assets")
 
 

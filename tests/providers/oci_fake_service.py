@@ -22,6 +22,16 @@ Reply = tuple[int, Any]
 
 
 @dataclass
+class SseEvents:
+    """A reply sent as ``text/event-stream``: one ``data:`` line per event (a streamed chat)."""
+
+    events: list[Any]
+
+    def encode(self) -> bytes:
+        return "".join(f"data: {json.dumps(e)}\n\n" for e in self.events).encode()
+
+
+@dataclass
 class FakeOciService:
     url: str = ""
     requests: list[dict[str, Any]] = field(default_factory=list)
@@ -39,10 +49,11 @@ def _make_handler(service: FakeOciService) -> type[BaseHTTPRequestHandler]:
             body = json.loads(self.rfile.read(length) or b"{}")
             service.requests.append({"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()}, "body": body})
             status, payload = service.handler(body, len(service.requests))
-            raw = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+            sse = isinstance(payload, SseEvents)
+            raw = payload.encode() if sse else payload if isinstance(payload, bytes) else json.dumps(payload).encode()
             try:
                 self.send_response(status)
-                self.send_header("content-type", "application/json")
+                self.send_header("content-type", "text/event-stream" if sse else "application/json")
                 self.send_header("opc-request-id", f"req-{len(service.requests)}")
                 self.send_header("content-length", str(len(raw)))
                 self.end_headers()

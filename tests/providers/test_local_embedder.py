@@ -23,14 +23,20 @@ MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
 UPSTREAM_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
 
 
+@pytest.fixture(scope="module")
+def torch_embedder() -> LocalEmbedder:
+    """The torch runtime whatever the default (tests/providers/test_onnx_embedder.py covers ONNX)."""
+    return LocalEmbedder(EmbeddingSettings())
+
+
 class TestLocalEmbedder(EmbedderContract):
     @pytest.fixture
-    def embedder_under_test(self, embedder: Any) -> Any:
-        return embedder
+    def embedder_under_test(self, torch_embedder: LocalEmbedder) -> Any:
+        return torch_embedder
 
-    def test_documents_are_unit_vectors_of_384_dimensions(self, embedder: Any) -> None:
-        out = embedder.embed_documents(["a short sentence", "another one"])
-        assert (embedder.model_id, embedder.dimension) == (MODEL_ID, 384)
+    def test_documents_are_unit_vectors_of_384_dimensions(self, torch_embedder: LocalEmbedder) -> None:
+        out = torch_embedder.embed_documents(["a short sentence", "another one"])
+        assert (torch_embedder.model_id, torch_embedder.dimension) == (MODEL_ID, 384)
         np.testing.assert_allclose(np.linalg.norm(out, axis=1), [1.0, 1.0], atol=1e-5)
 
 
@@ -85,8 +91,8 @@ def test_similar_sentences_score_higher_than_unrelated_ones(embedder: Any) -> No
     assert sims[0] > 0.5 > max(sims[1], sims[2])
 
 
-def test_work_counters_count_texts_and_batches(embedder: Any) -> None:
-    calls, texts = embedder.calls, embedder.texts_embedded
-    embedder.embed_documents(["one", "two", "three"])
-    embedder.embed_documents([])
-    assert (embedder.calls - calls, embedder.texts_embedded - texts) == (1, 3)
+def test_work_counters_count_texts_and_batches(torch_embedder: LocalEmbedder) -> None:
+    calls, texts = torch_embedder.calls, torch_embedder.texts_embedded
+    torch_embedder.embed_documents(["one", "two", "three"])
+    torch_embedder.embed_documents([])
+    assert (torch_embedder.calls - calls, torch_embedder.texts_embedded - texts) == (1, 3)

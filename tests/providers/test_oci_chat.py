@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -70,9 +71,13 @@ def test_cohere_request_carries_preamble_and_numbered_passages(oci_service: Fake
     assert body["servingMode"] == {"servingType": "ON_DEMAND", "modelId": "cohere.command-r-plus"}
     chat = body["chatRequest"]
     assert chat["apiFormat"] == "COHERE"
-    assert chat["preambleOverride"] == REQUEST.system_prompt
-    assert chat["message"] == ("Context passages:\n[1] (hr/leave.md) Employees get 25 vacation days.\n\n"
-                               "[2] (hr/leave.md) Carry-over is capped at 5 days.\n\nQuestion: How many vacation days?")
+    boundary = re.search(r"<<<PASSAGE 1 ([0-9a-f]{24})\n", chat["message"])[1]  # type: ignore[index]
+    assert chat["preambleOverride"].startswith(REQUEST.system_prompt + "\n\nSecurity rule: ")
+    assert boundary in chat["preambleOverride"]
+    assert chat["message"] == (
+        f"Context passages (2, untrusted data):\n\n<<<PASSAGE 1 {boundary}\nsource: hr/leave.md\n"
+        f"Employees get 25 vacation days.\nPASSAGE 1 {boundary}>>>\n\n<<<PASSAGE 2 {boundary}\nsource: hr/leave.md\n"
+        f"Carry-over is capped at 5 days.\nPASSAGE 2 {boundary}>>>\n\nQuestion: How many vacation days?")
     assert (chat["maxTokens"], chat["temperature"], chat["isStream"]) == (300, 0.2, False)
 
 
@@ -84,7 +89,7 @@ def test_generic_request_sends_system_and_user_messages(oci_service: FakeOciServ
     chat = oci_service.requests[0]["body"]["chatRequest"]
     assert chat["apiFormat"] == "GENERIC"
     assert [m["role"] for m in chat["messages"]] == ["SYSTEM", "USER"]
-    assert chat["messages"][0]["content"] == [{"type": "TEXT", "text": REQUEST.system_prompt}]
+    assert chat["messages"][0]["content"][0]["text"].startswith(REQUEST.system_prompt + "\n\nSecurity rule: ")
     assert chat["messages"][1]["content"][0]["text"].endswith("Question: How many vacation days?")
 
 

@@ -9,18 +9,22 @@ rotation is followed without a restart.
 
 from __future__ import annotations
 
+import threading
 import time
-from dataclasses import asdict, dataclass
-from typing import Any, Mapping
+import uuid
+from dataclasses import asdict, dataclass, field
+from typing import Any, Iterator, Mapping
 
 import structlog
 
 from backend.common.config import EmbeddingSettings, PromptSettings, RetrievalSettings, SanitizeSettings
 from backend.common.errors import ConfigError, RequestError, UnknownDomain, VersionConflict
-from backend.core.ports import ChatModel, IndexAdmin, InteractionLog
+from backend.core.ports import ChatModel, ConversationLog, IndexAdmin, InteractionLog
 from backend.core.services import context as ctx
+from backend.core.services.conversation import Condensed, condense, conversation_key, stream_pieces
 from backend.core.services.evidence import SentenceScorer, attach_evidence
 from backend.core.services.retrieval_service import (
+    Candidate,
     ModeDecision,
     count_tokens,
     decide_answer_mode,
@@ -30,7 +34,7 @@ from backend.core.services.retrieval_service import (
     threshold_kind,
 )
 from backend.core.services.search_service import SearchOutcome, SearchRequest, SearchService
-from backend.core.types import ChatRequest, FieldFilter, Interaction, Visibility
+from backend.core.types import ChatRequest, Chunk, ConversationTurn, FieldFilter, Interaction, Visibility
 
 log = structlog.get_logger(__name__)
 
@@ -72,6 +76,12 @@ class ChatAnswer:
     decision_explain: dict[str, Any]
     decision: ModeDecision
     latency_ms: float
+    #: what ``POST /feedback`` names; the turn is stored under it when the query is recorded
+    interaction_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    #: milliseconds spent in retrieval + decision, and in generating the answer
+    timings: Mapping[str, float] = field(default_factory=dict)
+    #: the chunks ``citations`` name, in citation order (a page shows their text)
+    cited_chunks: tuple[Chunk, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON body of ``POST /chat`` (the API validates it against its schema)."""
@@ -123,6 +133,31 @@ class Routing:
         return Route(alias, domain, profile)
 
 
+@dataclass(frozen=True)
+class _Plan:
+    """Everything decided before the answer is generated."""
+
+    route: Route
+    condensed: Condensed
+    short: bool
+    outcome: SearchOutcome
+    candidates: list[Candidate]
+    decision: ModeDecision
+    started: float
+    planned_ms: float
+    top_k: int
+    #: one id for every event of the answer (``meta`` and ``done`` alike) and its stored turn
+    interaction_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+
+    @property
+    def effective_query(self) -> str:
+        return self.condensed.query
+
+
+#: one event of ``ChatService.stream``: ("meta", ChatAnswer) first, then ("delta", str)..., then ("done", ChatAnswer)
+StreamEvent = tuple[str, Any]
+
+
 class ChatService:
     """Answers questions and records each one; see the module docstring."""
 
@@ -138,6 +173,8 @@ class ChatService:
         interactions: InteractionLog,
         sanitize: SanitizeSettings | None = None,
         evidence: SentenceScorer | None = None,
+        conversations: ConversationLog | None = None,
+        condense_llm: ChatModel | None = None,
     ) -> None:
         threshold_kind(settings.distance, settings.score_mode)
         if evidence is None and isinstance(getattr(primary, "scorer", None), SentenceScorer):
@@ -158,6 +195,13 @@ class ChatService:
         self._admin = admin
         self._interactions = interactions
         self._sanitize = sanitize or SanitizeSettings()
+        #: where turns are kept (None: no history, no condensing, no feedback)
+        self.conversations = conversations
+        #: the LLM that rewrites follow-ups; None: the offline rule (``conversation.condense_offline``)
+        self._condense_llm = condense_llm
+        #: interactions that could not be written (best effort; exported by /metrics)
+        self.record_failures = 0
+        self._failures_lock = threading.Lock()
         self.check_served_distances()
 
     @property
@@ -181,40 +225,114 @@ class ChatService:
                 )
 
     def answer(self, query: ChatQuery) -> ChatAnswer:
+        plan = self._plan(query)
+        generated = self._generate(plan.decision, plan.effective_query)
+        return self._finish(query, plan, *generated)
+
+    def stream(self, query: ChatQuery) -> Iterator[StreamEvent]:
+        """The answer as events: ``meta`` (mode, explanation, citations), ``delta`` pieces of
+        text, ``done`` (the final answer, recorded). A model with ``stream`` (an LLM) sends
+        its tokens as they come, so ``meta`` then carries the planned decision and ``done``
+        the final one (a blank answer still falls back); any other model answers first and
+        its text is sent sentence by sentence."""
+        plan = self._plan(query)
+        model = self._primary if plan.decision.mode != "fallback" else self._fallback
+        streamer = getattr(model, "stream", None)
+        if not callable(streamer):
+            result = self._finish(query, plan, *self._generate(plan.decision, plan.effective_query))
+            yield "meta", result
+            for piece in stream_pieces(result.answer):
+                yield "delta", piece
+            yield "done", result
+            return
+        used_llm = "primary" if plan.decision.mode != "fallback" else "fallback"
+        yield "meta", self._result(plan, "", used_llm, plan.decision, model.name, None, 0.0)
+        pieces: list[str] = []
+        for token in streamer(self._request(plan.decision.mode, plan.effective_query, plan.decision)):
+            pieces.append(token)
+            yield "delta", token
+        text, decision, answered_by = "".join(pieces), plan.decision, model.name
+        if not text.strip():
+            if decision.mode != "fallback":
+                decision = downgrade_on_blank_answer(decision, text)
+            text, _, _, answered_by, _ = self._generate_fallback(decision, plan.effective_query)
+            used_llm = "fallback"
+            yield "delta", text
+        yield "done", self._finish(query, plan, text.strip(), used_llm, decision, answered_by, None)
+
+    def history(self, conversation_id: str, principal: str | None) -> list[ConversationTurn]:
+        """The stored turns of a conversation (oldest first); empty without a conversation log."""
+        if self.conversations is None:
+            return []
+        return self.conversations.conversation_turns(conversation_key(conversation_id), principal)
+
+    def delete_conversation(self, conversation_id: str, principal: str | None) -> int:
+        if self.conversations is None:
+            return 0
+        return self.conversations.delete_conversation(conversation_key(conversation_id), principal)
+
+    # --- steps -------------------------------------------------------------------
+    def _plan(self, query: ChatQuery) -> _Plan:
         started = time.perf_counter()
         route = self._route(query)
-        effective_query = " ".join(query.question.split())
-        short = is_short_query(effective_query, self._settings.short_query)
-        outcome = self._search(route, query, effective_query)
+        condensed = self._condense(query)
+        short = is_short_query(condensed.query, self._settings.short_query)
+        outcome = self._search(route, query, condensed.query)
         candidates = ctx.to_candidates(outcome.hits, self._settings.score_mode)
         if self._evidence is not None and self._settings.decision_score == "evidence":
-            candidates = attach_evidence(candidates, effective_query, self._evidence, self._settings)
+            candidates = attach_evidence(candidates, condensed.query, self._evidence, self._settings)
         decision = decide_answer_mode(candidates, self._settings, short)
-        text, used_llm, decision, answered_by, answer_explain = self._generate(decision, effective_query)
+        planned_ms = round((time.perf_counter() - started) * 1000, 3)
+        return _Plan(route, condensed, short, outcome, candidates, decision, started, planned_ms, self._top_k(query))
+
+    def _condense(self, query: ChatQuery) -> Condensed:
+        """The standalone question: the question itself outside a conversation."""
+        if query.conversation_id is None or self.conversations is None:
+            return Condensed(" ".join(query.question.split()), "none")
+        principal = query.visibility.principal if query.visibility is not None else None
+        previous = [t.effective_query for t in self.history(query.conversation_id, principal)]
+        return condense(query.question, previous, self._condense_llm)
+
+    def _result(self, plan: _Plan, text: str, used_llm: str, decision: ModeDecision, answered_by: str,
+                answer_explain: dict[str, Any] | None, generated_ms: float) -> ChatAnswer:
         exclusions = self._settings.hybrid.exclude_chunk_types_from_llm
+        outcome, candidates, effective_query = plan.outcome, plan.candidates, plan.effective_query
         explain = ctx.decision_explain(
             decision, effective_query=effective_query, query_tokens=count_tokens(effective_query),
             used_llm=used_llm, answered_by=answered_by, score_mode=self._settings.score_mode,
-            distance=self._settings.distance, retrieval_target=route.target, domain=route.domain,
+            distance=self._settings.distance, retrieval_target=plan.route.target, domain=plan.route.domain,
             version=outcome.version, strategy=outcome.strategy, score_source=outcome.score_source,
-            top_k=self._top_k(query), candidates=len(candidates), answer_explain=answer_explain,
+            top_k=plan.top_k,
+            candidates=len(candidates), answer_explain=answer_explain,
         )
-        result = ChatAnswer(
-            answer=text, mode=decision.mode, used_llm=used_llm,
-            citations=tuple(ctx.citations(decision, candidates)),
+        explain = {**explain, "condensed_by": plan.condensed.by, "condensed_rule": plan.condensed.rule}
+        # the thresholds compared dense similarity; with a reranker the order came from it
+        explain["rerank"] = outcome.details.get("rerank")
+        cited = tuple(ctx.citations(decision, candidates))
+        by_id = {c.chunk.chunk_id: c.chunk for c in candidates}
+        return ChatAnswer(
+            answer=text, mode=decision.mode, used_llm=used_llm, citations=cited, interaction_id=plan.interaction_id,
+            cited_chunks=tuple(by_id[c.chunk_id] for c in cited if c.chunk_id in by_id),
             retrieved_chunks_metadata=tuple(ctx.retrieved_metadata(decision, candidates, exclusions)),
             used_chunks=tuple(c.chunk.chunk_id for c in decision.context.used) if decision.mode != "fallback" else (),
             sources_used=sources_used(decision, candidates, exclusions),
             decision_explain=explain, decision=decision,
-            latency_ms=round((time.perf_counter() - started) * 1000, 3),
+            latency_ms=round((time.perf_counter() - plan.started) * 1000, 3),
+            timings={"retrieval_ms": plan.planned_ms, "generation_ms": generated_ms},
         )
-        log.info("chat.answered", mode=result.mode, used_llm=used_llm, target=route.target, version=outcome.version,
-                 max_similarity=explain["max_similarity"], short_query=short, latency_ms=result.latency_ms)
+
+    def _finish(self, query: ChatQuery, plan: _Plan, text: str, used_llm: str, decision: ModeDecision,
+                answered_by: str, answer_explain: dict[str, Any] | None) -> ChatAnswer:
+        generated_ms = round((time.perf_counter() - plan.started) * 1000 - plan.planned_ms, 3)
+        result = self._result(plan, text, used_llm, decision, answered_by, answer_explain, generated_ms)
+        explain = result.decision_explain
+        log.info("chat.answered", mode=result.mode, used_llm=used_llm, target=plan.route.target,
+                 version=plan.outcome.version, max_similarity=explain["max_similarity"], short_query=plan.short,
+                 latency_ms=result.latency_ms)
         if query.record:
-            self._record(query, route, result)
+            self._record_best_effort(query, plan.route, result)
         return result
 
-    # --- steps -------------------------------------------------------------------
     def _route(self, query: ChatQuery) -> Route:
         if query.target is None:
             return self.routing.route(query.domain)
@@ -247,33 +365,62 @@ class ChatService:
         including when the primary answer is blank. The last item is the answerer's own
         explanation (which sentence won and why), when it gives one."""
         if decision.mode != "fallback":
-            mode = decision.mode
-            prompt = self._prompts.rag if mode == "rag" else self._prompts.hybrid
-            passages = tuple(c.chunk for c in decision.context.used)
-            text, why = _generate_explained(self._primary, ChatRequest(mode, prompt, question, passages))
+            text, why = _generate_explained(self._primary, self._request(decision.mode, question, decision))
             decision = downgrade_on_blank_answer(decision, text)
             if decision.mode != "fallback":
                 return text.strip(), "primary", decision, self._primary.name, why
-        text, why = _generate_explained(self._fallback, ChatRequest("fallback", self._prompts.fallback, question, ()))
+        return self._generate_fallback(decision, question)
+
+    def _request(self, mode: str, question: str, decision: ModeDecision) -> ChatRequest:
+        if mode == "fallback":
+            return ChatRequest("fallback", self._prompts.fallback, question, ())
+        prompt = self._prompts.rag if mode == "rag" else self._prompts.hybrid
+        return ChatRequest("rag" if mode == "rag" else "hybrid", prompt, question,
+                           tuple(c.chunk for c in decision.context.used))
+
+    def _generate_fallback(self, decision: ModeDecision, question: str
+                           ) -> tuple[str, str, ModeDecision, str, dict[str, Any] | None]:
+        text, why = _generate_explained(self._fallback, self._request("fallback", question, decision))
         if text and text.strip():
             return text.strip(), "fallback", decision, self._fallback.name, why
         return FALLBACK_MESSAGE, "fallback", decision, "none", None
 
+    def _record_best_effort(self, query: ChatQuery, route: Route, result: ChatAnswer) -> None:
+        """Usage logging must never cost the user an answer already made: a failed write
+        (a locked or full store) is logged and counted in ``record_failures``."""
+        try:
+            self._record(query, route, result)
+        except Exception as exc:  # noqa: BLE001 - any store failure, the answer stands
+            with self._failures_lock:
+                self.record_failures += 1
+            log.warning("chat.interaction_not_recorded", error_type=type(exc).__name__,
+                        error=getattr(exc, "user_message", str(exc)), interaction_id=result.interaction_id)
+
     def _record(self, query: ChatQuery, route: Route, result: ChatAnswer) -> None:
         question, conversation_id = query.question, query.conversation_id
         explain = result.decision_explain
+        condensed = explain.get("condensed_by", "none") != "none"
         if self._sanitize.enabled and self._sanitize.sanitize_questions:
             from backend.common.sanitizer import sanitize_interaction  # lazily: Presidio is heavy
 
             question, conversation_id, explain = sanitize_interaction(question, conversation_id, explain,
                                                                       self._sanitize)
-            explain = {**explain, "effective_query": " ".join(question.split())}
+            if not condensed:  # a rewrite holds earlier (already sanitized) turns: keep its scrubbed form
+                explain = {**explain, "effective_query": " ".join(question.split())}
+        principal = query.visibility.principal if query.visibility is not None else None
         self._interactions.record_interaction(Interaction(
             question=question, resp_mode=result.mode, used_llm=result.used_llm, domain=route.domain,
             retrieval_target=route.target, latency_ms=result.latency_ms, decision_explain=explain,
-            conversation_id=conversation_id,
-            principal=query.visibility.principal if query.visibility is not None else None,
+            conversation_id=conversation_id, principal=principal,
         ))
+        if self.conversations is not None:
+            self.conversations.record_turn(ConversationTurn(
+                interaction_id=result.interaction_id,
+                conversation_id=conversation_key(query.conversation_id) if query.conversation_id else None,
+                question=question, effective_query=str(explain["effective_query"]), mode=result.mode,
+                version=str(explain["version"]), domain=route.domain, principal=principal,
+                cited_doc_ids=tuple(dict.fromkeys(c.doc_id for c in result.citations)),
+            ))
 
 
 def _generate_explained(model: ChatModel, request: ChatRequest) -> tuple[str, dict[str, Any] | None]:

@@ -111,8 +111,11 @@ class Evaluator:
 
     def __init__(self, store: VectorStore, admin: IndexAdmin, embedder: Embedder, *, embeddings: EmbeddingSettings,
                  retrieval: RetrievalSettings, evaluation: EvaluationSettings, chat: Any = None,
-                 sanitize: SanitizeSettings | None = None, access: AccessSettings | None = None) -> None:
+                 sanitize: SanitizeSettings | None = None, access: AccessSettings | None = None,
+                 reranker: Any = None) -> None:
         self._store = store
+        #: the configured reranker, so the gate evaluates the order users will get
+        self._reranker = reranker
         self._admin = admin
         self._embedder = embedder
         self._embeddings = embeddings
@@ -143,7 +146,7 @@ class Evaluator:
     def evaluate(self, version: str, golden: GoldenSet, *, target: str | None = None) -> EvaluationReport:
         """Evaluate ``version`` (a version name, not an alias: results are recorded per version)."""
         profile = self._profile(version)
-        search = SearchService(self._store, self._embedder, profile, self._retrieval)
+        search = SearchService(self._store, self._embedder, profile, self._retrieval, self._reranker)
         depth = max(self._evaluation.search_depth, self._evaluation.k, NDCG_K, self._retrieval.top_k)
         visibilities = [self._visibility(q) for q in golden.queries]
         hits = self._ranked_hits(search, profile, version, [" ".join(q.query.split()) for q in golden.queries], depth,
@@ -176,7 +179,7 @@ class Evaluator:
         one batch (the same vectors ``SearchService`` would make one at a time, at a
         fraction of the cost); other strategies go through ``SearchService.search``."""
         vis = list(visibilities) or [None] * len(questions)
-        if self._retrieval.strategy != "dense":
+        if self._retrieval.strategy != "dense" or self._reranker is not None or profile.fusion is not None:
             out = []
             for question, visibility in zip(questions, vis):
                 started = time.perf_counter()
@@ -189,8 +192,8 @@ class Evaluator:
         out = []
         for vector, visibility in zip(vectors, vis):
             started = time.perf_counter()
-            result = self._store.search(version, QueryVector(vector, self._embedder.model_id), depth,
-                                        visibility=visibility)
+            query = QueryVector(vector, self._embedder.model_id, getattr(self._embedder, "compatible_models", frozenset()))
+            result = self._store.search(version, query, depth, visibility=visibility)
             out.append((result.hits, per_query_embed + (time.perf_counter() - started) * 1000))
         return out
 

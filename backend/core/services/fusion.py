@@ -1,4 +1,5 @@
-"""Pure ranking functions: reciprocal rank fusion and the freshness tie-breaker.
+"""Pure ranking functions: reciprocal rank fusion, normalised score fusion, reranking
+and the freshness tie-breaker.
 
 No I/O, no clock, no logging: ranked ids or hits go in, a new order comes out,
 so the search service can explain exactly what was compared.
@@ -47,6 +48,82 @@ def reciprocal_rank_fusion(
             scores[chunk_id] = scores.get(chunk_id, 0.0) + weight / (k + rank)
     order = sorted(scores, key=lambda c: (-scores[c], min(ranks[c].values()), first_seen[c]))
     return [FusedRank(c, scores[c], dict(ranks[c])) for c in order]
+
+
+def normalise_scores(scores: Sequence[float], method: str) -> list[float]:
+    """Scores on one scale: ``minmax`` maps into [0, 1] (all equal -> all 1), ``zscore``
+    subtracts the mean and divides by the standard deviation (all equal -> all 0)."""
+    if not scores:
+        return []
+    if method == "minmax":
+        low, high = min(scores), max(scores)
+        return [1.0 if high == low else (s - low) / (high - low) for s in scores]
+    if method == "zscore":
+        mean = sum(scores) / len(scores)
+        std = (sum((s - mean) ** 2 for s in scores) / len(scores)) ** 0.5
+        return [0.0 if std == 0 else (s - mean) / std for s in scores]
+    raise ValueError(f"normalization must be minmax or zscore, got {method!r}")
+
+
+def score_fusion(
+    scored: Mapping[str, Sequence[tuple[str, float]]], weights: Mapping[str, float], normalization: str
+) -> list[FusedRank]:
+    """Fuse ``(id, score)`` lists by a convex combination of normalised scores:
+    ``score(id) = sum over sides of w_side / sum(w) x norm_side(id)``.
+
+    Unlike RRF this keeps *how much* better one candidate is than the next on each side.
+    Each side is normalised over its own candidates; a side that did not find an id
+    contributes that side's lowest normalised score (it ranked below everything found).
+    Ties are broken like ``reciprocal_rank_fusion``."""
+    total = sum(weights.get(side, 1.0) for side in scored)
+    if total <= 0:
+        raise ValueError("score fusion needs a positive weight")
+    norms: dict[str, dict[str, float]] = {}
+    ranks: dict[str, dict[str, int]] = {}
+    first_seen: dict[str, int] = {}
+    for side, pairs in scored.items():
+        first: dict[str, float] = {}
+        for chunk_id, score in pairs:
+            first.setdefault(chunk_id, score)
+        unique = list(first.items())
+        norms[side] = dict(zip((c for c, _ in unique), normalise_scores([s for _, s in unique], normalization)))
+        for rank, (chunk_id, _) in enumerate(unique, start=1):
+            first_seen.setdefault(chunk_id, len(first_seen))
+            ranks.setdefault(chunk_id, {})[side] = rank
+    floors = {side: min(values.values(), default=0.0) for side, values in norms.items()}
+    scores = {
+        chunk_id: sum(weights.get(side, 1.0) / total * norms[side].get(chunk_id, floors[side]) for side in scored)
+        for chunk_id in first_seen
+    }
+    order = sorted(scores, key=lambda c: (-scores[c], min(ranks[c].values()), first_seen[c]))
+    return [FusedRank(c, scores[c], dict(ranks[c])) for c in order]
+
+
+@dataclass(frozen=True)
+class RerankMove:
+    """One re-scored candidate: its reranker score and its rank before and after."""
+
+    chunk_id: str
+    score: float
+    before: int
+    after: int
+
+
+def apply_rerank(hits: Sequence[ScoredChunk], scores: Sequence[float]) -> tuple[tuple[ScoredChunk, ...], list[RerankMove]]:
+    """Put the first ``len(scores)`` hits in descending reranker-score order (ties keep
+    their earlier order); the hits beyond them follow unchanged. ``hit.score`` stays the
+    dense similarity, so answer-mode thresholds are unaffected. Ranks are renumbered."""
+    if len(scores) > len(hits):
+        raise ValueError(f"{len(scores)} rerank scores for {len(hits)} hits")
+    head = sorted(range(len(scores)), key=lambda i: (-scores[i], i))
+    order = head + list(range(len(scores), len(hits)))
+    out = tuple(
+        dataclasses.replace(hits[i], rank=new, rerank_score=float(scores[i]), rank_before_rerank=hits[i].rank)
+        if i < len(scores) else dataclasses.replace(hits[i], rank=new)
+        for new, i in enumerate(order, start=1))
+    moves = [RerankMove(hits[i].chunk.chunk_id, float(scores[i]), hits[i].rank, new)
+             for new, i in enumerate(head, start=1)]
+    return out, moves
 
 
 def parse_timestamp(value: object) -> datetime | None:

@@ -24,6 +24,7 @@ from backend.common.errors import EmbeddingModelMismatch, EvaluationError, GateF
 from backend.core.ports import IndexAdmin
 from backend.core.services.evaluation import EvaluationReport, Evaluator, with_comparison, write_report
 from backend.common.assets import AssetFiles
+from backend.core.model_stamp import same_model
 from backend.core.services.golden import load_golden_set
 from backend.core.services.versions import VersionNaming, gc_plan, latest_version, version_roles
 from backend.core.types import AliasChange
@@ -130,7 +131,8 @@ def resolve_target(settings: Settings, *, domain_key: str | None = None, alias: 
 
 def promote_version(settings: Settings, store: Any, embedder: Any, *, alias: str | None = None,
                     version: str | None = None, golden: str | Path | None = None, force: bool = False,
-                    domain_key: str | None = None, chat: Any = None, write: bool = True) -> PromotionResult:
+                    domain_key: str | None = None, chat: Any = None, write: bool = True,
+                    reranker: Any = None) -> PromotionResult:
     """Evaluate ``version``, check the gates, rotate ``alias`` if they pass (or ``force``).
 
     Returns the result when the alias was rotated (or already served ``version``);
@@ -147,7 +149,7 @@ def promote_version(settings: Settings, store: Any, embedder: Any, *, alias: str
     golden_set = load_golden_set(target.golden)
     evaluator = Evaluator(store, store, embedder, embeddings=settings.embeddings, retrieval=settings.retrieval,
                           evaluation=settings.evaluation, chat=chat, sanitize=settings.sanitize,
-                          access=settings.access)
+                          access=settings.access, reranker=reranker)
     if current == target.version:
         return _already_served(store, evaluator, golden_set, target, candidate)
     report = evaluator.evaluate(target.version, golden_set)
@@ -215,11 +217,12 @@ def _baseline(evaluator: Evaluator, store: Any, current: str | None,
 
 
 def _check_same_model(store: Any, current: str | None, candidate: Any) -> None:
-    """``point_alias(forced=True)`` skips the store's model check; keep it for ``--force``."""
+    """``point_alias(forced=True)`` skips the store's model check; keep it for ``--force``.
+    Another runtime of the same model passes: the gate evaluated the candidate with it."""
     if current is None:
         return
     old = store.get_version(current)
-    if (old.model, old.dimension) != (candidate.model, candidate.dimension):
+    if not same_model(old.model, candidate.model) or old.dimension != candidate.dimension:
         raise VersionConflict(
             f"{candidate.name} uses {candidate.model} ({candidate.dimension} dims) but the alias serves {current} "
             f"({old.model}, {old.dimension} dims); queries would be embedded with the wrong model",

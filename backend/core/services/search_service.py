@@ -7,7 +7,11 @@ similarity), ``lexical`` (the store's BM25-style full-text search) and
 distance, so the answer-mode thresholds always compare a similarity they were
 tuned for; ``lexical_score`` and ``fused_score`` carry the other scores and the
 strategy's own score decides the order. Hits found only lexically get their
-similarity from a dense search restricted to their chunk ids.
+similarity from a dense search restricted to their chunk ids. Fusion is (weighted)
+RRF or a normalised score combination (``fusion.method``; the profile's own
+``fusion`` overrides ``retrieval.fusion``). With ``retrieval.rerank`` a reranker
+re-orders the first ``top_n`` candidates of any strategy; ``rerank_score`` and the
+rank each hit had before are kept for the explanation, ``score`` stays dense.
 
 Every call after the first names the version the first one resolved, so an alias
 rotation between the dense and the lexical half can never mix two versions.
@@ -25,8 +29,14 @@ from backend.common.config import ProfileSettings, RetrievalSettings, SearchPres
 from backend.common.errors import RequestError
 from backend.core.embedding_text import query_input
 from backend.core.metadata_schema import Schema, parse_filter
-from backend.core.ports import Embedder, VectorStore
-from backend.core.services.fusion import apply_freshness, collapse_duplicates, reciprocal_rank_fusion
+from backend.core.ports import Embedder, Reranker, VectorStore
+from backend.core.services.fusion import (
+    apply_freshness,
+    apply_rerank,
+    collapse_duplicates,
+    reciprocal_rank_fusion,
+    score_fusion,
+)
 from backend.core.types import FieldFilter, QueryVector, ScoredChunk, Visibility
 
 log = structlog.get_logger(__name__)
@@ -68,20 +78,42 @@ class _Ranked:
     details: dict[str, Any]
 
 
+def check_filter_limits(filters: Sequence[FieldFilter], settings: RetrievalSettings) -> None:
+    """``RequestError`` (400) for more filters than ``retrieval.max_filters`` or a value list
+    longer than ``retrieval.max_filter_values``: each value is one SQL condition, and the
+    store's expression depth is finite (SQLite: 1000)."""
+    if len(filters) > settings.max_filters:
+        raise RequestError(f"filters: {len(filters)} fields; retrieval.max_filters is {settings.max_filters}",
+                           field="filters", limit=settings.max_filters)
+    for f in filters:
+        longest = max(len(f.any_of), len(f.all_of))
+        if longest > settings.max_filter_values:
+            raise RequestError(f"filters.{f.field}: {longest} values; retrieval.max_filter_values is "
+                               f"{settings.max_filter_values}", field=f"filters.{f.field}",
+                               limit=settings.max_filter_values)
+
+
 class SearchService:
     """Search one embedding profile's versions; stateless, so safe to share across threads."""
 
     def __init__(
-        self, store: VectorStore, embedder: Embedder, profile: ProfileSettings, settings: RetrievalSettings
+        self, store: VectorStore, embedder: Embedder, profile: ProfileSettings, settings: RetrievalSettings,
+        reranker: Reranker | None = None,
     ) -> None:
         self._store = store
         self._embedder = embedder
         self._profile = profile
         self._settings = settings
+        self._reranker = reranker
+        self._fusion_settings = profile.fusion or settings.fusion
+
+    @property
+    def reranker(self) -> Reranker | None:
+        return self._reranker
 
     def embed_query(self, text: str) -> QueryVector:
         vec = self._embedder.embed_queries([query_input(text, self._profile)])[0]
-        return QueryVector(vec, self._embedder.model_id)
+        return QueryVector(vec, self._embedder.model_id, getattr(self._embedder, "compatible_models", frozenset()))
 
     def search(self, request: SearchRequest) -> SearchOutcome:
         """Top ``request.top_k`` hits under the request's strategy (default
@@ -93,9 +125,12 @@ class SearchService:
                                field="strategy", allowed=list(STRATEGIES))
         if request.top_k < 1:
             raise RequestError(f"top_k must be at least 1, got {request.top_k}", field="top_k")
+        check_filter_limits(request.filters, self._settings)
         fresh = self._settings.freshness
         # a tie can straddle the cut-off, so freshness looks one top_k further down
         want = request.top_k * 2 if fresh.enabled else request.top_k
+        rerank_n = self._settings.rerank.top_n if self._reranker is not None else 0
+        want = max(want, rerank_n)
         query = self.embed_query(request.query)
         run = {"dense": self._dense, "lexical": self._lexical, "fusion": self._fusion}[strategy]
         pool = want
@@ -115,9 +150,26 @@ class SearchService:
             hits = apply_freshness(hits, fresh.epsilon, fresh.field)
             moved = sum(a != b.chunk.chunk_id for a, b in zip(before, hits))
             details["freshness"] = {"epsilon": fresh.epsilon, "field": fresh.field, "reordered": moved}
+        if self._reranker is not None and hits:
+            hits = self._rerank(request.query, hits, details)
         hits = hits[: request.top_k]
         log.debug("search.done", strategy=strategy, target=request.target, version=ranked.version, hits=len(hits))
         return SearchOutcome(request.target, ranked.version, strategy, tuple(hits), "dense_similarity", details)
+
+    def _rerank(self, query: str, hits: Sequence[ScoredChunk], details: dict[str, Any]) -> tuple[ScoredChunk, ...]:
+        assert self._reranker is not None
+        cfg = self._settings.rerank
+        head = hits[: cfg.top_n]
+        scores = self._reranker.rerank(query, [h.chunk.text[: cfg.max_chars] for h in head])
+        reranked, moves = apply_rerank(hits, scores)
+        details["order_by"] = f"rerank_score (top {len(head)}), then {details['order_by']}"
+        details["rerank"] = {
+            "provider": cfg.provider, "model": getattr(self._reranker, "name", cfg.provider), "top_n": cfg.top_n,
+            "reranked": len(head), "moved": sum(m.before != m.after for m in moves),
+            "order": [{"chunk_id": m.chunk_id, "rerank_score": round(m.score, 6), "rank_before": m.before,
+                       "rank_after": m.after} for m in moves],
+        }
+        return reranked
 
     # --- strategies ---------------------------------------------------------------
     def _dense(self, request: SearchRequest, query: QueryVector, pool: int) -> _Ranked:
@@ -137,16 +189,23 @@ class SearchService:
         return _Ranked(lexical.version, hits, details)
 
     def _fusion(self, request: SearchRequest, query: QueryVector, pool: int) -> _Ranked:
-        cfg = self._settings.fusion
+        cfg = self._fusion_settings
         dense = self._store.search(request.target, query, max(cfg.dense_depth, pool), request.filters,
                                    visibility=request.visibility)
         lexical = self._store.lexical_search(dense.version, request.query, max(cfg.lexical_depth, pool),
                                              request.filters, visibility=request.visibility)
-        fused = reciprocal_rank_fusion(
-            {"dense": [h.chunk.chunk_id for h in dense.hits], "lexical": [h.chunk.chunk_id for h in lexical.hits]},
-            {"dense": cfg.dense_weight, "lexical": cfg.lexical_weight},
-            cfg.k,
-        )[:pool]
+        weights = {"dense": cfg.dense_weight, "lexical": cfg.lexical_weight}
+        if cfg.method == "score":
+            fused = score_fusion(
+                {"dense": [(h.chunk.chunk_id, h.score) for h in dense.hits],
+                 "lexical": [(h.chunk.chunk_id, _lexical_score(h)) for h in lexical.hits]},
+                weights, cfg.normalization,
+            )[:pool]
+        else:
+            fused = reciprocal_rank_fusion(
+                {"dense": [h.chunk.chunk_id for h in dense.hits], "lexical": [h.chunk.chunk_id for h in lexical.hits]},
+                weights, cfg.k,
+            )[:pool]
         by_dense = {h.chunk.chunk_id: h for h in dense.hits}
         by_lexical = {h.chunk.chunk_id: h for h in lexical.hits}
         missing = [f.chunk_id for f in fused if f.chunk_id not in by_dense]
@@ -163,7 +222,8 @@ class SearchService:
         details = {
             "candidates": {"dense": len(dense.hits), "lexical": len(lexical.hits)},
             "dense_lookups": len(missing),
-            "fusion": {"k": cfg.k, "dense_depth": cfg.dense_depth, "lexical_depth": cfg.lexical_depth,
+            "fusion": {"method": cfg.method, "k": cfg.k, "normalization": cfg.normalization,
+                       "dense_depth": cfg.dense_depth, "lexical_depth": cfg.lexical_depth,
                        "dense_weight": cfg.dense_weight, "lexical_weight": cfg.lexical_weight},
         }
         return _Ranked(dense.version, tuple(hits), details)

@@ -3,43 +3,74 @@
 :func:`load_document` owns what every format shares: the size limit, the
 suffix lookup, normalisation and the "empty file" check, so each loader only
 turns bytes into blocks. The DOCX loader (figures, assets dir) takes more
-arguments than the others and is adapted here, imported lazily so the other
-formats work even where python-docx is broken.
+arguments than the others and is adapted here. The DOCX, PDF and HTML loaders
+are imported on first use: the other formats work even where one of their
+libraries is broken, and the loader worker only grows by the parsers it needs
+(pypdf alone is about 17 MB of RSS). ``load_document`` runs in the
+caller's process; the pipeline calls it through ``backend.ingest.loader_worker``
+so each file is loaded under a time and memory limit.
 """
 
 from __future__ import annotations
 
+import zipfile
 from pathlib import Path
 from typing import Callable
 
 from backend.common.config import Settings
 from backend.common.errors import LoaderError
 from backend.ingest.documents import LoadedDocument
-from backend.ingest.loaders.html import HtmlLoader
-from backend.ingest.loaders.pdf import PdfLoader
 from backend.ingest.loaders.text import MarkdownLoader, TextLoader
 from backend.ingest.normalize import normalize_document
 
 LoadFn = Callable[[Path, str, Settings], LoadedDocument]
 
 
-def _simple(loader: TextLoader | MarkdownLoader | HtmlLoader | PdfLoader) -> LoadFn:
+def _simple(loader: TextLoader | MarkdownLoader) -> LoadFn:
     return lambda path, doc_id, settings: loader.load(path, doc_id)
+
+
+def _html(path: Path, doc_id: str, settings: Settings) -> LoadedDocument:
+    from backend.ingest.loaders.html import HtmlLoader
+
+    return HtmlLoader().load(path, doc_id)
+
+
+def _pdf(path: Path, doc_id: str, settings: Settings) -> LoadedDocument:
+    from backend.ingest.loaders.pdf import PdfLoader
+
+    return PdfLoader().load(path, doc_id, settings.ingest.limits)
 
 
 def _docx(path: Path, doc_id: str, settings: Settings) -> LoadedDocument:
     from backend.ingest.loaders.docx import DocxLoader
 
-    return DocxLoader().load(path, settings.docx, doc_id, settings.resolve_path(settings.docx.assets_dir))
+    return DocxLoader().load(path, settings.docx, doc_id, settings.resolve_path(settings.docx.assets_dir),
+                             settings.ingest.limits)
+
+
+def _legacy_word(path: Path, doc_id: str, settings: Settings) -> LoadedDocument:
+    """``.doc``/``.dot``: a Word 97-2003 file gets a clear "unsupported" reason; an OOXML
+    file that only carries the old suffix is loaded as what it is."""
+    if zipfile.is_zipfile(path):
+        return _docx(path, doc_id, settings)
+    from backend.ingest.loaders.docx_package import not_a_zip_reason
+
+    raise LoaderError(f"{path}: {not_a_zip_reason(path)}", path=str(path), reason="unsupported")
 
 
 LOADERS: dict[str, LoadFn] = {
     **{s: _simple(TextLoader()) for s in TextLoader.suffixes},
     **{s: _simple(MarkdownLoader()) for s in MarkdownLoader.suffixes},
-    **{s: _simple(HtmlLoader()) for s in HtmlLoader.suffixes},
-    **{s: _simple(PdfLoader()) for s in PdfLoader.suffixes},
-    ".docx": _docx,
+    ".html": _html,
+    ".htm": _html,
+    ".pdf": _pdf,
+    **{s: _docx for s in (".docx", ".docm", ".dotx", ".dotm")},
+    ".doc": _legacy_word,
+    ".dot": _legacy_word,
 }
+#: suffixes whose documents go through the DOCX loader (and its figure flags)
+WORD_SUFFIXES = frozenset((".docx", ".docm", ".dotx", ".dotm", ".doc", ".dot"))
 
 
 def supported_suffixes() -> tuple[str, ...]:
@@ -69,6 +100,11 @@ def load_document(path: Path, doc_id: str, settings: Settings) -> LoadedDocument
         )
     check_size(path, settings.ingest.max_file_bytes)
     doc = normalize_document(load(path, doc_id, settings))
-    if not doc.text.strip():
+    text = doc.text
+    if not text.strip():
         raise LoaderError(f"{path}: empty document: no extractable text", path=str(path))
+    limit = settings.ingest.limits.max_chars
+    if len(text) > limit:
+        raise LoaderError(f"{path}: {len(text)} characters of text is over ingest.limits.max_chars ({limit})",
+                          path=str(path), reason="max_chars")
     return doc

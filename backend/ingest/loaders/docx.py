@@ -23,19 +23,14 @@ from typing import Any, Iterator
 import docx
 import structlog
 from docx.opc.exceptions import PackageNotFoundError
+from docx.styles import BabelFish
 from lxml import etree
 
-from backend.common.config import DocxSettings
+from backend.common.config import DocxSettings, IngestLimits
 from backend.common.errors import LoaderError
 from backend.ingest.documents import Block, LoadedDocument
 from backend.ingest.loaders.docx_images import Figure, ImageCatalog, RawRef, find_refs, superseded
-from backend.ingest.loaders.docx_package import (
-    DocxPackage,
-    needs_repair,
-    read_package,
-    repaired_copy,
-    withhold_binaries,
-)
+from backend.ingest.loaders.docx_package import DocxPackage, python_docx_copy, read_package, withhold_binaries
 
 log = structlog.get_logger(__name__)
 
@@ -160,9 +155,9 @@ def _block_elements(root: etree._Element) -> Iterator[etree._Element]:
             yield from _block_elements(child)
 
 
-def _open(package: DocxPackage) -> Any:
+def _open(package: DocxPackage, limits: IngestLimits) -> Any:
     try:
-        return docx.Document(repaired_copy(package) if needs_repair(package) else str(package.path))
+        return docx.Document(python_docx_copy(package, limits))
     except (PackageNotFoundError, ValueError, KeyError, etree.XMLSyntaxError, zipfile.BadZipFile,
             NotImplementedError) as exc:
         raise LoaderError(f"{package.path}: corrupt DOCX: {exc}", path=str(package.path)) from exc
@@ -179,8 +174,21 @@ def _story_parts(document: Any, kind: str) -> Iterator[Any]:
                 yield part
 
 
+def style_names(document: Any) -> dict[str, str]:
+    """Style id -> UI name, read from the XML: python-docx's own style objects fail
+    (``KeyError: None``) on a ``w:style`` without ``w:type``, which Word accepts."""
+    names = {}
+    for style in document.styles.element.iterchildren(f"{{{_W}}}style"):
+        style_id = style.get(f"{{{_W}}}styleId")
+        name = style.find(f"{{{_W}}}name")
+        if style_id:
+            raw = name.get(f"{{{_W}}}val", "") if name is not None else ""
+            names[style_id] = BabelFish.internal2ui(raw) if raw else ""
+    return names
+
+
 def _walk(document: Any, catalog: ImageCatalog, main_part: str) -> list[_Item]:
-    styles = {s.style_id: s.name for s in document.styles if s.style_id}
+    styles = style_names(document)
     walker = _Walker(styles, catalog)
     for kind, region in (("header", "header"), ("body", "body"), ("footer", "footer")):
         if kind == "body":
@@ -259,19 +267,27 @@ def emit_skip_reason(settings: DocxSettings) -> str | None:
 
 
 class DocxLoader:
-    """``Loader`` for Word documents (.docx); see the module docstring for the order."""
+    """``Loader`` for Word documents and their template and macro-enabled variants
+    (macros are never run: their parts are not even read); see the module docstring
+    for the order."""
 
-    suffixes = (".docx",)
+    suffixes = (".docx", ".docm", ".dotx", ".dotm")
 
-    def load(self, path: Path, settings: DocxSettings, doc_id: str, assets_root: Path) -> LoadedDocument:
-        """Raises ``LoaderError`` for a file that is not a readable DOCX. Image problems
-        (missing members, limits, bytes that are not an image) are counted in
-        ``diagnostics["DOCX_IMAGES_SUMMARY"]`` and never fatal."""
-        package = read_package(Path(path))
+    def load(self, path: Path, settings: DocxSettings, doc_id: str, assets_root: Path,
+             limits: IngestLimits | None = None) -> LoadedDocument:
+        """Raises ``LoaderError`` for a file that is not a readable DOCX or breaks
+        ``limits``. Image problems (missing members, limits, bytes that are not an
+        image) are counted in ``diagnostics["DOCX_IMAGES_SUMMARY"]`` and never fatal."""
+        limits = limits or IngestLimits()
+        package = read_package(Path(path), limits)
         withhold_binaries(package)
-        document = _open(package)
+        document = _open(package, limits)
         catalog = ImageCatalog(package, settings, doc_id, Path(assets_root))
         items = _walk(document, catalog, package.main_part)
+        chars = sum(len(i.text) for i in items if isinstance(i, _TextItem))
+        if chars > limits.max_chars:
+            raise LoaderError(f"{path}: {chars} characters of text is over ingest.limits.max_chars "
+                              f"({limits.max_chars})", path=str(path), reason="max_chars")
         if settings.extract_images:
             catalog.extract()
         blocks = _blocks(items, emit_images=settings.extract_images)

@@ -18,7 +18,6 @@ import os
 import re
 import tempfile
 import zipfile
-import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,7 +27,7 @@ from lxml import etree
 
 from backend.common.config import DocxSettings
 from backend.common.errors import LoaderError
-from backend.ingest.loaders.docx_package import DocxPackage
+from backend.ingest.loaders.docx_package import DocxPackage, MemberError, read_member
 
 log = structlog.get_logger(__name__)
 
@@ -262,9 +261,9 @@ class ImageCatalog:
         return None
 
     def _store(self, zf: zipfile.ZipFile, figure: Figure, folder: Path) -> str | None:
-        try:
-            data = zf.read(figure.member)  # size already checked from the zip directory
-        except (zipfile.BadZipFile, zlib.error, EOFError) as exc:
+        try:  # declared size already checked; read_member stops a member that inflates past it
+            data = read_member(zf, figure.member, self.settings.max_image_bytes)
+        except MemberError as exc:
             log.warning("ingest.docx_image_unreadable", doc_id=self.doc_id, part=figure.member, error=str(exc))
             return "unreadable_member"
         kind = image_type(data, figure.declared_type)

@@ -1,7 +1,10 @@
 """HTML loader (BeautifulSoup): visible text only, in reading order.
 
-Scripts, styles, navigation and other non-content elements are removed before
-the text is taken; block elements become paragraph breaks so sentences are not
+Scripts, styles, templates, navigation and other non-content elements are
+removed before the text is taken, and so is text a browser does not show (the
+``hidden`` attribute, ``aria-hidden="true"``, an inline ``display: none`` or
+``visibility: hidden``): invisible text is how instructions no reader sees get
+into an index; block elements become paragraph breaks so sentences are not
 glued together, and table cells are joined by `` | ``.
 """
 
@@ -10,7 +13,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from bs4 import BeautifulSoup
+from bs4 import BeautifulSoup, Tag
 
 from backend.common.errors import LoaderError
 from backend.ingest.documents import Block, LoadedDocument
@@ -21,6 +24,13 @@ _BLOCK_TAGS = ("p", "div", "section", "article", "main", "aside", "header", "foo
                "figcaption", "form", "address", "title", "caption")
 _PARAGRAPHS = re.compile(r"\n\s*\n")
 _SPACES = re.compile(r"[ \t\f\v]+")
+_HIDDEN_STYLE = re.compile(r"(?:^|;)\s*(?:display\s*:\s*none|visibility\s*:\s*hidden)\b", re.IGNORECASE)
+
+
+def is_hidden(tag: Tag) -> bool:
+    """True for an element a browser does not render (judged from its own attributes)."""
+    return (tag.has_attr("hidden") or str(tag.get("aria-hidden", "")).strip().lower() == "true"
+            or bool(_HIDDEN_STYLE.search(str(tag.get("style", "")))))
 
 
 def html_blocks(raw: bytes) -> list[Block]:
@@ -28,6 +38,9 @@ def html_blocks(raw: bytes) -> list[Block]:
     title = soup.title.get_text(" ", strip=True) if soup.title else ""
     for tag in soup.find_all(DROPPED_TAGS):
         tag.decompose()
+    for tag in soup.find_all(is_hidden):
+        if not tag.decomposed:
+            tag.decompose()
     for tag in soup.find_all(["td", "th"]):
         tag.append(" | ")
     for tag in soup.find_all("br"):

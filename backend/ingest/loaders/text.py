@@ -65,9 +65,10 @@ def markdown_blocks(source: str) -> list[Block]:
     blocks: list[Block] = []
     row: list[str] | None = None
     role = "paragraph"
+    level = 0
     for token in tokens:
         if token.type == "heading_open":
-            role = "heading"
+            role, level = "heading", int(token.tag[1:])
         elif token.type == "tr_open":
             row = []
         elif token.type == "tr_close" and row is not None:
@@ -78,7 +79,8 @@ def markdown_blocks(source: str) -> list[Block]:
             if row is not None:
                 row.append(text)
             elif text:
-                blocks.append(Block(kind="text", text=text, role=role))
+                blocks.append(Block(kind="text", text=text, role=role,
+                                    attrs={"level": level} if role == "heading" else {}))
             role = "paragraph"
         elif token.type in ("fence", "code_block") and token.content.strip():
             blocks.append(Block(kind="text", text=token.content.rstrip(), role="code"))

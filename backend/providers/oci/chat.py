@@ -4,17 +4,21 @@ Two request formats, chosen by ``embeddings.oci.chat_format``: ``cohere``
 (``CohereChatRequest``: the mode's instructions as ``preamble_override``, one
 ``message``) and ``generic`` (``GenericChatRequest``: system + user messages,
 for Meta Llama and other hosted models). The numbered context passages go into
-the user text so the answer can cite them as ``[1]``.
+the user text, fenced as untrusted data (``backend.core.prompt``), so the answer
+can cite them as ``[1]`` and never takes orders from them. ``stream`` sends ``is_stream``
+and yields the text of each server-sent event as it arrives.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import json
+from typing import Any, Iterator
 
 import structlog
 
 from backend.common.config import ChatProviderSettings, OciSettings, RetrySettings, Settings
 from backend.common.errors import ConfigError, ProviderError
+from backend.core.prompt import Prompt, build_prompt
 from backend.core.types import ChatRequest
 from backend.providers.oci import auth
 from backend.providers.oci.calls import call_with_retry
@@ -22,12 +26,11 @@ from backend.providers.oci.calls import call_with_retry
 log = structlog.get_logger(__name__)
 
 
-def user_text(request: ChatRequest) -> str:
-    """The question preceded by its numbered passages (none in fallback mode)."""
-    if not request.context:
-        return request.question
-    passages = "\n\n".join(f"[{i}] ({c.source}) {c.text}" for i, c in enumerate(request.context, start=1))
-    return f"Context passages:\n{passages}\n\nQuestion: {request.question}"
+def prompt_for(request: ChatRequest) -> Prompt:
+    """System text and user text: the fenced passages and the question (the question alone
+    in fallback mode); see ``backend.core.prompt``."""
+    prompt = build_prompt(request)
+    return prompt if request.context else Prompt(prompt.system, request.question)
 
 
 class OciChatModel:
@@ -52,31 +55,66 @@ class OciChatModel:
             raise ConfigError("llm.*.model or embeddings.oci.chat_model_id must name the OCI chat model")
         return cls(auth.inference_client(oci_settings), oci_settings, provider, model_id, settings.embeddings.retry)
 
-    def _chat_request(self, request: ChatRequest) -> Any:
+    def _chat_request(self, request: ChatRequest, stream: bool = False) -> Any:
         from oci.generative_ai_inference import models
 
         common = {"max_tokens": self._provider.max_tokens, "temperature": self._provider.temperature}
+        prompt = prompt_for(request)
         if self._oci.chat_format == "cohere":
-            return models.CohereChatRequest(message=user_text(request), preamble_override=request.system_prompt,
-                                            is_stream=False, **common)
+            return models.CohereChatRequest(message=prompt.user, preamble_override=prompt.system,
+                                            is_stream=stream, **common)
         messages = [
-            models.SystemMessage(content=[models.TextContent(text=request.system_prompt)]),
-            models.UserMessage(content=[models.TextContent(text=user_text(request))]),
+            models.SystemMessage(content=[models.TextContent(text=prompt.system)]),
+            models.UserMessage(content=[models.TextContent(text=prompt.user)]),
         ]
-        return models.GenericChatRequest(messages=messages, is_stream=False, num_generations=1, **common)
+        kwargs = {"num_generations": 1} if not stream else {}
+        return models.GenericChatRequest(messages=messages, is_stream=stream, **kwargs, **common)
 
-    def generate(self, request: ChatRequest) -> str:
+    def _details(self, request: ChatRequest, stream: bool) -> Any:
         from oci.generative_ai_inference import models
 
         if self.model_id.startswith("ocid1.generativeaiendpoint"):
             serving: Any = models.DedicatedServingMode(endpoint_id=self.model_id)
         else:
             serving = models.OnDemandServingMode(model_id=self.model_id)
-        details = models.ChatDetails(compartment_id=self._oci.compartment_id, serving_mode=serving,
-                                     chat_request=self._chat_request(request))
+        return models.ChatDetails(compartment_id=self._oci.compartment_id, serving_mode=serving,
+                                  chat_request=self._chat_request(request, stream))
+
+    def generate(self, request: ChatRequest) -> str:
+        details = self._details(request, stream=False)
         what = f"OCI chat ({self.model_id}, {self._oci.chat_format})"
         response = call_with_retry(lambda: self._client.chat(details), self._retry, what, self.endpoint)
         return self._answer(response, what)
+
+    def stream(self, request: ChatRequest) -> Iterator[str]:
+        """The answer's text as OCI streams it (``is_stream``): one server-sent event per
+        piece, ``{"text": ...}`` (cohere) or ``{"message": {"content": [{"text": ...}]}}``
+        (generic); the closing event carries ``finishReason``, and its text is taken only
+        when nothing came before (a model that sends the whole answer at the end)."""
+        details = self._details(request, stream=True)
+        what = f"OCI chat stream ({self.model_id}, {self._oci.chat_format})"
+        response = call_with_retry(lambda: self._client.chat(details), self._retry, what, self.endpoint)
+        events = getattr(getattr(response, "data", None), "events", None)
+        if not callable(events):  # answered as one JSON body after all
+            yield self._answer(response, what)
+            return
+        sent = False
+        for event in events():
+            raw = getattr(event, "data", "") or ""
+            if not raw.strip() or raw.strip() == "[DONE]":
+                continue
+            try:
+                payload = json.loads(raw)
+            except ValueError as exc:
+                raise ProviderError(f"{what}: malformed stream event from {self.endpoint}: {raw[:120]}") from exc
+            text = _event_text(payload)
+            if "finishReason" in payload and sent:
+                break
+            if text:
+                sent = True
+                yield text
+            if "finishReason" in payload:
+                break
 
     def _answer(self, response: Any, what: str) -> str:
         chat = getattr(getattr(response, "data", None), "chat_response", None)
@@ -89,3 +127,15 @@ class OciChatModel:
         if not isinstance(text, str):
             raise ProviderError(f"{what}: malformed response from {self.endpoint}: no answer text")
         return text
+
+
+def _event_text(payload: Any) -> str:
+    """The text of one OCI chat stream event, in either format."""
+    if not isinstance(payload, dict):
+        return ""
+    if isinstance(payload.get("text"), str):
+        return str(payload["text"])
+    content = (payload.get("message") or {}).get("content") if isinstance(payload.get("message"), dict) else None
+    if isinstance(content, list):
+        return "".join(str(part.get("text") or "") for part in content if isinstance(part, dict))
+    return ""

@@ -1,6 +1,8 @@
 """``ChatModel`` over any OpenAI-compatible endpoint (vLLM, Ollama, llama.cpp server).
 
-One POST to ``{base_url}/chat/completions`` per answer, with httpx. Throttling
+One POST to ``{base_url}/chat/completions`` per answer, with httpx; ``stream`` asks
+with ``"stream": true`` and yields the tokens of the server-sent events as they come
+(``data: {choices: [{delta: {content}}]}`` ... ``data: [DONE]``). Throttling
 (429), server errors (5xx) and timeouts are retried by tenacity with jittered
 exponential backoff; everything else fails at once. Foreign errors become our
 ``ProviderError`` subclasses here, at the boundary, with the cause kept.
@@ -8,7 +10,8 @@ exponential backoff; everything else fails at once. Foreign errors become our
 
 from __future__ import annotations
 
-from typing import Any
+import json
+from typing import Any, Iterator
 
 import httpx
 import structlog
@@ -16,25 +19,21 @@ from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_aft
 
 from backend.common.config import ChatProviderSettings
 from backend.common.errors import ConfigError, ProviderError, ProviderRateLimited, ProviderTimeout, ProviderUnavailable
+from backend.core.prompt import build_prompt
 from backend.core.types import ChatRequest
 
 log = structlog.get_logger(__name__)
 
 
-def user_message(request: ChatRequest) -> str:
-    """The question and its numbered passages; ``[n]`` is the n-th citation."""
-    if not request.context:
-        return f"Question: {request.question}"
-    passages = "\n\n".join(f"[{i}] (source: {c.source})\n{c.text}" for i, c in enumerate(request.context, start=1))
-    return f"Context passages:\n\n{passages}\n\nQuestion: {request.question}"
-
-
 def request_body(request: ChatRequest, settings: ChatProviderSettings) -> dict[str, Any]:
+    """The mode's system prompt (with the untrusted-passages rule) and the fenced passages
+    plus question as the user message (``backend.core.prompt``)."""
+    prompt = build_prompt(request)
     return {
         "model": settings.model,
         "messages": [
-            {"role": "system", "content": request.system_prompt},
-            {"role": "user", "content": user_message(request)},
+            {"role": "system", "content": prompt.system},
+            {"role": "user", "content": prompt.user},
         ],
         "temperature": settings.temperature,
         "max_tokens": settings.max_tokens,
@@ -62,16 +61,40 @@ class OpenAICompatChatModel:
     def close(self) -> None:
         self._client.close()
 
-    def generate(self, request: ChatRequest) -> str:
+    def _retrying(self) -> Retrying:
         retry = self._settings.retry
-        retrying = Retrying(
+        return Retrying(
             retry=retry_if_exception_type((ProviderRateLimited, ProviderTimeout)),
             stop=stop_after_attempt(retry.max_attempts),
             wait=wait_exponential_jitter(initial=retry.initial_wait_s, max=retry.max_wait_s),
             before_sleep=_log_retry,
             reraise=True,
         )
-        return retrying(self._post, request_body(request, self._settings))
+
+    def generate(self, request: ChatRequest) -> str:
+        return self._retrying()(self._post, request_body(request, self._settings))
+
+    def stream(self, request: ChatRequest) -> Iterator[str]:
+        """The answer's tokens as the endpoint streams them. Errors before the first token
+        are raised like ``generate``'s (retried the same way); the stream itself is not retried."""
+        response = self._retrying()(self._open_stream, {**request_body(request, self._settings), "stream": True})
+        try:
+            yield from _stream_tokens(response, self._url, self._settings.timeout_s)
+        finally:
+            response.close()
+
+    def _open_stream(self, body: dict[str, Any]) -> httpx.Response:
+        try:
+            response = self._client.send(self._client.build_request("POST", self._url, json=body), stream=True)
+        except httpx.TimeoutException as exc:
+            raise ProviderTimeout(f"chat endpoint {self._url} did not answer within {self._settings.timeout_s}s") from exc
+        except httpx.TransportError as exc:
+            raise ProviderUnavailable(f"chat endpoint {self._url} cannot be reached: {exc}") from exc
+        if response.status_code >= 400:
+            response.read()
+            response.close()
+            _check_status(response, self._url)
+        return response
 
     def _post(self, body: dict[str, Any]) -> str:
         try:
@@ -80,16 +103,46 @@ class OpenAICompatChatModel:
             raise ProviderTimeout(f"chat endpoint {self._url} did not answer within {self._settings.timeout_s}s") from exc
         except httpx.TransportError as exc:
             raise ProviderUnavailable(f"chat endpoint {self._url} cannot be reached: {exc}") from exc
-        status = response.status_code
-        if status == 429:
-            raise ProviderRateLimited(f"chat endpoint {self._url} throttled the request (HTTP 429)", status=status)
-        if status >= 500:
-            raise ProviderTimeout(f"chat endpoint {self._url} failed with HTTP {status}", status=status)
-        if status >= 400:
-            raise ProviderError(
-                f"chat endpoint {self._url} rejected the request with HTTP {status}: {response.text[:200]}", status=status
-            )
+        _check_status(response, self._url)
         return _content(response, self._url)
+
+
+def _check_status(response: httpx.Response, url: str) -> None:
+    """Our error for an HTTP error status; nothing for a success."""
+    status = response.status_code
+    if status == 429:
+        raise ProviderRateLimited(f"chat endpoint {url} throttled the request (HTTP 429)", status=status)
+    if status >= 500:
+        raise ProviderTimeout(f"chat endpoint {url} failed with HTTP {status}", status=status)
+    if status >= 400:
+        raise ProviderError(f"chat endpoint {url} rejected the request with HTTP {status}: {response.text[:200]}",
+                            status=status)
+
+
+def _stream_tokens(response: httpx.Response, url: str, timeout_s: float) -> Iterator[str]:
+    """The ``delta.content`` of each ``data:`` line of an OpenAI-style event stream, up to ``[DONE]``."""
+    if not response.headers.get("content-type", "").startswith("text/event-stream"):
+        response.read()  # a server that ignores "stream": the whole answer at once
+        yield _content(response, url)
+        return
+    try:
+        for line in response.iter_lines():
+            if not line.startswith("data:"):
+                continue
+            data = line[5:].strip()
+            if data == "[DONE]":
+                return
+            try:
+                choice = json.loads(data)["choices"][0]
+            except (ValueError, KeyError, IndexError, TypeError) as exc:
+                raise ProviderError(f"chat endpoint {url} streamed an event without choices[0]: {data[:120]}") from exc
+            content = (choice.get("delta") or {}).get("content") if isinstance(choice, dict) else None
+            if content:
+                yield str(content)
+    except httpx.TimeoutException as exc:
+        raise ProviderTimeout(f"chat endpoint {url} stopped streaming for more than {timeout_s}s") from exc
+    except httpx.TransportError as exc:
+        raise ProviderUnavailable(f"chat endpoint {url} broke off the stream: {exc}") from exc
 
 
 def _content(response: httpx.Response, url: str) -> str:

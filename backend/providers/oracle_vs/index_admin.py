@@ -27,6 +27,7 @@ import structlog
 
 from backend.common.config import OracleSettings, OracleVectorIndexSettings
 from backend.common.errors import AliasNotFound, StoreError, VersionConflict, VersionNotFound
+from backend.core.model_stamp import same_model
 from backend.core.types import AliasChange, IndexVersion, VersionSpec
 from backend.providers.oracle_vs import sql
 from backend.providers.oracle_vs.connection import OracleConnector
@@ -133,7 +134,7 @@ class OracleIndexAdmin:
         """Create the catalog tables, and add the columns a catalog created by an older release lacks."""
         with self._db.connection("creating the catalog tables") as con:
             cur = con.cursor()
-            for ddl in sql.CATALOG_DDL:
+            for ddl in (*sql.CATALOG_DDL, *sql.CATALOG_INDEXES):
                 cur.execute(ddl)
             for ddl in sql.CATALOG_UPGRADES:
                 execute_ddl(cur, ddl, frozenset({sql.COLUMN_EXISTS}))
@@ -380,7 +381,7 @@ class OracleIndexAdmin:
             previous = self._alias_version(cur, alias)
             if previous is not None and not forced:
                 old = self._version_row(cur, previous)
-                if (old.model, old.dimension) != (target.model, target.dimension):
+                if not same_model(old.model, target.model) or old.dimension != target.dimension:
                     raise VersionConflict(
                         f"alias {alias} serves {previous} ({old.model}, {old.dimension} dims); {version} uses "
                         f"{target.model} ({target.dimension} dims). Queries would be embedded with the wrong "

@@ -34,6 +34,7 @@ from backend.core.types import (
 )
 from backend.providers.oracle_vs import search_plan, sql
 from backend.providers.oracle_vs.connection import OracleConnector, Rollback, hints_in
+from backend.providers.oracle_vs.conversations import OracleConversationLog
 from backend.providers.oracle_vs.index_admin import (
     OracleIndexAdmin,
     VersionRow,
@@ -94,7 +95,7 @@ def batch_error_chunks(errors: Sequence[Any], rows: Sequence[dict[str, Any]]) ->
     return [f"{rows[e.offset]['chunk_id']}: {str(e.message).strip()}" for e in errors]
 
 
-class OracleVectorStore(OracleIndexAdmin):
+class OracleVectorStore(OracleIndexAdmin, OracleConversationLog):
     backend = "oracle"
 
     @classmethod
@@ -275,10 +276,11 @@ class OracleVectorStore(OracleIndexAdmin):
 
     # --- reads ---------------------------------------------------------------------
     def _check_query(self, v: VersionRow, query: QueryVector) -> None:
-        if query.model != v.model or query.dimension != v.dimension:
+        if not query.fits(v.model, v.dimension):
             raise EmbeddingModelMismatch(
                 f"query embedded with {query.model} ({query.dimension} dims) but {v.name} holds vectors from "
-                f"{v.model} ({v.dimension} dims); embed the query with the version's model", version=v.name)
+                f"{v.model} ({v.dimension} dims); embed the query with the version's model (or declare both "
+                "runtimes in embeddings.local.compatible_runtimes)", version=v.name)
 
     def search(self, target: str, query: QueryVector, k: int, filters: Sequence[FieldFilter] = (), *,
                visibility: Visibility | None = None) -> SearchResult:

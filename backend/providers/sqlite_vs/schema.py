@@ -43,6 +43,34 @@ CREATE TABLE IF NOT EXISTS rag_interactions (
     decision_explain TEXT NOT NULL,
     principal        TEXT
 );
+CREATE TABLE IF NOT EXISTS rag_conversation_turns (
+    id               INTEGER PRIMARY KEY AUTOINCREMENT,
+    interaction_id   TEXT NOT NULL UNIQUE,
+    conversation_id  TEXT,
+    created_at       TEXT NOT NULL,
+    question         TEXT NOT NULL,
+    effective_query  TEXT NOT NULL,
+    resp_mode        TEXT NOT NULL,
+    version          TEXT NOT NULL,
+    domain           TEXT,
+    principal        TEXT,
+    cited_doc_ids    TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS rag_conversation_turns_cid ON rag_conversation_turns(conversation_id);
+CREATE TABLE IF NOT EXISTS rag_feedback (
+    id               INTEGER PRIMARY KEY AUTOINCREMENT,
+    interaction_id   TEXT NOT NULL,
+    created_at       TEXT NOT NULL,
+    rating           TEXT NOT NULL,
+    comment          TEXT,
+    expected_answer  TEXT,
+    query            TEXT NOT NULL,
+    resp_mode        TEXT NOT NULL,
+    version          TEXT NOT NULL,
+    domain           TEXT,
+    principal        TEXT,
+    cited_doc_ids    TEXT NOT NULL
+);
 """
 
 

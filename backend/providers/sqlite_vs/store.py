@@ -45,7 +45,9 @@ from backend.core.types import (
     Visibility,
     content_hash,
 )
+from backend.core.model_stamp import same_model
 from backend.providers.sqlite_vs import dense, schema
+from backend.providers.sqlite_vs.conversations import SqliteConversationLog
 from backend.providers.sqlite_vs.filters import check_filter_fields, filter_sql
 
 log = structlog.get_logger(__name__)
@@ -98,8 +100,8 @@ def _check_chunk_ids(documents: Sequence[DocumentWrite]) -> None:
             seen[c.chunk_id] = doc.doc_id
 
 
-class SqliteVectorStore:
-    """``VectorStore`` + ``IndexAdmin`` + ``InteractionLog`` on one SQLite file."""
+class SqliteVectorStore(SqliteConversationLog):
+    """``VectorStore`` + ``IndexAdmin`` + ``InteractionLog`` + ``ConversationLog`` on one SQLite file."""
 
     backend = "sqlite"
 
@@ -333,7 +335,7 @@ class SqliteVectorStore:
             previous = cur["version"] if cur else None
             if previous is not None and not forced:
                 old = self._version_row(con, previous)
-                if (old["model"], old["dimension"]) != (target["model"], target["dimension"]):
+                if not same_model(old["model"], target["model"]) or old["dimension"] != target["dimension"]:
                     raise VersionConflict(
                         f"alias {alias} serves {previous} ({old['model']}, {old['dimension']} dims); "
                         f"{version} uses {target['model']} ({target['dimension']} dims). Queries would be "
@@ -530,10 +532,11 @@ class SqliteVectorStore:
             vrow = self._resolve_target(con, target)
             t = vrow["name"]
             where, params = filter_sql(filters, t)
-            if query.model != vrow["model"] or query.dimension != vrow["dimension"]:
+            if not query.fits(vrow["model"], vrow["dimension"]):
                 raise EmbeddingModelMismatch(
                     f"query embedded with {query.model} ({query.dimension} dims) but {t} holds vectors from "
-                    f"{vrow['model']} ({vrow['dimension']} dims); embed the query with the version's model",
+                    f"{vrow['model']} ({vrow['dimension']} dims); embed the query with the version's model"
+                    " (or declare both runtimes in embeddings.local.compatible_runtimes)",
                     version=t,
                 )
             m = self._matrix(con, vrow)

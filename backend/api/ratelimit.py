@@ -1,0 +1,49 @@
+"""Per-client rate limit (flask-limiter): one budget per API key across the whole API.
+
+The client is the principal (access control), else the API key (its SHA-256, never the
+key itself), else the client address; the check runs after authentication, so a
+key counted is a valid one. Over ``server.rate_limit.limit`` a request answers 429
+with ``Retry-After``. Probes and scrapers (/healthz, /readyz, /metrics) and the chat page's
+static files are exempt.
+Counts live in ``server.rate_limit.storage_uri``: in memory, each gunicorn worker
+counts alone; a shared store (redis) makes the limit global.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+from flask import Flask, current_app, g, request
+from flask_limiter import Limiter
+
+from backend.common.config import Settings
+
+API_KEY_HEADER = "X-API-Key"
+EXEMPT = frozenset({"health.healthz", "health.readyz", "metrics.metrics_endpoint", "static"})
+EXTENSION = "rag_limiter"
+
+
+def client_key() -> str:
+    principal = g.get("rag_principal")
+    if principal is not None:
+        return f"principal:{principal.name}"
+    settings: Settings = current_app.extensions["rag"].settings
+    key = request.headers.get(API_KEY_HEADER)
+    if settings.server.api_keys and key:
+        return "key:" + hashlib.sha256(key.encode()).hexdigest()[:32]
+    return f"addr:{request.remote_addr or 'unknown'}"
+
+
+def _exempt() -> bool:
+    return request.endpoint in EXEMPT
+
+
+def init_app(app: Flask, settings: Settings) -> None:
+    """Register the limiter; call after the authentication hook so it runs after it."""
+    limits = settings.server.rate_limit
+    if not limits.enabled:
+        return
+    app.extensions[EXTENSION] = Limiter(
+        client_key, app=app, application_limits=[limits.limit], application_limits_exempt_when=_exempt,
+        storage_uri=limits.storage_uri, headers_enabled=True, strategy="moving-window",
+    )

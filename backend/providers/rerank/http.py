@@ -1,0 +1,110 @@
+"""``Reranker`` over a ``/rerank`` HTTP endpoint (Cohere-compatible servers, text-embeddings-inference).
+
+One POST to ``{base_url}/rerank`` per search, with httpx. ``api: cohere`` sends
+``{model, query, documents, top_n}`` and reads ``{results: [{index, relevance_score}]}``;
+``api: tei`` sends ``{query, texts}`` and reads ``[{index, score}]``. Throttling (429),
+server errors (5xx) and timeouts are retried by tenacity with jittered exponential
+backoff (``retrieval.rerank.retry``); anything else fails at once as ``ProviderError``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import httpx
+import structlog
+from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential_jitter
+
+from backend.common.config import RerankSettings
+from backend.common.errors import ConfigError, ProviderError, ProviderRateLimited, ProviderTimeout, ProviderUnavailable
+
+log = structlog.get_logger(__name__)
+
+
+def request_body(query: str, texts: Sequence[str], settings: RerankSettings) -> dict[str, Any]:
+    if settings.api == "tei":
+        return {"query": query, "texts": list(texts), "truncate": True}
+    body: dict[str, Any] = {"query": query, "documents": list(texts), "top_n": len(texts)}
+    if settings.model:
+        body["model"] = settings.model
+    return body
+
+
+def parse_scores(payload: Any, expected: int, url: str) -> list[float]:
+    """One score per input text, in input order, from either response shape."""
+    items = payload.get("results") if isinstance(payload, dict) else payload
+    if not isinstance(items, list):
+        raise ProviderError(f"rerank endpoint {url}: malformed response, expected a list of results")
+    scores: list[float | None] = [None] * expected
+    for item in items:
+        try:
+            index = int(item["index"])
+            score = float(item["relevance_score"] if "relevance_score" in item else item["score"])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ProviderError(f"rerank endpoint {url}: malformed result {str(item)[:120]}") from exc
+        if not 0 <= index < expected:
+            raise ProviderError(f"rerank endpoint {url}: result index {index} outside 0..{expected - 1}")
+        scores[index] = score
+    missing = [i for i, s in enumerate(scores) if s is None]
+    if missing:
+        raise ProviderError(f"rerank endpoint {url}: no score for {len(missing)} of {expected} texts "
+                            f"(first index {missing[0]})")
+    return [float(s) for s in scores if s is not None]
+
+
+def _log_retry(state: RetryCallState) -> None:
+    exc = state.outcome.exception() if state.outcome else None
+    log.warning("rerank.retry", attempt=state.attempt_number, error=type(exc).__name__,
+                wait_s=round(state.next_action.sleep, 3) if state.next_action else None)
+
+
+class HttpReranker:
+    """``transport`` lets tests plug httpx's own; the tests use a real local server."""
+
+    def __init__(self, settings: RerankSettings, transport: httpx.BaseTransport | None = None) -> None:
+        if not settings.base_url:
+            raise ConfigError("retrieval.rerank.base_url is required with provider 'http'", field="base_url")
+        self._settings = settings
+        self._url = settings.base_url.rstrip("/") + "/rerank"
+        self.name = settings.model or self._url
+        headers = {"Content-Type": "application/json"}
+        if settings.api_key is not None:
+            headers["Authorization"] = f"Bearer {settings.api_key.get_secret_value()}"
+        self._client = httpx.Client(timeout=settings.timeout_s, headers=headers, transport=transport)
+
+    def close(self) -> None:
+        self._client.close()
+
+    def rerank(self, query: str, texts: Sequence[str]) -> list[float]:
+        if not texts:
+            return []
+        retry = self._settings.retry
+        retrying = Retrying(
+            retry=retry_if_exception_type((ProviderRateLimited, ProviderTimeout)),
+            stop=stop_after_attempt(retry.max_attempts),
+            wait=wait_exponential_jitter(initial=retry.initial_wait_s, max=retry.max_wait_s),
+            before_sleep=_log_retry,
+            reraise=True,
+        )
+        return retrying(self._post, request_body(query, texts, self._settings), len(texts))
+
+    def _post(self, body: dict[str, Any], expected: int) -> list[float]:
+        try:
+            response = self._client.post(self._url, json=body)
+        except httpx.TimeoutException as exc:
+            raise ProviderTimeout(f"rerank endpoint {self._url} did not answer within {self._settings.timeout_s}s") from exc
+        except httpx.TransportError as exc:
+            raise ProviderUnavailable(f"rerank endpoint {self._url} cannot be reached: {exc}") from exc
+        status = response.status_code
+        if status == 429:
+            raise ProviderRateLimited(f"rerank endpoint {self._url} throttled the request (HTTP 429)", status=status)
+        if status >= 500:
+            raise ProviderTimeout(f"rerank endpoint {self._url} failed with HTTP {status}", status=status)
+        if status >= 400:
+            raise ProviderError(f"rerank endpoint {self._url} rejected the request with HTTP {status}: "
+                                f"{response.text[:200]}", status=status)
+        try:
+            payload = response.json()
+        except ValueError as exc:
+            raise ProviderError(f"rerank endpoint {self._url}: response is not JSON") from exc
+        return parse_scores(payload, expected, self._url)

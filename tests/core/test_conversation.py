@@ -1,0 +1,106 @@
+"""The offline rule that makes a follow-up standalone, and how an answer is cut for streaming."""
+
+from __future__ import annotations
+
+import pytest
+
+from backend.common.errors import ProviderUnavailable
+from backend.core.services.conversation import (
+    Condensed,
+    condense,
+    condense_offline,
+    condense_with_llm,
+    conversation_key,
+    stream_pieces,
+    topic_words,
+)
+from backend.core.types import ChatRequest
+
+PREVIOUS = "How many days of annual leave do employees get?"
+
+
+@pytest.mark.parametrize("follow_up,expected", [
+    ("and for part-time staff?", "How many days of annual leave do employees get, for part-time staff?"),
+    ("And what about contractors?", "How many days of annual leave do employees get, contractors?"),
+    ("what about after 5 years", "How many days of annual leave do employees get, after 5 years?"),
+    ("How about interns?", "How many days of annual leave do employees get, interns?"),
+    ("but in Lisbon?", "How many days of annual leave do employees get, in Lisbon?"),
+])
+def test_a_connective_follow_up_continues_the_previous_question(follow_up: str, expected: str) -> None:
+    assert condense_offline(follow_up, PREVIOUS) == Condensed(expected, "rule", "connective")
+
+
+@pytest.mark.parametrize("follow_up,expected", [
+    ("Who approves it?", "Who approves it (days annual leave employees)?"),
+    ("Can they carry it over?", "Can they carry it over (days annual leave employees)?"),
+    ("Is that paid out.", "Is that paid out (days annual leave employees)."),
+])
+def test_a_short_follow_up_pointing_back_gets_the_previous_topic(follow_up: str, expected: str) -> None:
+    assert condense_offline(follow_up, PREVIOUS) == Condensed(expected, "rule", "elliptical")
+
+
+@pytest.mark.parametrize("question", [
+    "What is the visitor policy for the Lisbon office?",  # standalone
+    "Which form do I use to request parental leave when the child is adopted from abroad?",  # long, has no back-reference
+    "android phones",  # "and" only as part of a word
+])
+def test_a_standalone_question_is_left_alone(question: str) -> None:
+    assert condense_offline(question, PREVIOUS) == Condensed(question, "none")
+
+
+def test_without_a_previous_question_nothing_is_condensed() -> None:
+    assert condense_offline("and for part-time staff?", None) == Condensed("and for part-time staff?", "none")
+    assert condense("  and   for part-time staff? ", [], None) == Condensed("and for part-time staff?", "none")
+
+
+def test_the_rule_chains_on_the_previous_standalone_question() -> None:
+    history = [PREVIOUS, "How many days of annual leave do employees get, for part-time staff?"]
+    assert condense("and in Lisbon?", history, None).query == (
+        "How many days of annual leave do employees get, for part-time staff, in Lisbon?")
+
+
+def test_topic_words_keep_the_spelling_and_drop_function_words() -> None:
+    assert topic_words("What does the VPN policy say about MFA for contractors?") == "VPN policy say MFA contractors"
+
+
+class ScriptedLlm:
+    name = "openai_compat"
+
+    def __init__(self, answer: str | Exception) -> None:
+        self.answer = answer
+        self.requests: list[ChatRequest] = []
+
+    def generate(self, request: ChatRequest) -> str:
+        self.requests.append(request)
+        if isinstance(self.answer, Exception):
+            raise self.answer
+        return self.answer
+
+
+def test_a_failing_or_blank_llm_falls_back_to_the_rule() -> None:
+    failing = ScriptedLlm(ProviderUnavailable("down"))
+    assert condense_with_llm(failing, "and for part-time staff?", [PREVIOUS]).by == "rule"
+    assert condense_with_llm(ScriptedLlm("  \n "), "and for part-time staff?", [PREVIOUS]).by == "rule"
+
+
+def test_the_llm_sees_the_last_questions_only_and_its_first_line_is_taken() -> None:
+    llm = ScriptedLlm("Standalone question?\nExplanation the model added.")
+    history = [f"question {i}" for i in range(10)]
+    assert condense("follow up", history, llm) == Condensed("Standalone question?", "llm")
+    prompt = llm.requests[0].question
+    assert "User: question 9" in prompt and "User: question 5" not in prompt and "Last question: follow up" in prompt
+
+
+def test_conversation_keys_are_hashes() -> None:
+    assert conversation_key("c-1") == conversation_key("c-1") != conversation_key("c-2")
+    assert len(conversation_key("c-1")) == 64 and "c-1" not in conversation_key("c-1")
+
+
+@pytest.mark.parametrize("text,pieces", [
+    ("One [1]. Two [2] Three. [3]", ["One [1]. ", "Two [2] ", "Three. [3]"]),
+    ("First sentence [1] Second sentence [2]", ["First sentence [1] ", "Second sentence [2]"]),
+    ("No markers. Just text!  Still?", ["No markers. ", "Just text!  ", "Still?"]),
+    ("", []),
+])
+def test_stream_pieces_join_back_into_the_answer(text: str, pieces: list[str]) -> None:
+    assert stream_pieces(text) == pieces and "".join(pieces) == text
