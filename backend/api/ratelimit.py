@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 
-from flask import Flask, current_app, g, request
+from flask import Flask, Response, current_app, g, request
 from flask_limiter import Limiter
 
 from backend.common.config import Settings
@@ -38,11 +38,20 @@ def _exempt() -> bool:
     return request.endpoint in EXEMPT
 
 
+def _retry_after_only_when_limited(response: Response) -> Response:
+    """flask-limiter sends ``Retry-After`` on every response; it means something only on a 429."""
+    if response.status_code != 429:
+        response.headers.pop("Retry-After", None)
+    return response
+
+
 def init_app(app: Flask, settings: Settings) -> None:
     """Register the limiter; call after the authentication hook so it runs after it."""
     limits = settings.server.rate_limit
     if not limits.enabled:
         return
+    # after_request hooks run last-registered first: this one must run after the limiter's
+    app.after_request(_retry_after_only_when_limited)
     app.extensions[EXTENSION] = Limiter(
         client_key, app=app, application_limits=[limits.limit], application_limits_exempt_when=_exempt,
         storage_uri=limits.storage_uri, headers_enabled=True, strategy="moving-window",

@@ -50,6 +50,13 @@ def packaged_model_path(model_id: str) -> Path:
     )
 
 
+def checked_dimension(settings: EmbeddingSettings, model_id: str, produced: int) -> int:
+    """The model's vector width, refused when ``embeddings.dimension`` expects another."""
+    if settings.dimension is not None and settings.dimension != produced:
+        raise ConfigError(f"embeddings.dimension is {settings.dimension} but model {model_id} produces {produced}")
+    return produced
+
+
 def make_local_embedder(settings: EmbeddingSettings) -> Any:
     """The local embedder ``embeddings.local.runtime`` names (torch or ONNX Runtime)."""
     if settings.local.runtime == "onnx":
@@ -95,11 +102,8 @@ class LocalEmbedder:
         self.runtime = runtime_tag("torch", "none")
         self.model_id = model_stamp(settings.model, self.runtime)
         self.compatible_models = compatible_stamps(self.model_id, settings.local.compatible_runtimes)
-        self.dimension = int(self._model.get_embedding_dimension())  # type: ignore[attr-defined]
-        if settings.dimension is not None and settings.dimension != self.dimension:
-            raise ConfigError(
-                f"embeddings.dimension is {settings.dimension} but model {self.model_id} produces {self.dimension}"
-            )
+        self.dimension = checked_dimension(settings, self.model_id,
+                                           int(self._model.get_embedding_dimension()))  # type: ignore[attr-defined]
         self.calls = 0
         self.texts_embedded = 0
 

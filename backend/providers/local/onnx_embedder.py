@@ -20,6 +20,7 @@ from backend.common.errors import ConfigError, ProviderError
 from backend.core.model_stamp import compatible_stamps, model_stamp, runtime_tag
 from backend.core.types import Vector
 from backend.providers.local.batching import length_sorted_batches
+from backend.providers.local.embedder import checked_dimension
 from backend.providers.local.onnx_export import ensure_export
 from backend.providers.local.threads import available_cores
 
@@ -74,11 +75,8 @@ class OnnxEmbedder:
         self.runtime = runtime_tag("onnx", local.quantization)
         self.model_id = model_stamp(settings.model, self.runtime)
         self.compatible_models = compatible_stamps(self.model_id, local.compatible_runtimes)
-        self.dimension = int(self._run([self._tok.encode("dimension")]).shape[1])
-        if settings.dimension is not None and settings.dimension != self.dimension:
-            raise ConfigError(
-                f"embeddings.dimension is {settings.dimension} but model {settings.model} produces {self.dimension}"
-            )
+        self.dimension = checked_dimension(settings, self.model_id,
+                                           int(self._run([self._tok.encode("dimension")]).shape[1]))
         self.calls = 0
         self.texts_embedded = 0
 
