@@ -32,7 +32,7 @@ from backend.providers.sqlite_vs import dense
 
 VARIANTS = (("torch fp32", "torch", "none"), ("onnx fp32", "onnx", "none"), ("onnx int8", "onnx", "int8"))
 SLICES = 8
-PIPELINE_DOCS = 100
+PIPELINE_DOCS = 300  # long enough that the steady rate, not per-run set-up, is measured
 PIPELINE_SLICES = 3
 #: Same-run ratio the default runtime's pipeline must reach over the torch pipeline
 #: (issue 18: 2.5x the 16 chunks/s torch gave; the pipeline ran at the bare embedder's speed).
@@ -60,16 +60,26 @@ def _high_water_mb() -> float:
     return float("nan")
 
 
-def peak_rss_of(config: Path, runtime: str, quantization: str, texts: list[str]) -> float:
-    """Child process: load one runtime, embed one call of texts and a query; its peak RSS."""
+def alone(config: Path, runtime: str, quantization: str, texts: list[str]) -> tuple[float, dict[str, float]]:
+    """Child process that loads only this runtime, as a server does: its peak RSS after one
+    call of texts, and the latency of the chat questions embedded one at a time. (In the
+    interleaved process, the thread pool of the runtime that ran just before still spins
+    on the cores for a while, which a server never sees.)"""
     from backend.common.logging import configure_logging
     from backend.providers.local.embedder import make_local_embedder
 
     configure_logging(level="WARNING")
     embedder = make_local_embedder(_variant_settings(config, runtime, quantization).embeddings)
     embedder.embed_documents(texts)
-    embedder.embed_queries(["peak memory"])
-    return _high_water_mb()
+    embedder.embed_queries(["warm-up question"])
+    peak = _high_water_mb()
+    samples = []
+    for _ in range(SHORT_ROUNDS * 4):
+        for text in QUESTIONS:
+            start = time.perf_counter()
+            embedder.embed_queries([text])
+            samples.append((time.perf_counter() - start) * 1000)
+    return peak, percentiles(samples)
 
 
 def _pipeline_cps(config: Path, settings: Any, embedder: Any, docs: dict[str, str], folder: Path) -> tuple[int, float]:
@@ -169,10 +179,10 @@ def measure(config: Path, cisi_dir: Path, work: Path) -> Section:
     section = Section("Local embedding runtimes (CISI; runtimes interleaved in one process)")
     spawn = multiprocessing.get_context("spawn")
     rss_texts = list(load_documents(cisi_dir).values())[:configured.batching.batch_size]
-    rss = {}
+    rss, own = {}, {}
     for name, runtime, quantization in VARIANTS:
         with ProcessPoolExecutor(max_workers=1, mp_context=spawn) as pool:
-            rss[name] = pool.submit(peak_rss_of, config, runtime, quantization, rss_texts).result()
+            rss[name], own[name] = pool.submit(alone, config, runtime, quantization, rss_texts).result()
     results = measure_interleaved(config, cisi_dir, work)
     qrels = load_qrels(cisi_dir)
     torch_r = results["torch fp32"]
@@ -185,7 +195,8 @@ def measure(config: Path, cisi_dir: Path, work: Path) -> Section:
         section.figures[f"{name}: bare chunks/s"] = round(r["bare_cps"], 1)
         section.figures[f"{name}: pipeline chunks/s ({PIPELINE_SLICES}x{PIPELINE_DOCS} docs, sanitize off)"] = round(r["pipeline_cps"], 1)
         section.figures[f"{name}: CISI query ms p50 / p95"] = f"{r['query_ms']['p50']} / {r['query_ms']['p95']}"
-        section.figures[f"{name}: chat question ms p50 / p95"] = f"{r['short_ms']['p50']} / {r['short_ms']['p95']}"
+        section.figures[f"{name}: chat question ms p50 / p95 (interleaved)"] = f"{r['short_ms']['p50']} / {r['short_ms']['p95']}"
+        section.figures[f"{name}: chat question ms p50 / p95 (own process)"] = f"{own[name]['p50']} / {own[name]['p95']}"
         section.figures[f"{name}: peak RSS MB (own process, one call)"] = round(rss[name])
         section.figures[f"{name}: CISI nDCG@10 (exact cosine)"] = ndcg[name]
         if name != "torch fp32":
@@ -206,7 +217,7 @@ def measure(config: Path, cisi_dir: Path, work: Path) -> Section:
     # issue the pipeline ran at the torch embedder's own speed, ratio 0.99)
     section.target(f"{default} pipeline / torch fp32 pipeline chunks/s",
                    chosen["pipeline_cps"] / torch_r["pipeline_cps"], ">=", PIPELINE_GOAL)
-    section.target(f"{default} single chat question p50 ms", chosen["short_ms"]["p50"], "<=", QUERY_P50_GOAL_MS)
+    section.target(f"{default} single chat question p50 ms (own process)", own[default]["p50"], "<=", QUERY_P50_GOAL_MS)
     section.target(f"{default} |nDCG@10 - torch fp32|", abs(ndcg[default] - ndcg["torch fp32"]), "<=", NDCG_TOLERANCE)
     section.notes.append("runtimes take turns on every slice and query, so load from other jobs on a shared "
                          "machine hits each alike; absolute figures move with load, ratios much less")
