@@ -14,15 +14,13 @@ import json
 from typing import Any, Iterator
 
 import httpx
-import structlog
-from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential_jitter
+from tenacity import Retrying
 
 from backend.common.config import ChatProviderSettings
-from backend.common.errors import ConfigError, ProviderError, ProviderRateLimited, ProviderTimeout, ProviderUnavailable
+from backend.common.errors import ConfigError, ProviderError, ProviderTimeout, ProviderUnavailable
 from backend.core.prompt import build_prompt
 from backend.core.types import ChatRequest
-
-log = structlog.get_logger(__name__)
+from backend.providers.http_json import check_status, json_client, transient_retrying
 
 
 def request_body(request: ChatRequest, settings: ChatProviderSettings) -> dict[str, Any]:
@@ -53,23 +51,13 @@ class OpenAICompatChatModel:
             raise ConfigError("llm: provider openai_compat needs model", field="model")
         self._settings = settings
         self._url = settings.base_url.rstrip("/") + "/chat/completions"
-        headers = {"Content-Type": "application/json"}
-        if settings.api_key is not None:
-            headers["Authorization"] = f"Bearer {settings.api_key.get_secret_value()}"
-        self._client = httpx.Client(timeout=settings.timeout_s, headers=headers, transport=transport)
+        self._client = json_client(settings.api_key, settings.timeout_s, transport)
 
     def close(self) -> None:
         self._client.close()
 
     def _retrying(self) -> Retrying:
-        retry = self._settings.retry
-        return Retrying(
-            retry=retry_if_exception_type((ProviderRateLimited, ProviderTimeout)),
-            stop=stop_after_attempt(retry.max_attempts),
-            wait=wait_exponential_jitter(initial=retry.initial_wait_s, max=retry.max_wait_s),
-            before_sleep=_log_retry,
-            reraise=True,
-        )
+        return transient_retrying(self._settings.retry, "chat.openai_compat.retry")
 
     def generate(self, request: ChatRequest) -> str:
         return self._retrying()(self._post, request_body(request, self._settings))
@@ -93,7 +81,7 @@ class OpenAICompatChatModel:
         if response.status_code >= 400:
             response.read()
             response.close()
-            _check_status(response, self._url)
+            check_status(response, "chat endpoint", self._url)
         return response
 
     def _post(self, body: dict[str, Any]) -> str:
@@ -103,20 +91,8 @@ class OpenAICompatChatModel:
             raise ProviderTimeout(f"chat endpoint {self._url} did not answer within {self._settings.timeout_s}s") from exc
         except httpx.TransportError as exc:
             raise ProviderUnavailable(f"chat endpoint {self._url} cannot be reached: {exc}") from exc
-        _check_status(response, self._url)
+        check_status(response, "chat endpoint", self._url)
         return _content(response, self._url)
-
-
-def _check_status(response: httpx.Response, url: str) -> None:
-    """Our error for an HTTP error status; nothing for a success."""
-    status = response.status_code
-    if status == 429:
-        raise ProviderRateLimited(f"chat endpoint {url} throttled the request (HTTP 429)", status=status)
-    if status >= 500:
-        raise ProviderTimeout(f"chat endpoint {url} failed with HTTP {status}", status=status)
-    if status >= 400:
-        raise ProviderError(f"chat endpoint {url} rejected the request with HTTP {status}: {response.text[:200]}",
-                            status=status)
 
 
 def _stream_tokens(response: httpx.Response, url: str, timeout_s: float) -> Iterator[str]:
@@ -153,8 +129,3 @@ def _content(response: httpx.Response, url: str) -> str:
     if content is not None and not isinstance(content, str):
         raise ProviderError(f"chat endpoint {url} answered a non-text message content ({type(content).__name__})")
     return content or ""
-
-
-def _log_retry(state: RetryCallState) -> None:
-    exc = state.outcome.exception() if state.outcome else None
-    log.warning("chat.openai_compat.retry", attempt=state.attempt_number, error=type(exc).__name__)

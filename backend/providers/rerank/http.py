@@ -12,13 +12,10 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 import httpx
-import structlog
-from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential_jitter
 
 from backend.common.config import RerankSettings
-from backend.common.errors import ConfigError, ProviderError, ProviderRateLimited, ProviderTimeout, ProviderUnavailable
-
-log = structlog.get_logger(__name__)
+from backend.common.errors import ConfigError, ProviderError, ProviderTimeout, ProviderUnavailable
+from backend.providers.http_json import check_status, json_client, transient_retrying
 
 
 def request_body(query: str, texts: Sequence[str], settings: RerankSettings) -> dict[str, Any]:
@@ -52,12 +49,6 @@ def parse_scores(payload: Any, expected: int, url: str) -> list[float]:
     return [float(s) for s in scores if s is not None]
 
 
-def _log_retry(state: RetryCallState) -> None:
-    exc = state.outcome.exception() if state.outcome else None
-    log.warning("rerank.retry", attempt=state.attempt_number, error=type(exc).__name__,
-                wait_s=round(state.next_action.sleep, 3) if state.next_action else None)
-
-
 class HttpReranker:
     """``transport`` lets tests plug httpx's own; the tests use a real local server."""
 
@@ -67,10 +58,7 @@ class HttpReranker:
         self._settings = settings
         self._url = settings.base_url.rstrip("/") + "/rerank"
         self.name = settings.model or self._url
-        headers = {"Content-Type": "application/json"}
-        if settings.api_key is not None:
-            headers["Authorization"] = f"Bearer {settings.api_key.get_secret_value()}"
-        self._client = httpx.Client(timeout=settings.timeout_s, headers=headers, transport=transport)
+        self._client = json_client(settings.api_key, settings.timeout_s, transport)
 
     def close(self) -> None:
         self._client.close()
@@ -78,14 +66,7 @@ class HttpReranker:
     def rerank(self, query: str, texts: Sequence[str]) -> list[float]:
         if not texts:
             return []
-        retry = self._settings.retry
-        retrying = Retrying(
-            retry=retry_if_exception_type((ProviderRateLimited, ProviderTimeout)),
-            stop=stop_after_attempt(retry.max_attempts),
-            wait=wait_exponential_jitter(initial=retry.initial_wait_s, max=retry.max_wait_s),
-            before_sleep=_log_retry,
-            reraise=True,
-        )
+        retrying = transient_retrying(self._settings.retry, "rerank.retry")
         return retrying(self._post, request_body(query, texts, self._settings), len(texts))
 
     def _post(self, body: dict[str, Any], expected: int) -> list[float]:
@@ -95,14 +76,7 @@ class HttpReranker:
             raise ProviderTimeout(f"rerank endpoint {self._url} did not answer within {self._settings.timeout_s}s") from exc
         except httpx.TransportError as exc:
             raise ProviderUnavailable(f"rerank endpoint {self._url} cannot be reached: {exc}") from exc
-        status = response.status_code
-        if status == 429:
-            raise ProviderRateLimited(f"rerank endpoint {self._url} throttled the request (HTTP 429)", status=status)
-        if status >= 500:
-            raise ProviderTimeout(f"rerank endpoint {self._url} failed with HTTP {status}", status=status)
-        if status >= 400:
-            raise ProviderError(f"rerank endpoint {self._url} rejected the request with HTTP {status}: "
-                                f"{response.text[:200]}", status=status)
+        check_status(response, "rerank endpoint", self._url)
         try:
             payload = response.json()
         except ValueError as exc:
