@@ -63,13 +63,31 @@ def test_every_section_but_http_reports_its_figures_and_targets(collection: Path
     for name in ("baseline BM25 (bm25s, English stop words)", "baseline bare all-MiniLM-L6-v2 exact cosine",
                  "product dense", "product lexical", "product fusion"):
         assert 0.0 < quality.figures[name] <= 1.0, name
-    assert len(quality.targets) == 5
-    assert [t[0] for t in quality.targets[3:]] == ["best option nDCG@10 (issue 21 target)",
-                                                   "best option ms/query / plain fusion"]
+    assert [t[0] for t in quality.targets[3:7]] == ["best option nDCG@10 (issue 21 target)",
+                                                    "best option ms/query / plain fusion",
+                                                    "chosen settings, held-out half nDCG@10 (issue 21 target)",
+                                                    "chosen settings, all judged nDCG@10 (issue 21 target)"]
+    # settings are chosen on the odd query ids (1, 3) and judged on the even ones (2, 4)
+    assert quality.figures["held-out split"].startswith("tune on 2 odd query ids, judge on 2 even ids")
+    assert "wins" in quality.figures["chosen: held-out nDCG@10 (plain fusion)"]
+    assert "x)" in quality.figures["cost ms/query, plain fusion vs chosen (median of interleaved runs)"]
     for label in ("fusion rrf d1/l1 depth100", "fusion score d0.7/l0.3 depth100 rerank sentences@20",
                   "fusion rrf d1/l1 depth100 headers"):
         assert "wins" in quality.figures[f"option {label}"], label
     assert quality.figures["option fusion rrf d1/l1 depth100"].startswith(f"{quality.figures['product fusion']:.4f}")
+    # issue 20: every strategy on a version enriched offline (questions and summaries), with its cost
+    for strategy in ("dense", "lexical", "fusion", "hyde", "hyde_fusion", "hierarchical", "enriched_fusion"):
+        ndcg, recall, ms = (float(x) for x in
+                            quality.figures[f"enriched (extractive) {strategy} nDCG@10 / recall@10 / ms per query"]
+                            .split(" / "))
+        assert 0.0 <= ndcg <= 1.0 and 0.0 <= recall <= 1.0 and ms > 0, strategy
+    assert "product fusion recall@10" in quality.figures
+    questions, summaries = (int(x) for x in quality.figures["enriched (extractive) questions / summaries stored"]
+                            .split(" / "))
+    assert questions >= 32 and summaries >= 32  # at least one question and one summary per document
+    assert quality.figures["enriched (extractive) LLM calls per 1k chunks"] == 0.0
+    assert quality.figures["enriched (extractive) texts embedded per chunk"] > 1
+    assert quality.targets[-1][0].startswith("best enriched strategy (")
 
     latency = by_title["Query latency and scale"]
     for size in ("    500", "   1000"):
@@ -77,6 +95,9 @@ def test_every_section_but_http_reports_its_figures_and_targets(collection: Path
         assert "p99=" in latency.figures[f"{size} chunks: filtered search ms (1/13 match)"]
         assert latency.figures[f"{size} chunks: store size MB"] > 0
     assert "p50 growth 500 -> 1000 (x2 data)" in latency.figures
+    assert "p50=" in latency.figures["   1000 chunks: GET /search ms, chosen"]
+    assert latency.figures["   1000 chunks: /search p50 chosen / plain fusion"] > 0
+    assert "1000 chunks: /search p50 chosen / default (dense)" in [t[0] for t in latency.targets]
     assert lines[0].startswith("machine: ") and lines[-1].startswith("total seconds: ")
 
 

@@ -60,15 +60,24 @@ def build_services(
     """Build adapters from config (or take the ones given) and wire the services.
     Raises ``ConfigError`` for an unsupported distance / score-mode combination or an
     alias that serves a version of another distance than ``retrieval.distance``."""
-    from backend.providers.registry import build_chat_model, build_embedder, build_reranker, build_store
+    from backend.providers.registry import (
+        build_chat_model,
+        build_embedder,
+        build_reranker,
+        build_store,
+        reranker_factory,
+    )
 
     store = store if store is not None else build_store(settings)
     embedder = embedder if embedder is not None else build_embedder(settings)
     primary = primary if primary is not None else build_chat_model(settings.llm.primary, settings)
     fallback = fallback if fallback is not None else build_chat_model(settings.llm.fallback, settings)
     reranker = build_reranker(settings, embedder)
+    rerankers = reranker_factory(settings, embedder)
+    # each version is served with the retrieval settings stamped on it at ingest
     searches = {
-        name: SearchService(store, embedder, profile, settings.retrieval, reranker)
+        name: SearchService(store, embedder, profile, settings.retrieval, reranker, follow_stamp=True,
+                            rerankers=rerankers)
         for name, profile in settings.embeddings.profiles.items()
     }
     # the extractive answerer's sentence scorer when it is the primary (one vector cache), else a new one

@@ -13,6 +13,8 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 
+from backend.common.config import SearchStrategy
+
 Mode = Literal["rag", "hybrid", "fallback"]
 
 
@@ -53,7 +55,7 @@ class ChatRequestBody(_Strict):
         description="Metadata filters, ANDed: a value, a list (any of), or {any, all, gte, lte}; fields are "
         "the built-ins (doc_id, source, chunk_type, tags, lang, updated_at) and retrieval.metadata_schema.",
     )
-    strategy: Literal["dense", "lexical", "fusion"] | None = Field(None, description="Search strategy; default retrieval.strategy.")
+    strategy: SearchStrategy | None = Field(None, description="Search strategy; default retrieval.strategy.")
     conversation_id: str | None = Field(None, max_length=128, description="Client's conversation id, stored with the interaction.")
 
     @field_validator("question")
@@ -84,6 +86,8 @@ class Citation(_Out):
     chunk_type: str
     image_ref: str | None = Field(None, description="Figures: image path relative to the assets directory.")
     figure_id: str | None = None
+    page: str | None = Field(None, description="Where in the source: the PDF page number, or the heading path "
+                             "(\"Leave > Carry-over\") of DOCX / Markdown / HTML; null when ingest recorded neither.")
 
 
 class RetrievedChunkMeta(_Out):
@@ -134,7 +138,7 @@ class AnswerSentenceOut(_Out):
 
 class AnswerExplainOut(_Out):
     method: str
-    question_type: str | None = Field(..., description="number, date, name, location, option, or null.")
+    question_type: str | None = Field(..., description="duration, list, number, date, name, location, option, or null.")
     content_words: list[str]
     candidates: int = Field(..., description="Sentences scored.")
     scoring: str
@@ -156,6 +160,16 @@ class RerankOut(_Out):
     reranked: int = Field(..., description="Candidates the reranker scored.")
     moved: int = Field(..., description="How many of them changed rank.")
     order: list[RerankMoveOut]
+
+
+class RetrievalSettingsOut(_Out):
+    source: Literal["version stamp", "live config"] = Field(
+        ..., description="version stamp: the settings recorded on the version at ingest; live config: the version "
+        "has no stamp (made before stamps existed), so the running configuration applies.")
+    version: str | None = Field(None, description="The version searched.")
+    stamped: bool = Field(False, description="Whether the version carries a stamp.")
+    stamp: dict[str, Any] | None = Field(
+        None, description="The stamp: strategy, fusion, lexical, rerank (provider, model, top_n...), freshness.")
 
 
 class DecisionExplain(_Out):
@@ -195,6 +209,9 @@ class DecisionExplain(_Out):
     rerank: RerankOut | None = Field(
         None, description="retrieval.rerank: how the reranker re-ordered the first top_n candidates (the thresholds "
         "still compared dense similarity); null without a reranker.")
+    retrieval_settings: RetrievalSettingsOut | None = Field(
+        None, description="Which retrieval settings chose the chunks: the served version's stamp (recorded at "
+        "ingest) or, for a version made before stamps, the live config.")
 
 
 class ChatResponse(_Out):

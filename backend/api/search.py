@@ -10,7 +10,7 @@ so a client or an agent can inspect or re-rank them. Presets are seed 000's
 from __future__ import annotations
 
 import json
-from typing import Any, Literal
+from typing import Any
 
 from flask import Blueprint, Response, current_app, jsonify, request
 from pydantic import BaseModel, ConfigDict, Field
@@ -18,7 +18,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from backend.api import access
 from backend.api.chat import DOMAIN_HEADER, FieldOutOfRange
 from backend.common.errors import RequestError, RequestTooLarge
+from backend.common.config import SearchStrategy
 from backend.core.metadata_schema import filterable_fields, parse_filters
+from backend.core.services.hierarchy import as_dict, page_of
 from backend.core.services.search_service import (
     SearchOutcome,
     SearchRequest,
@@ -39,7 +41,7 @@ class SearchParams(BaseModel):
 
     q: str | None = Field(None, description="The query; optional only for a preset whose template does not use {query}.")
     top_k: int | None = Field(None, ge=1, description="Hits to return (1..retrieval.max_top_k); default retrieval.top_k.")
-    strategy: Literal["dense", "lexical", "fusion"] | None = Field(None, description="Default retrieval.strategy.")
+    strategy: SearchStrategy | None = Field(None, description="Default retrieval.strategy.")
     filters: str | None = Field(None, description='JSON object, e.g. {"department": {"any": ["it"]}}.')
     preset: str | None = Field(None, description="Name of a configured preset (GET /search/presets).")
     value: str | None = Field(None, description="The preset's filter value.")
@@ -58,7 +60,33 @@ class SearchHit(BaseModel):
     fused_score: float | None = Field(None, description="Fusion score (strategy fusion: RRF or normalised score).")
     rerank_score: float | None = Field(None, description="Reranker score, when retrieval.rerank re-scored the hit.")
     rank_before_rerank: int | None = Field(None, description="The hit's rank before the reranker re-ordered it.")
+    matched_question: str | None = Field(None, description="hyde strategies: the chunk's hypothetical question that "
+                                         "matched the query best.")
+    page: str | None = Field(None, description="The PDF page number or the heading path (\"Leave > Carry-over\") the "
+                             "chunk is on, when ingest recorded one.")
     metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class TreeChunk(BaseModel):
+    chunk_id: str
+    score: float = Field(..., description="The score that ordered the hit: the hierarchical score, or the fused "
+                         "score under enriched_fusion.")
+
+
+class TreePage(BaseModel):
+    page: str | None = Field(..., description="PDF page number or heading path; null when the chunks carry neither.")
+    score: float = Field(..., description="Best of the page summary's and the page's chunks' per-type normalised scores.")
+    summary: str | None = Field(None, description="The page summary, when one matched.")
+    chunks: list[TreeChunk]
+
+
+class TreeDocument(BaseModel):
+    doc_id: str
+    source: str
+    score: float = Field(..., description="Best per-type normalised score among the document's summary, pages and "
+                         "chunks (seed 002).")
+    summary: str | None = Field(None, description="The document (artifact) summary, when it matched.")
+    pages: list[TreePage]
 
 
 class SearchResponse(BaseModel):
@@ -73,6 +101,9 @@ class SearchResponse(BaseModel):
     preset: str | None
     filters: list[dict[str, Any]]
     hits: list[SearchHit]
+    tree: list[TreeDocument] | None = Field(
+        None, description="hierarchical and enriched_fusion: the hits grouped document -> page -> chunk, with the "
+        "summaries that matched; null for the other strategies.")
     details: dict[str, Any]
 
 
@@ -81,7 +112,8 @@ def _hit(hit: ScoredChunk) -> SearchHit:
     return SearchHit(rank=hit.rank, chunk_id=c.chunk_id, doc_id=c.doc_id, source=c.source, chunk_type=c.chunk_type,
                      chunk_index=c.chunk_index, text=c.text, dense_similarity=hit.score,
                      lexical_score=hit.lexical_score, fused_score=hit.fused_score, rerank_score=hit.rerank_score,
-                     rank_before_rerank=hit.rank_before_rerank, metadata=strip_acl(c.metadata))
+                     rank_before_rerank=hit.rank_before_rerank, matched_question=hit.matched_question,
+                     page=page_of(c), metadata=strip_acl(c.metadata))
 
 
 def _filter_dict(f: FieldFilter) -> dict[str, Any]:
@@ -141,7 +173,9 @@ def run_search(services: Any, params: SearchParams, domain: str | None,
         query=query, strategy=outcome.strategy, score_source=outcome.score_source,
         order_by=str(outcome.details.get("order_by", "dense_similarity")), retrieval_target=route.target,
         domain=route.domain, version=outcome.version, top_k=top_k, preset=params.preset,
-        filters=[_filter_dict(f) for f in filters], hits=[_hit(h) for h in outcome.hits], details=dict(outcome.details),
+        filters=[_filter_dict(f) for f in filters], hits=[_hit(h) for h in outcome.hits],
+        tree=[TreeDocument.model_validate(d) for d in as_dict(outcome.tree)] if outcome.tree else None,
+        details=dict(outcome.details),
     )
 
 

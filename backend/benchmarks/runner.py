@@ -66,6 +66,11 @@ def run(cisi_dir: Path, sizes: tuple[int, ...], sections: tuple[str, ...], confi
                 section = quality.measure(cisi_settings, plain.store, memo, ingestion.CISI_VERSION, documents,
                                           load_queries(cisi_dir), load_qrels(cisi_dir), headed_store=headed)
                 headed.close()
+                # seeds 001/002 on the non-generative enricher (offline, no model download)
+                enriched = quality.enriched_store(config, memo, documents, work, provider="extractive")
+                quality.measure_enriched(cisi_settings, enriched, memo, ingestion.CISI_VERSION,
+                                         load_queries(cisi_dir), load_qrels(cisi_dir), section)
+                enriched.store.close()
                 out.append(section)
                 emit(section.render())
             plain.store.close()
@@ -79,6 +84,13 @@ def run(cisi_dir: Path, sizes: tuple[int, ...], sections: tuple[str, ...], confi
             emit(section.render())
         if "pii" in sections:
             section = pii.measure(config)
+            out.append(section)
+            emit(section.render())
+        if "enrich" in sections:
+            from backend.benchmarks import enrichment
+
+            section = enrichment.measure(config, embedder, work, cisi_dir=cisi_dir, llm_docs=24, sample_docs=8,
+                                         corpora=enrichment.CORPORA)
             out.append(section)
             emit(section.render())
     emit(f"total seconds: {time.perf_counter() - started:.0f}; peak RSS MB: {peak_rss_mb():.0f}")

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+from typing import get_args
 
 import click
 
 from backend.cli.context import settings_from
+from backend.common.config import SearchStrategy
 from backend.core.services.chat_service import ChatAnswer, ChatQuery
 
 
@@ -45,7 +47,7 @@ def render(answer: ChatAnswer) -> str:
 @click.argument("question")
 @click.option("--domain", default=None, help="Domain key (as X-RAG-Domain): query that domain's alias.")
 @click.option("--top-k", type=int, default=None, help="Candidates to retrieve.")
-@click.option("--strategy", type=click.Choice(["dense", "lexical", "fusion"]), default=None)
+@click.option("--strategy", type=click.Choice(list(get_args(SearchStrategy))), default=None)
 @click.option("--json", "as_json", is_flag=True, help="Print the /chat response body as JSON.")
 @click.option("--as", "run_as_name", default=None, metavar="PRINCIPAL",
               help="Answer from what this configured principal may see (access.principals); default: everything.")

@@ -63,7 +63,8 @@ def render_report(report: EvaluationReport) -> str:
             row += f"{_fmt(c['baseline'], metric):>10}{delta:>10}"
         lines.append(row)
     if comparison:
-        lines.append(f"(baseline: {compared['baseline_version']}, served by {compared['alias']})")
+        how = "named by" if str(compared["alias"]).startswith("--") else "served by"
+        lines.append(f"(baseline: {compared['baseline_version']}, {how} {compared['alias']})")
     confusion = ", ".join(f"{exp}->{dec}: {n}" for exp, row in sorted(report.mode_confusion.items())
                           for dec, n in sorted(row.items()))
     lines.append(f"modes (expected->decided): {confusion}")
@@ -96,12 +97,17 @@ def _eval_target(settings: Settings, store: Any, version: str | None, alias: str
 @click.option("--domain-key", default=None, help="Use the domain's alias and golden set.")
 @click.option("--golden", type=click.Path(dir_okay=False), default=None, help="Golden set (default from config).")
 @click.option("--compare", "compare_alias", default=None, help="Add per-metric deltas against the version this alias serves.")
+@click.option("--compare-version", default=None,
+              help="Add per-metric deltas against this version, each version searched with its own stamped retrieval "
+                   "settings (e.g. two builds with different retrieval.strategy: dense vs hyde or hierarchical).")
 @click.option("--json", "as_json", is_flag=True, help="Print the JSON report instead of the table.")
 @click.option("--answers/--no-answers", default=True, show_default=True, help=ANSWERS_HELP)
 @click.pass_context
 def eval_cmd(ctx: click.Context, version: str | None, alias: str | None, domain_key: str | None, golden: str | None,
-             compare_alias: str | None, as_json: bool, answers: bool) -> None:
+             compare_alias: str | None, compare_version: str | None, as_json: bool, answers: bool) -> None:
     """Evaluate a version on a golden set; the result is recorded on the version."""
+    if compare_alias and compare_version:
+        raise click.UsageError("--compare and --compare-version are exclusive: compare against one baseline")
     settings = settings_from(ctx)
     services = _services(settings)
     store = services.store
@@ -110,20 +116,37 @@ def eval_cmd(ctx: click.Context, version: str | None, alias: str | None, domain_
     evaluator = Evaluator(store, store, services.embedder, embeddings=settings.embeddings,
                           retrieval=settings.retrieval, evaluation=settings.evaluation,
                           chat=services.chat if answers else None, sanitize=settings.sanitize,
-                          access=settings.access, reranker=services.search.reranker)
+                          access=settings.access, reranker=services.search.reranker,
+                          rerankers=_reranker_factory(settings, services.embedder))
     report = evaluator.evaluate(name, golden_set, target=shown)
     if compare_alias:
         baseline_version = store.resolve_alias(compare_alias)
         if baseline_version is None:
             raise VersionNotFound(f"--compare: alias {compare_alias} serves no version", alias=compare_alias)
         report = with_comparison(report, evaluator.evaluate(baseline_version, golden_set), compare_alias)
+    if compare_version:
+        store.get_version(compare_version)
+        report = with_comparison(report, evaluator.evaluate(compare_version, golden_set), "--compare-version")
     store.record_evaluation(name, report.summary())
     path = write_report(report, settings.resolve_path(settings.evaluation.reports_dir))
     if as_json:
         click.echo(json.dumps(report.to_dict(), indent=2, default=str))
     else:
         click.echo(render_report(report))
+        if report.comparison:
+            baseline = str(report.comparison["baseline_version"])
+            click.echo("strategies: " + ", ".join(f"{v} {_strategy(settings, store, v)}" for v in (name, baseline)))
     click.echo(f"report: {path}", err=as_json)
+
+
+def _strategy(settings: Settings, store: Any, version: str) -> str:
+    """The search strategy a version is served with: its stamp's, else the configured one."""
+    from backend.core.services.retrieval_stamp import stamped_settings
+
+    row = store.get_version(version)
+    profile = settings.embeddings.profiles.get(row.profile or "", settings.embeddings.profiles[
+        settings.embeddings.default_profile])
+    return stamped_settings(settings.retrieval, profile, getattr(row, "retrieval", None)).strategy
 
 
 def render_promotion(result: PromotionResult) -> str:
@@ -182,6 +205,7 @@ def promote_and_print(settings: Settings, store: Any, embedder: Any, as_json: bo
             from backend.providers.registry import build_reranker
 
             options["reranker"] = build_reranker(settings, embedder)
+            options["rerankers"] = _reranker_factory(settings, embedder)
         result = promote_version(settings, store, embedder, **options)
     except GateFailed as exc:
         blocked = exc.context.get("result")
@@ -190,6 +214,13 @@ def promote_and_print(settings: Settings, store: Any, embedder: Any, as_json: bo
         raise
     show(result)
     return result
+
+
+def _reranker_factory(settings: Settings, embedder: Any) -> Any:
+    """Builds the reranker a version's stamp names when it is not the configured one."""
+    from backend.providers.registry import reranker_factory
+
+    return reranker_factory(settings, embedder)
 
 
 def _promotion_dict(result: PromotionResult) -> dict[str, Any]:

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, get_args
 
 import click
 
 from backend.api.search import SearchParams, SearchResponse, run_search
 from backend.cli.context import settings_from
+from backend.common.config import SearchStrategy
 from backend.common.errors import RequestError
 
 _FILTER = re.compile(r"^([A-Za-z][A-Za-z0-9_]*)\s*(>=|<=|=)\s*(.+)$")
@@ -58,14 +59,21 @@ def render(body: SearchResponse) -> str:
         if h.fused_score is not None:
             scores += f" fused={h.fused_score:.5f}"
         preview = " ".join(h.text.split())
-        lines.append(f"{h.rank:>3}. {h.chunk_id}  {scores}  {h.source}")
+        lines.append(f"{h.rank:>3}. {h.chunk_id}  {scores}  {h.source}" + (f"  p. {h.page}" if h.page else ""))
+        if h.matched_question:
+            lines.append(f"     matched question: {h.matched_question}")
         lines.append(f"     {preview[:160]}{'...' if len(preview) > 160 else ''}")
+    for d in body.tree or ():
+        lines.append(f"doc {d.doc_id} ({d.source}) score={d.score:.3f}" + (f": {d.summary[:100]}" if d.summary else ""))
+        for p in d.pages:
+            chunks = ", ".join(c.chunk_id for c in p.chunks)
+            lines.append(f"  page {p.page or '-'} score={p.score:.3f}: {chunks}")
     return "\n".join(lines)
 
 
 @click.command("search")
 @click.argument("query", required=False)
-@click.option("--strategy", type=click.Choice(["dense", "lexical", "fusion"]), default=None,
+@click.option("--strategy", type=click.Choice(list(get_args(SearchStrategy))), default=None,
               help="Default: retrieval.strategy.")
 @click.option("--filter", "filter_pairs", multiple=True, metavar="FIELD=VALUE",
               help="Metadata filter; repeat a field for any-of; FIELD>=DATE / FIELD<=DATE for dates.")

@@ -5,6 +5,7 @@ person applies the snippet, ingests (headers build a new version) and the gate
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import tempfile
 from pathlib import Path
@@ -49,11 +50,13 @@ def _ints(value: str, option: str) -> tuple[int, ...]:
               help="Rerankers to try (none, sentences, or the configured retrieval.rerank.provider).")
 @click.option("--rerank-n", default="20", show_default=True, help="Rerank top-N values to try (comma separated).")
 @click.option("--depths", default="100", show_default=True, help="Fusion candidate depths to try (comma separated).")
+@click.option("--lexical", is_flag=True, help="Also try lexical analysis (English stop words, pseudo-relevance "
+              "feedback) crossed with RRF / score fusion settings (retrieval.lexical; docs/SEARCH.md).")
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
 @click.pass_context
 def tune(ctx: click.Context, golden: str | None, version: str | None, alias: str | None, domain_key: str | None,
          header_version: str | None, cisi_dir: Path | None, rerankers: str, rerank_n: str, depths: str,
-         as_json: bool) -> None:
+         lexical: bool, as_json: bool) -> None:
     """Grid over fusion method/weights, depths, rerank N and headers; prints the table and a suggested config
     (never applied)."""
     from backend.providers.registry import build_embedder, build_reranker, build_store
@@ -84,7 +87,7 @@ def tune(ctx: click.Context, golden: str | None, version: str | None, alias: str
         else:
             profile_name, profile, stores, target, queries, relevant = _golden(
                 settings, build_store(settings), golden, version, alias, domain_key, header_version)
-        profile = profile.model_copy(update={"fusion": None})
+        profile = profile.model_copy(update={"fusion": None, "lexical": None})
         headers = (False, True) if True in stores else (False,)
 
         def make_search(candidate: tuning.Candidate) -> tuple[SearchService, str]:
@@ -97,6 +100,9 @@ def tune(ctx: click.Context, golden: str | None, version: str | None, alias: str
             click.echo(f"  {result.candidate.label}: nDCG@10 {result.ndcg:.4f}", err=True)
 
         grid = tuning.default_grid(rerankers=names, headers=headers, rerank_ns=ns, depths=depth_list)
+        if lexical:
+            grid = list(dict.fromkeys(grid + [dataclasses.replace(c, headers=h) for h in headers
+                                              for c in tuning.lexical_grid(depth_list)]))
         click.echo(f"tuning {len(grid)} candidates on {len(queries)} queries ({target})", err=True)
         results = tuning.run_grid(grid, make_search, queries, relevant, progress)
         for store, _ in {id(s): (s, v) for s, v in stores.values()}.values():

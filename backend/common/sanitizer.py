@@ -56,9 +56,8 @@ _REPLACED = ("EmailRecognizer", "PhoneRecognizer", "CreditCardRecognizer")
 #: spaCy components Presidio does not use (it needs tokens, lemmas for context words, and NER).
 _UNUSED_PIPES = ("parser",)
 #: components dropped when the NER has its own tok2vec (en_core_web_sm does): they only feed lemmas,
-#: which a lower-case stand-in replaces for context words; NER output is unchanged and spaCy runs ~2x faster
+#: which lower-case token text replaces for context words; NER output is unchanged and spaCy runs ~2x faster
 _LEMMA_PIPES = ("tagger", "attribute_ruler", "lemmatizer", "morphologizer", "senter", "tok2vec")
-_LOWER_LEMMA = "rag_lower_lemma"
 
 
 class _SkippedLanguageFilter(logging.Filter):
@@ -95,25 +94,73 @@ def _ner_only(nlp: Any) -> Any:
     """Drop the tagger/lemmatizer chain when the NER does not listen to the shared tok2vec.
 
     Presidio uses lemmas only to find context words ("phone", "ssn") near a finding;
-    lower-case token text serves that. A model whose NER listens to tok2vec keeps it all.
+    lower-case token text serves that (``_LazyArtifacts``). A model whose NER listens
+    to tok2vec keeps it all.
     """
-    from spacy.language import Language
-
     tok2vec = nlp.get_pipe("tok2vec") if "tok2vec" in nlp.pipe_names else None
     if "ner" not in nlp.pipe_names or "ner" in getattr(tok2vec, "listening_components", ()):
         return nlp
-    if not Language.has_factory(_LOWER_LEMMA):
-        def lower_lemma(doc: Any) -> Any:
-            for token in doc:
-                token.lemma_ = token.lower_
-            return doc
-
-        Language.component(_LOWER_LEMMA, func=lower_lemma)
     for name in _LEMMA_PIPES:
         if name in nlp.pipe_names:
             nlp.remove_pipe(name)
-    nlp.add_pipe(_LOWER_LEMMA, last=True)
     return nlp
+
+
+def _lazy_nlp_engine(language: str, package: str, ner_config: Any) -> Any:
+    """Presidio's spaCy engine whose per-text artifacts build lemmas and keywords only when read.
+
+    Presidio's own engine lists every token's lemma, offset and keyword status for
+    every text, though only the context enhancer reads them, and only for a finding
+    of a recognizer with context words (phone numbers, SSNs, cards); its batch call
+    also rebuilds each text from its tokens (``doc.text``). Both are pure overhead:
+    the NER model is the rest of the analyzer's time. Without a lemmatizer in the
+    pipeline (``_ner_only``) a token's lemma is its lower-case text.
+    """
+    from presidio_analyzer.nlp_engine import NlpArtifacts, SpacyNlpEngine
+
+    class LazyArtifacts(NlpArtifacts):
+        def __init__(self, doc: Any, entities: Any, scores: list[float], engine: Any, lang: str,
+                     lemmatized: bool) -> None:  # no super().__init__: it computes everything eagerly
+            self.entities = entities
+            self.tokens = doc
+            self.nlp_engine = engine
+            self.scores = scores if scores else [0.85] * len(entities)
+            self._language = lang
+            self._lemmatized = lemmatized
+
+        def __getattr__(self, name: str) -> Any:  # only for attributes not set yet: built on first read
+            value: list[Any]
+            if name == "lemmas":
+                value = [t.lemma_ if self._lemmatized else t.lower_ for t in self.tokens]
+            elif name == "tokens_indices":
+                value = [t.idx for t in self.tokens]
+            elif name == "keywords":
+                value = self.set_keywords(self.nlp_engine, self.lemmas, self._language)
+            else:
+                raise AttributeError(name)
+            setattr(self, name, value)
+            return value
+
+    class LazySpacyNlpEngine(SpacyNlpEngine):
+        def process_batch(self, texts: Any, language: str, batch_size: int = 1, n_process: int = 1,  # type: ignore[override]
+                          as_tuples: bool = False) -> Any:
+            """Presidio's, but yielding the input text: its ``doc.text`` rebuilds every text token by token."""
+            if as_tuples:
+                yield from super().process_batch(texts, language, batch_size, n_process, as_tuples)
+                return
+            texts = [str(text) for text in texts]
+            docs = self.get_nlp(language).pipe(texts, batch_size=batch_size, n_process=n_process)
+            for text, doc in zip(texts, docs):
+                yield text, self._doc_to_nlp_artifact(doc, language)
+
+        def _doc_to_nlp_artifact(self, doc: Any, language: str) -> NlpArtifacts:
+            entities, scores = self._get_updated_entities(self._get_entities(doc),
+                                                          self._get_scores_for_entities(doc))
+            lemmatized = "lemmatizer" in self.get_nlp(language).pipe_names
+            return LazyArtifacts(doc, entities, scores, self, language, lemmatized)
+
+    return LazySpacyNlpEngine(models=[{"lang_code": language, "model_name": package}],
+                              ner_model_configuration=ner_config)
 
 
 def offline_email_recognizer(language: str) -> Any:
@@ -134,19 +181,16 @@ def offline_email_recognizer(language: str) -> Any:
 def _build_engine(package: str, language: str, phone_regions: tuple[str, ...]) -> _Engine:
     nlp = _load_spacy(package)
     from presidio_analyzer import AnalyzerEngine, BatchAnalyzerEngine, RecognizerRegistry
-    from presidio_analyzer.nlp_engine import NerModelConfiguration, SpacyNlpEngine
+    from presidio_analyzer.nlp_engine import NerModelConfiguration
     from presidio_anonymizer import AnonymizerEngine
 
     from backend.common.pii_recognizers import product_recognizers
 
-    nlp_engine = SpacyNlpEngine(
-        models=[{"lang_code": language, "model_name": package}],
-        ner_model_configuration=NerModelConfiguration(
-            model_to_presidio_entity_mapping=_NER_MAPPING, labels_to_ignore=_NER_IGNORED,
-            low_score_entity_names=[],  # no built-in down-weighting of ORG: thresholds decide here
-        ),
-    )
-    nlp_engine.nlp = {language: nlp}  # type: ignore[assignment]  # loaded: Presidio must not load (or download) it
+    nlp_engine = _lazy_nlp_engine(language, package, NerModelConfiguration(
+        model_to_presidio_entity_mapping=_NER_MAPPING, labels_to_ignore=_NER_IGNORED,
+        low_score_entity_names=[],  # no built-in down-weighting of ORG: thresholds decide here
+    ))
+    nlp_engine.nlp = {language: nlp}  # loaded: Presidio must not load (or download) it
     registry = RecognizerRegistry(supported_languages=[language])
     presidio_log = logging.getLogger("presidio-analyzer")
     quiet = _SkippedLanguageFilter()

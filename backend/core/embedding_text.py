@@ -15,7 +15,8 @@ from typing import Mapping, Sequence
 from backend.common.config import ProfileSettings
 
 #: profile fields that never shape what is embedded, so never in a document's fingerprint
-_NOT_EMBEDDED = frozenset({"index_name", "query_prefix", "fusion"})
+#: (``enrichment`` shapes it, but enters the fingerprint on its own terms: ``enrichment_fingerprint``)
+_NOT_EMBEDDED = frozenset({"index_name", "query_prefix", "fusion", "lexical", "enrichment"})
 _HEADER_FIELDS = frozenset({"chunk_headers", "header_template"})
 
 

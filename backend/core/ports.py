@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Protocol, Sequence, runtime_checkable
 
+from backend.core.enrichment import ChunkEnrichment, EnrichmentInput
+
 from backend.core.types import (
     AliasChange,
     ChatRequest,
@@ -19,7 +21,10 @@ from backend.core.types import (
     IndexVersion,
     Interaction,
     QueryVector,
+    QuestionResult,
     SearchResult,
+    SummaryKind,
+    SummaryResult,
     Vector,
     VersionSpec,
     Visibility,
@@ -37,7 +42,10 @@ class VectorStore(Protocol):
     def write_documents(self, version: str, documents: Sequence[DocumentWrite], *,
                         allow_served: bool = False) -> int:
         """Atomically replace each document's chunks (upsert by ``chunk_id``; chunks of
-        the document not in the new set are deleted). All documents of one call commit
+        the document not in the new set are deleted), and with them its hypothetical questions
+        and summaries (``DocumentWrite.questions`` / ``summaries``: what the write carries is what
+        the document has afterwards; a question must name a chunk of its own document, else
+        ``StoreError``). All documents of one call commit
         together or not at all. Writing the same chunks again changes nothing.
         Returns the number of chunks written. Raises ``VersionNotFound``, and
         ``EmbeddingModelMismatch`` when a vector's dimension differs from the version's.
@@ -49,7 +57,8 @@ class VectorStore(Protocol):
         ...
 
     def delete_documents(self, version: str, doc_ids: Sequence[str], *, allow_served: bool = False) -> int:
-        """Delete every chunk of these documents; returns chunks deleted (0 for unknown ids).
+        """Delete every chunk of these documents, with their questions and summaries; returns
+        chunks deleted (0 for unknown ids).
         Same ``VersionServed`` guard and ``generation`` bump as ``write_documents``."""
         ...
 
@@ -87,9 +96,37 @@ class VectorStore(Protocol):
         ``visibility`` apply inside the query exactly as in ``search``."""
         ...
 
+    def resolve_retrieval(self, target: str) -> tuple[str, Mapping[str, Any] | None]:
+        """The version an alias (or a version name) resolves to and the retrieval settings
+        stamped on it (``IndexVersion.retrieval``; None for a version made before stamps),
+        in one cheap read. Raises ``AliasNotFound`` / ``VersionNotFound`` for an unknown target."""
+        ...
+
     def cached_vectors(self, model: str, text_hashes: Sequence[str]) -> dict[str, Vector]:
         """Vectors already computed by ``model`` for these embedded-text hashes, from any
         version; lets ingestion never embed the same content twice."""
+        ...
+
+    def search_questions(
+        self, target: str, query: QueryVector, k: int, filters: Sequence[FieldFilter] = (), *,
+        visibility: Visibility | None = None,
+    ) -> QuestionResult:
+        """HyDE (seed 001): the top-``k`` distinct parent chunks by the similarity of their best
+        hypothetical question to ``query`` (``DocumentWrite.questions``), best first, each chunk
+        once with the question that matched. ``filters`` and ``visibility`` apply to the parent
+        chunk inside the query exactly as in ``search``: a question of a chunk the reader may not
+        see is never matched and never counts toward ``k``. A version without questions returns
+        no hits. Same ``EmbeddingModelMismatch`` / ``AliasNotFound`` / ``VersionNotFound`` as ``search``."""
+        ...
+
+    def search_summaries(
+        self, target: str, query: QueryVector, k: int, filters: Sequence[FieldFilter] = (), *,
+        kinds: Sequence[SummaryKind] = ("page_summary", "artifact_summary"),
+        visibility: Visibility | None = None,
+    ) -> SummaryResult:
+        """Seed 002: the top-``k`` page and document summaries of ``kinds`` by similarity to
+        ``query``, best first. A summary is visible (and passes ``filters``) only when a chunk of
+        its document does, checked inside the query; hidden summaries never count toward ``k``."""
         ...
 
 
@@ -102,7 +139,8 @@ class IndexAdmin(Protocol):
         ``VersionConflict`` if the name exists with another model, dimension or distance.
 
         With ``spec.parent`` a new version starts as a copy of every row of the parent
-        (same model and dimension, else ``VersionConflict``): either the version is
+        (chunks, hypothetical questions and summaries, vectors included; same model and
+        dimension, else ``VersionConflict``): either the version is
         registered with all of them or it is not registered at all, and calling again
         after a crash completes it. The parent is only read."""
         ...
@@ -226,3 +264,39 @@ class ChatModel(Protocol):
     name: str
 
     def generate(self, request: ChatRequest) -> str: ...
+
+
+@runtime_checkable
+class Enricher(Protocol):
+    """Proposes a chunk's summary, content type, typed metadata and hypothetical questions
+    (seeds 000/001), and page / document summaries (seed 002). The pipeline validates what it
+    proposes against the schema (``backend.core.enrichment.accept``) and caches it by
+    ``(input content hash, prompt_version, model_id)``, so an adapter is only asked about inputs
+    no earlier run has seen. ``calls`` counts the generative requests made (0 for a rule-based
+    enricher); transient provider errors are retried inside, permanent ones raise ``ProviderError``."""
+
+    #: provider and model, e.g. ``extractive/1`` or ``openai_compat/qwen2.5-7b``: part of the cache key
+    model_id: str
+    calls: int
+
+    def enrich(self, items: Sequence[EnrichmentInput]) -> list[ChunkEnrichment]:
+        """One proposal per input, in order."""
+        ...
+
+    def summarize(self, title: str, texts: Sequence[str]) -> str:
+        """A short summary of a page or a document from its chunk texts (in reading order)."""
+        ...
+
+
+@runtime_checkable
+class EnrichmentCache(Protocol):
+    """Enrichment results by ``(content_hash, prompt_version, model_id)``, shared by every
+    version in the store's database; values are the JSON the pipeline stored."""
+
+    def get_many(self, prompt_version: str, model_id: str, content_hashes: Sequence[str]) -> dict[str, str]:
+        """``content_hash -> payload`` for the hashes held; unknown hashes are absent."""
+        ...
+
+    def put_many(self, prompt_version: str, model_id: str, payloads: Mapping[str, str]) -> None:
+        """Store (or replace) ``content_hash -> payload``; one transaction."""
+        ...

@@ -48,15 +48,88 @@ class Chunk:
 
 
 @dataclass(frozen=True)
+class HypotheticalQuestion:
+    """A question an enricher says its parent chunk answers (seed 001, HyDE). Embedded
+    with the chunk model into the version's question table; search matches the user's
+    question against these and returns the parent chunk."""
+
+    question_id: str
+    chunk_id: str
+    text: str
+
+
+SummaryKind = Literal["page_summary", "artifact_summary"]
+
+
+@dataclass(frozen=True)
+class Summary:
+    """A page or whole-document ("artifact") summary (seed 002), embedded with the chunk
+    model into the version's summary table. ``page`` is the PDF page number or the
+    heading path ("Leave > Carry-over") for a page summary, None for an artifact summary;
+    ``chunk_ids`` are the chunks it covers."""
+
+    summary_id: str
+    doc_id: str
+    kind: SummaryKind
+    text: str
+    page: str | None = None
+    chunk_ids: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class DocumentWrite:
     """All chunks of one document, written atomically: they replace whatever the
     version held for ``doc_id``. ``doc_hash`` is the source's content hash, used to
-    skip unchanged documents on the next run."""
+    skip unchanged documents on the next run.
+
+    Enrichment (optional) travels with the document and is replaced with it in the
+    same transaction: ``questions`` with ``question_vectors`` (one row each) and
+    ``summaries`` with ``summary_vectors``."""
 
     doc_id: str
     doc_hash: str
     chunks: Sequence[Chunk]
     vectors: Vector  # shape (len(chunks), dimension)
+    questions: Sequence[HypotheticalQuestion] = ()
+    question_vectors: Vector | None = None
+    summaries: Sequence[Summary] = ()
+    summary_vectors: Vector | None = None
+
+
+@dataclass(frozen=True)
+class QuestionHit:
+    """A parent chunk found through its best-matching hypothetical question (HyDE).
+    ``score`` is the question's similarity to the query (the version's distance, higher
+    is better), not the chunk's: search services look the chunk's own similarity up."""
+
+    chunk: Chunk
+    score: float
+    rank: int
+    question_id: str
+    question: str
+
+
+@dataclass(frozen=True)
+class SummaryHit:
+    """A page or document summary and its similarity to the query (higher is better)."""
+
+    summary: Summary
+    score: float
+    rank: int
+
+
+@dataclass(frozen=True)
+class QuestionResult:
+    target: str
+    version: str
+    hits: tuple[QuestionHit, ...]
+
+
+@dataclass(frozen=True)
+class SummaryResult:
+    target: str
+    version: str
+    hits: tuple[SummaryHit, ...]
 
 
 @dataclass(frozen=True)
@@ -74,6 +147,8 @@ class ScoredChunk:
     #: set when a reranker re-scored the hit (its own scale; only the order uses it)
     rerank_score: float | None = None
     rank_before_rerank: int | None = None
+    #: HyDE: the hypothetical question of the chunk that matched the query best
+    matched_question: str | None = None
 
 
 @dataclass(frozen=True)
@@ -170,6 +245,8 @@ class VersionSpec:
     distance: Distance
     profile: str | None = None
     parent: str | None = None
+    #: the retrieval settings the version is served with (``retrieval_stamp``); None: the live config
+    retrieval: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -191,6 +268,9 @@ class IndexVersion:
     parent: str | None = None
     #: approximate bytes of the version's rows (text, metadata, vectors)
     size_bytes: int = 0
+    #: the retrieval settings stamped at ingest (``retrieval_stamp``); None for a version made
+    #: before stamps existed, which is served with the live configuration
+    retrieval: Mapping[str, Any] | None = None
 
     @property
     def evaluation_current(self) -> bool:

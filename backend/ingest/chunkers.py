@@ -11,7 +11,10 @@ characters.
 
 ``chunk_id`` is ``<doc_id>::<index>``: deterministic, so re-ingesting a document
 upserts the same rows, and ``char_start`` in the metadata lets figure chunks find
-the text chunk that covers a picture.
+the text chunk that covers a picture. Every chunk also records where it stands:
+``heading_path`` (the section > subsection headings in force, a list, empty when the
+document has none) and, for PDF, ``page`` (the page number the chunk starts on); citations
+and page summaries read them.
 """
 
 from __future__ import annotations
@@ -153,24 +156,59 @@ class TextChunker:
         text = document.text if text is None else text
         metadata: Mapping[str, Any] = document.metadata
         content_type = content_type_of(metadata)
-        headings = heading_offsets(document, text) if self.profile.chunk_headers else []
+        headings = heading_offsets(document, text)
+        pages = page_offsets(document, text)
         title = document_title(metadata, document.source)
         out = []
         for index, span in enumerate(self.spans(text)):
             body = text[span.start:span.end]
-            header = chunk_header(self.profile, title, heading_path(headings, span.start))
+            path = heading_path(headings, span.start)
+            header = chunk_header(self.profile, title, path)
+            where: dict[str, Any] = {"char_start": span.start, "heading_path": path}
+            if pages:
+                where["page"] = page_at(pages, span.start)
             out.append(Chunk(
                 chunk_id=f"{document.doc_id}::{index}", doc_id=document.doc_id, text=body, source=document.source,
-                chunk_index=index, chunk_type="text", metadata={**metadata, "char_start": span.start},
+                chunk_index=index, chunk_type="text", metadata={**metadata, **where},
                 embed_text=document_input(body, self.profile, content_type, header),
             ))
         return out
 
 
+def page_offsets(document: LoadedDocument, text: str) -> list[tuple[int, int]]:
+    """``(offset, page number)`` of each PDF page block found in ``text``, in order (a page
+    sanitization changed is found by its first line, else skipped)."""
+    out: list[tuple[int, int]] = []
+    pos = 0
+    for block in document.blocks:
+        number = block.attrs.get("page") if block.role == "page" else None
+        if not isinstance(number, int) or not block.text.strip():
+            continue
+        found = text.find(block.text, pos)
+        if found < 0:
+            first = block.text.strip().splitlines()[0]
+            found = text.find(first, pos)
+        if found < 0:
+            continue
+        out.append((found, number))
+        pos = found + 1
+    return out
+
+
+def page_at(pages: Sequence[tuple[int, int]], offset: int) -> int:
+    """Pure: the page a chunk starting at ``offset`` begins on (the first page before any offset)."""
+    number = pages[0][1]
+    for start, page in pages:
+        if start > offset:
+            break
+        number = page
+    return number
+
+
 def heading_offsets(document: LoadedDocument, text: str) -> list[tuple[int, int, str]]:
     """``(offset, level, heading)`` of each heading block found in ``text`` in reading order
-    (a heading sanitization changed beyond recognition is skipped). Markdown headings carry
-    their level; others count as level 1."""
+    (a heading sanitization changed beyond recognition is skipped). Markdown and HTML headings
+    carry their level, DOCX ones their "Heading <n>" style; others count as level 1."""
     out: list[tuple[int, int, str]] = []
     pos = 0
     for block in document.blocks:
@@ -179,10 +217,21 @@ def heading_offsets(document: LoadedDocument, text: str) -> list[tuple[int, int,
         found = text.find(block.text, pos)
         if found < 0:
             continue
-        level = block.attrs.get("level")
-        out.append((found, level if isinstance(level, int) and level > 0 else 1, block.text))
+        out.append((found, _heading_level(block.attrs), block.text))
         pos = found + len(block.text)
     return out
+
+
+_STYLE_LEVEL = re.compile(r"heading\s*(\d)", re.IGNORECASE)
+
+
+def _heading_level(attrs: Mapping[str, Any]) -> int:
+    """Markdown/HTML ``level``; DOCX "Heading <n>" styles; anything else (a title) is level 1."""
+    level = attrs.get("level")
+    if isinstance(level, int) and level > 0:
+        return level
+    m = _STYLE_LEVEL.search(str(attrs.get("style") or ""))
+    return int(m.group(1)) if m and int(m.group(1)) > 0 else 1
 
 
 def heading_path(headings: Sequence[tuple[int, int, str]], offset: int) -> list[str]:

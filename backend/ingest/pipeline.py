@@ -2,8 +2,10 @@
 
 Stages, each a method so the benchmark can time them: ``load`` (file -> normalised
 ``LoadedDocument``), ``sanitize`` (PII, several documents per call), ``chunk``,
-``embed`` (cache first, then batches) and ``write`` (one store transaction per
-``ingest.documents_per_transaction`` documents).
+``enrich`` (the profile's ``enrichment``: summaries, metadata, hypothetical questions,
+page/document summaries, cached; ``enrichment_stage``), ``embed`` (chunks, questions
+and summaries in one batched call, cache first) and ``write`` (one store transaction
+per ``ingest.documents_per_transaction`` documents).
 
 Why a killed run is harmless: each document's chunks land in one transaction
 together with its ``doc_hash``; the hash covers the source bytes and everything
@@ -37,12 +39,15 @@ from tqdm import tqdm
 from backend.common.config import REPO_ROOT, ProfileSettings, Settings
 from backend.common.errors import ConfigError, LoaderError, ProviderError
 from backend.core.embedding_text import profile_fingerprint_exclude
+from backend.core.enrichment import enrichment_fingerprint
+from backend.core.services.retrieval_stamp import retrieval_stamp, stamp_changes
 from backend.core.services.versions import BuildPlan, VersionNaming, latest_version, plan_build
 from backend.core.types import Chunk, DocumentWrite, Vector, VersionSpec
 from backend.ingest import figures, sanitize_worker
 from backend.ingest.chunkers import TextChunker, dedupe, hf_token_spans
 from backend.ingest.documents import Block, LoadedDocument
 from backend.ingest.embedding_batches import EmbeddingBatcher
+from backend.ingest.enrichment_stage import Enriched, EnrichmentStage
 from backend.ingest.loader_worker import LoaderPool, describe_failure
 from backend.ingest.loaders import WORD_SUFFIXES, load_document
 from backend.ingest.manifest import ManifestEntry, read_manifest
@@ -51,7 +56,8 @@ from backend.ingest.report import IngestReport
 log = structlog.get_logger(__name__)
 
 #: bump when the pipeline changes chunks for unchanged inputs, so every document is redone
-PIPELINE_FORMAT = 1
+#: (2: every chunk records ``heading_path`` and, for PDF, ``page``)
+PIPELINE_FORMAT = 2
 _FIGURE_ATTRS = ("caption", "title", "alt", "near_text")
 
 
@@ -73,6 +79,7 @@ class Pending:
     doc: LoadedDocument | None = None
     text: str = ""
     chunks: list[Chunk] = field(default_factory=list)
+    enriched: Enriched | None = None
     written: bool = False
 
 
@@ -91,8 +98,15 @@ class IngestPipeline:
     """``IngestPipeline(settings, store, embedder).run(manifest)`` -> ``IngestReport``."""
 
     def __init__(self, settings: Settings, store: Any, embedder: Any, *, progress: bool | None = None,
-                 sleep: Callable[[float], None] = time.sleep) -> None:
+                 sleep: Callable[[float], None] = time.sleep, enrichers: dict[str, Any] | None = None,
+                 enrichment_cache: Any = None) -> None:
+        """``enrichers`` (profile name -> ``Enricher``) and ``enrichment_cache`` replace the
+        configured ones (built on first use from ``profile.enrichment`` and the store)."""
         self.settings, self.store, self.embedder = settings, store, embedder
+        self._enrichers: dict[str, Any] = dict(enrichers or {})
+        self._injected = set(self._enrichers)
+        self._enrichment_cache = enrichment_cache
+        self._stages: dict[str, EnrichmentStage] = {}
         show = settings.ingest.progress if progress is None else progress
         self._progress_off = not (show and sys.stderr.isatty())
         self._sleep = sleep
@@ -107,9 +121,18 @@ class IngestPipeline:
         return self._loader_pool
 
     def close(self) -> None:
-        """Stop the loader worker; ``run`` does this at its end, also when it raises."""
+        """Stop the loader worker and close what enrichment opened (its cache connection, its
+        HTTP clients); ``run`` does this at its end, also when it raises."""
         if self._loader_pool is not None:
             self._loader_pool.close()
+        for name in [n for n in self._enrichers if n not in self._injected]:  # built here: rebuilt on the next run
+            closer = getattr(self._enrichers.pop(name), "close", None)
+            if callable(closer):
+                closer()
+        closer = getattr(self._enrichment_cache, "close", None)
+        if self._stages and callable(closer):
+            closer()  # reconnects on next use
+        self._stages.clear()
 
     # --- planning ------------------------------------------------------------------
     def targets(self, entries: Iterable[ManifestEntry], profile: str | None,
@@ -152,6 +175,11 @@ class IngestPipeline:
             "docx": s.docx.model_dump(mode="json", include={"extract_images", "inline_figure_placeholders",
                                                             "figure_chunks"}) if entry.path.suffix.lower() in WORD_SUFFIXES else None,
         }
+        enrichment = target.profile.enrichment
+        enriched = enrichment_fingerprint(
+            enrichment, enrichment.model or (s.embeddings.oci.chat_model_id if enrichment.provider == "oci" else None))
+        if enriched is not None:  # absent while off, so documents ingested before enrichment keep their hash
+            fingerprint["enrichment"] = enriched
         digest.update(json.dumps(fingerprint, sort_keys=True, default=str).encode())
         return digest.hexdigest()
 
@@ -234,8 +262,49 @@ class IngestPipeline:
             chunks += figures.figure_chunks(doc, chunks, self.settings.docx, target.profile)
         return chunks
 
-    def embed(self, batcher: EmbeddingBatcher, chunks: Sequence[Chunk]) -> Vector:
-        return batcher.vectors_for([c.text_to_embed for c in chunks])
+    def embed(self, batcher: EmbeddingBatcher, texts: Sequence[str]) -> Vector:
+        """Vectors of what a group embeds: chunks (``text_to_embed``), questions and summaries."""
+        return batcher.vectors_for(list(texts))
+
+    def enrichment_stage(self, target: Target) -> EnrichmentStage | None:
+        """The profile's enrichment stage (enricher and cache built once per run), or None when off."""
+        name = target.profile_name
+        if target.profile.enrichment.provider == "none" and name not in self._enrichers:
+            return None
+        stages = self._stages
+        if name not in stages:
+            from backend.providers.registry import build_enricher, build_enrichment_cache
+
+            if name not in self._enrichers:
+                self._enrichers[name] = build_enricher(self.settings, target.profile)
+            if self._enrichment_cache is None:
+                self._enrichment_cache = build_enrichment_cache(self.store)
+            stages[name] = EnrichmentStage(self.settings, target.profile, self._enrichers[name], self._enrichment_cache)
+        return stages[name]
+
+    def enrich(self, items: list[Pending], target: Target, report: IngestReport) -> list[Pending]:
+        """Enrich each document's chunks; a document whose enricher fails for good is reported
+        and left out of the write, like a document whose embedding fails."""
+        stage = self.enrichment_stage(target)
+        if stage is None:
+            return items
+        kept = []
+        for item in items:
+            assert item.doc is not None
+            try:
+                item.enriched = stage.enrich(item.entry.doc_id, item.doc.source, item.doc.metadata, item.chunks)
+            except ProviderError as exc:
+                self._fail(report, item.entry.path, exc)
+                continue
+            item.chunks = item.enriched.chunks
+            kept.append(item)
+        return kept
+
+    def _texts(self, item: Pending, target: Target) -> list[str]:
+        """Everything one document embeds: its chunks, then its questions and summaries."""
+        texts = [c.text_to_embed for c in item.chunks]
+        stage = self.enrichment_stage(target) if item.enriched is not None else None
+        return texts + (stage.embed_texts(item.enriched) if stage is not None and item.enriched is not None else [])
 
     def write(self, version: str, documents: Sequence[DocumentWrite], *, allow_served: bool = False) -> int:
         if not documents:
@@ -286,10 +355,15 @@ class IngestPipeline:
             prune and any(d not in listed for d in existing))
         plan = plan_build(naming, target.version, latest, self.store.protected_versions(),
                           model=self.embedder.model_id, dimension=self.embedder.dimension,
-                          distance=target.profile.distance, changed=changed, in_place=in_place)
+                          distance=target.profile.distance, changed=changed, in_place=in_place,
+                          retrieval_changes=stamp_changes(latest.retrieval if latest else None, self.stamp(target)))
         if plan.target != (latest.name if latest else None):
             existing = {}
         return plan, existing
+
+    def stamp(self, target: Target) -> dict[str, Any]:
+        """The retrieval settings recorded on the version this run builds (``retrieval_stamp``)."""
+        return retrieval_stamp(self.settings.retrieval, target.profile)
 
     def _run_target(self, target: Target, entries: list[ManifestEntry], report: IngestReport, *, prune: bool,
                     in_place: bool = False) -> None:
@@ -315,7 +389,8 @@ class IngestPipeline:
         target = Target(target.profile_name, target.profile, plan.target, plan.allow_served)
         parent = plan.parent if plan.action == "new_version" else None
         self.store.create_version(VersionSpec(target.version, self.embedder.model_id, self.embedder.dimension,
-                                              target.profile.distance, target.profile_name, parent=parent))
+                                              target.profile.distance, target.profile_name, parent=parent,
+                                              retrieval=self.stamp(target)))
         if parent is not None:
             existing = self.store.document_hashes(target.version)
         pending: list[Pending] = []
@@ -338,6 +413,10 @@ class IngestPipeline:
         report.embeddings_computed += batcher.stats.computed
         report.embeddings_reused += batcher.stats.reused
         report.embedding_retries += batcher.stats.retries
+        stage = self.enrichment_stage(target)
+        if stage is not None:
+            report.add_enrichment(stage.stats)
+            stage.stats = type(stage.stats)()
         gone = sorted(d for d in existing if d not in listed) if prune else []
         if gone:
             self.store.delete_documents(target.version, gone, allow_served=target.allow_served)
@@ -377,27 +456,41 @@ class IngestPipeline:
                 report.duplicates_dropped += dropped
         return loaded
 
-    def _vectors(self, items: list[Pending], batcher: EmbeddingBatcher, report: IngestReport) -> list[tuple[Pending, Vector]]:
-        """Embed the whole group at once; on a permanent error, document by document so
+    def _vectors(self, items: list[Pending], batcher: EmbeddingBatcher, report: IngestReport,
+                 target: Target) -> list[tuple[Pending, Vector]]:
+        """Embed the whole group at once (chunks, questions and summaries in one batched call:
+        a text met twice is embedded once); on a permanent error, document by document so
         only the documents that really fail are reported."""
+        texts = [self._texts(item, target) for item in items]
         try:
-            vectors = self.embed(batcher, [c for item in items for c in item.chunks])
+            vectors = self.embed(batcher, [t for group in texts for t in group])
         except ProviderError as exc:
             if len(items) == 1:
                 self._fail(report, items[0].entry.path, exc)
                 return []
-            return [pair for item in items for pair in self._vectors([item], batcher, report)]
+            return [pair for item in items for pair in self._vectors([item], batcher, report, target)]
         out, offset = [], 0
-        for item in items:
-            out.append((item, vectors[offset:offset + len(item.chunks)]))
-            offset += len(item.chunks)
+        for item, group in zip(items, texts):
+            out.append((item, vectors[offset:offset + len(group)]))
+            offset += len(group)
         return out
+
+    @staticmethod
+    def _document_write(item: Pending, vectors: Vector) -> DocumentWrite:
+        n = len(item.chunks)
+        extra = item.enriched
+        if extra is None or not (extra.questions or extra.summaries):
+            return DocumentWrite(item.entry.doc_id, item.doc_hash, item.chunks, vectors[:n])
+        q = len(extra.questions)
+        return DocumentWrite(item.entry.doc_id, item.doc_hash, item.chunks, vectors[:n],
+                             questions=tuple(extra.questions), question_vectors=vectors[n:n + q],
+                             summaries=tuple(extra.summaries), summary_vectors=vectors[n + q:])
 
     def _process_group(self, group: list[Pending], target: Target, batcher: EmbeddingBatcher,
                        report: IngestReport, bars: tuple[tqdm, tqdm, tqdm]) -> None:
-        ready = self._prepare(group, target, report)
-        embedded = self._vectors(ready, batcher, report)
-        writes = [DocumentWrite(item.entry.doc_id, item.doc_hash, item.chunks, vectors) for item, vectors in embedded]
+        ready = self.enrich(self._prepare(group, target, report), target, report)
+        embedded = self._vectors(ready, batcher, report, target)
+        writes = [self._document_write(item, vectors) for item, vectors in embedded]
         chunks = self.write(target.version, writes, allow_served=target.allow_served)
         for item, _ in embedded:
             item.written = True

@@ -28,6 +28,15 @@ class IngestReport:
     embeddings_computed: int = 0
     embeddings_reused: int = 0
     embedding_retries: int = 0
+    #: enrichment (``profile.enrichment``): chunks enriched, results taken from the cache,
+    #: generative calls made, proposed metadata values dropped by the schema, rows made, seconds
+    chunks_enriched: int = 0
+    enrichment_cache_hits: int = 0
+    llm_calls: int = 0
+    metadata_dropped: int = 0
+    questions_written: int = 0
+    summaries_written: int = 0
+    enrichment_seconds: float = 0.0
     seconds: float = 0.0
     failures: list[tuple[str, str]] = field(default_factory=list)
     manifest_errors: list[tuple[str, str]] = field(default_factory=list)
@@ -43,6 +52,16 @@ class IngestReport:
                                  "reason": reason, "carried": 0, "written": [], "pruned": []}
         self.builds.append(build)
         return build
+
+    def add_enrichment(self, stats: Any) -> None:
+        """Add one target's ``EnrichmentStats``."""
+        self.chunks_enriched += stats.chunks_enriched
+        self.enrichment_cache_hits += stats.cache_hits
+        self.llm_calls += stats.llm_calls
+        self.metadata_dropped += stats.metadata_dropped
+        self.questions_written += stats.questions
+        self.summaries_written += stats.summaries
+        self.enrichment_seconds += stats.seconds
 
     @property
     def documents_carried(self) -> int:
@@ -62,6 +81,7 @@ class IngestReport:
         data["failures"] = [{"where": w, "reason": r} for w, r in self.failures]
         data["manifest_errors"] = [{"where": w, "reason": r} for w, r in self.manifest_errors]
         data["seconds"] = round(self.seconds, 3)
+        data["enrichment_seconds"] = round(self.enrichment_seconds, 3)
         return data
 
     def render(self) -> str:
@@ -86,6 +106,15 @@ class IngestReport:
             f"duplicates dropped:   {self.duplicates_dropped}",
             f"embeddings computed:  {self.embeddings_computed}",
             f"embeddings reused:    {self.embeddings_reused}",
+        ]
+        if self.chunks_enriched or self.enrichment_cache_hits:
+            lines += [
+                f"chunks enriched:      {self.chunks_enriched} ({self.enrichment_cache_hits} results (chunks or "
+                f"summaries) from the cache, {self.llm_calls} LLM calls, {self.enrichment_seconds:.1f} s)",
+                f"questions, summaries: {self.questions_written}, {self.summaries_written}",
+                f"metadata dropped:     {self.metadata_dropped}",
+            ]
+        lines += [
             f"seconds:              {self.seconds:.1f}",
         ]
         lines += [f"manifest error  {w}: {r}" for w, r in self.manifest_errors]

@@ -4,8 +4,8 @@ Ingestion is a loop over groups of documents: prepare (load, sanitize, chunk),
 embed, write. With sanitizing on, the analyzer (spaCy + Presidio, pure CPU) used to
 run while the embedder waited, and the embedder while the analyzer waited.
 ``prefetch`` overlaps them: while the main thread embeds and writes group *n*, a
-helper thread prepares group *n+1*, and its sanitize step runs in a separate
-**process** (``SanitizeWorker``), so the analyzer and torch really run at once
+helper thread prepares groups *n+1* and *n+2*, and their sanitize step runs in a separate
+**process** (``SanitizeWorker``), so the analyzer and the embedding model really run at once
 instead of taking turns on the GIL.
 
 The hook in ``IngestPipeline._run_target`` is one call::
@@ -41,6 +41,9 @@ from backend.common.pii_findings import SanitizeOutcome
 log = structlog.get_logger(__name__)
 
 G = TypeVar("G", bound=list[Any])
+
+#: the worker is one core's worth of work beside the embedder: no BLAS/OpenMP thread pools of its own
+_ONE_CORE = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
 
 def _serve() -> None:
@@ -85,7 +88,7 @@ class SanitizeWorker:
         self._lock = threading.Lock()
         self._proc = subprocess.Popen(
             [sys.executable, "-m", "backend.ingest.sanitize_worker"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            cwd=str(REPO_ROOT), env={**os.environ, "PYTHONPATH": os.pathsep.join(
+            cwd=str(REPO_ROOT), env={**os.environ, **_ONE_CORE, "PYTHONPATH": os.pathsep.join(
                 p for p in (str(REPO_ROOT), os.environ.get("PYTHONPATH", "")) if p)},
         )
         # build the analyzer there now, without waiting: the first real call reads this reply first
@@ -146,8 +149,13 @@ def close_workers() -> None:
         _WORKERS.clear()
 
 
+#: groups prepared ahead of the one being embedded: with two, the analyzer does not idle when one
+#: group embeds faster than the next is analysed, so both cores stay busy
+AHEAD = 2
+
+
 def prefetch(pipeline: Any, groups: Iterable[G], target: Any, report: Any) -> Iterator[G]:
-    """Yield ``groups``; while doing so, prepare the next group ahead (see the module docstring)."""
+    """Yield ``groups``; while doing so, prepare the next ``AHEAD`` groups (see the module docstring)."""
     settings: SanitizeSettings = pipeline.settings.sanitize
     groups = list(groups)
     if not (settings.enabled and settings.worker and len(groups) > 1):
@@ -166,10 +174,7 @@ def prefetch(pipeline: Any, groups: Iterable[G], target: Any, report: Any) -> It
     log.info("ingest.sanitize_worker", groups=len(groups))
     try:
         for i, group in enumerate(groups):
-            if i == 0:
-                ahead[id(group)] = threads.submit(original, group, target, report)
-            if i + 1 < len(groups):
-                nxt = groups[i + 1]
+            for nxt in groups[0 if i == 0 else i + AHEAD:i + AHEAD + 1]:
                 ahead[id(nxt)] = threads.submit(original, nxt, target, report)
             yield group
     finally:

@@ -53,6 +53,12 @@ def _extractive_chat(provider: ChatProviderSettings, settings: Settings) -> Any:
     return ExtractiveChatModel(embedder, max_sentences=provider.max_sentences)
 
 
+def _local_llm_chat(provider: ChatProviderSettings, settings: Settings) -> Any:
+    from backend.providers.local.llm_answerer import LocalLlmChatModel
+
+    return LocalLlmChatModel(provider, settings.resolve_path(provider.local.model_dir))
+
+
 def _openai_compat_chat(provider: ChatProviderSettings, settings: Settings) -> Any:
     from backend.providers.openai_compat.chat import OpenAICompatChatModel
 
@@ -74,6 +80,7 @@ def _disabled_chat(provider: ChatProviderSettings, settings: Settings) -> Any:
 #: Chat providers register themselves in ``CHAT_MODELS`` (name -> factory(ChatProviderSettings, Settings)).
 CHAT_MODELS: dict[str, Callable[[ChatProviderSettings, Settings], Any]] = {
     "extractive": _extractive_chat,
+    "local_llm": _local_llm_chat,
     "openai_compat": _openai_compat_chat,
     "oci": _oci_chat,
     "none": _disabled_chat,
@@ -148,3 +155,96 @@ def build_reranker(settings: Settings, embedder: Any = None) -> Any:
     if factory is None:
         raise ConfigError(f"retrieval.rerank.provider: unknown reranker {provider!r}; known: {sorted(RERANKERS)}")
     return factory(settings, embedder)
+
+
+def reranker_factory(settings: Settings, embedder: Any = None) -> Callable[[Any], Any]:
+    """``rerank settings -> reranker`` for the settings a version was stamped with (they may name
+    another reranker than the live config); each distinct setting is built once per process.
+    The live endpoint, key and retries come with them (``retrieval_stamp.stamped_settings``)."""
+    import threading
+
+    built: dict[str, Any] = {}
+    lock = threading.Lock()
+
+    def reranker_for(rerank: Any) -> Any:
+        key = rerank.model_dump_json()
+        with lock:
+            if key not in built:
+                retrieval = settings.retrieval.model_copy(update={"rerank": rerank})
+                built[key] = build_reranker(settings.model_copy(update={"retrieval": retrieval}), embedder)
+            return built[key]
+
+    return reranker_for
+
+
+# --- enrichment (seeds 000/001/002) ---------------------------------------------------
+def _enrichment_context(settings: Settings, profile: Any) -> tuple[Any, Any, tuple[str, ...]]:
+    from backend.core.enrichment import allowed_content_types
+
+    schema = settings.retrieval.metadata_schema
+    return profile.enrichment, schema, allowed_content_types(schema, profile.templates)
+
+
+def _limiter(enrichment: Any) -> Any:
+    from backend.ingest.embedding_batches import TokenBucket
+
+    return TokenBucket(enrichment.rate_limit_per_min)
+
+
+def _extractive_enricher(settings: Settings, profile: Any) -> Any:
+    from backend.providers.local.extractive_enricher import ExtractiveEnricher
+
+    return ExtractiveEnricher(*_enrichment_context(settings, profile))
+
+
+def _local_llm_enricher(settings: Settings, profile: Any) -> Any:
+    from backend.providers.local.llm_enricher import LocalLlmEnricher
+
+    enrichment, schema, types = _enrichment_context(settings, profile)
+    return LocalLlmEnricher(enrichment, schema, types, settings.resolve_path(enrichment.local.model_dir))
+
+
+def _openai_compat_enricher(settings: Settings, profile: Any) -> Any:
+    from backend.providers.openai_compat.enricher import OpenAICompatEnricher
+
+    enrichment, schema, types = _enrichment_context(settings, profile)
+    return OpenAICompatEnricher(enrichment, schema, types, limiter=_limiter(enrichment))
+
+
+def _oci_enricher(settings: Settings, profile: Any) -> Any:
+    from backend.providers.oci.enricher import OciEnricher
+
+    enrichment, schema, types = _enrichment_context(settings, profile)
+    return OciEnricher.from_settings(settings, enrichment, schema, types, limiter=_limiter(enrichment))
+
+
+#: Enrichers by ``profile.enrichment.provider`` (name -> factory(Settings, ProfileSettings)).
+ENRICHERS: dict[str, Callable[[Settings, Any], Any]] = {
+    "extractive": _extractive_enricher,
+    "local_llm": _local_llm_enricher,
+    "openai_compat": _openai_compat_enricher,
+    "oci": _oci_enricher,
+}
+
+
+def build_enricher(settings: Settings, profile: Any) -> Any:
+    """The profile's enricher, or None when ``enrichment.provider`` is none."""
+    provider = profile.enrichment.provider
+    if provider == "none":
+        return None
+    factory = ENRICHERS.get(provider)
+    if factory is None:
+        raise ConfigError(f"enrichment.provider: unknown enricher {provider!r}; known: {sorted(ENRICHERS)}")
+    return factory(settings, profile)
+
+
+def build_enrichment_cache(store: Any) -> Any:
+    """The enrichment cache next to ``store``'s data (same SQLite file, same Oracle schema)."""
+    backend = getattr(store, "backend", None)
+    if backend == "sqlite":
+        from backend.providers.sqlite_vs.enrichment_cache import SqliteEnrichmentCache
+
+        return SqliteEnrichmentCache(store.path, int(store._timeout * 1000))
+    from backend.providers.oracle_vs.enrichment_cache import OracleEnrichmentCache
+
+    return OracleEnrichmentCache(store._db)

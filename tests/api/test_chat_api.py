@@ -29,7 +29,7 @@ EXPLAIN_KEYS = {
     "max_eligible_similarity", "gates", "excluded_chunk_ids", "reasons", "effective_query", "query_tokens",
     "used_llm", "answered_by", "score_mode", "distance", "retrieval_target", "domain", "version", "strategy",
     "score_source", "top_k", "candidates", "decision_score", "max_evidence", "answer_explain",
-    "condensed_by", "condensed_rule", "rerank",
+    "condensed_by", "condensed_rule", "rerank", "retrieval_settings",
 }
 
 
@@ -71,7 +71,7 @@ def test_answerable_question_is_rag_with_citations_and_full_explain(client: Flas
     assert body["citations"][0] == {
         "marker": "[1]", "chunk_id": "hr-handbook#0", "doc_id": "hr-handbook", "source": "data/hr/handbook.docx",
         "score": body["retrieved_chunks_metadata"][0]["similarity"], "chunk_type": "text", "image_ref": None,
-        "figure_id": None,
+        "figure_id": None, "page": None,
     }
     assert "25 days of paid annual leave" in body["answer"] and "[1]" in body["answer"]
     why = explain["answer_explain"]  # which sentence won, and why
@@ -162,7 +162,8 @@ def test_figure_chunks_never_reach_prompt_but_appear_in_metadata(corpus: Corpus,
     figure_citations = [c for c in body["citations"] if c["chunk_type"] == "figure"]
     assert figure_citations == [{"marker": None, "chunk_id": FIGURE_ID, "doc_id": "hr-handbook",
                                  "source": "data/hr/handbook.docx", "score": figure["similarity"],
-                                 "chunk_type": "figure", "image_ref": IMAGE_REF, "figure_id": "fig-001"}]
+                                 "chunk_type": "figure", "image_ref": IMAGE_REF, "figure_id": "fig-001",
+                                 "page": None}]
     assert FIGURE_ID not in body["used_chunks"]
 
 

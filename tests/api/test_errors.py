@@ -41,7 +41,7 @@ def _raw(client: FlaskClient, data: bytes | str, content_type: str = "applicatio
         pytest.param('{"question": "x", "colour": "red"}', "application/json", 422, "validation_error",
                      "colour: Extra inputs are not permitted", id="unknown_field"),
         pytest.param('{"question": "x", "strategy": "hybrid"}', "application/json", 422, "validation_error",
-                     "strategy: Input should be 'dense', 'lexical' or 'fusion'", id="answer_mode_is_not_a_strategy"),
+                     "strategy: Input should be 'dense', 'lexical', 'fusion', 'hyde', 'hyde_fusion', 'hierarchical' or 'enriched_fusion'", id="answer_mode_is_not_a_strategy"),
         pytest.param('{"question": "x", "filters": {"bad field": "v"}}', "application/json", 400, "bad_request",
                      "filters: 'bad field' is not a valid field name", id="filter_field_not_identifier"),
         pytest.param('{"question": "x", "filters": {"colour": "red"}}', "application/json", 400, "bad_request",

@@ -36,10 +36,12 @@ from backend.core.types import (
     DocumentWrite,
     Feedback,
     FieldFilter,
+    HypotheticalQuestion,
     Interaction,
     QueryVector,
     ScoredChunk,
     SearchResult,
+    Summary,
     VersionSpec,
     Visibility,
     content_hash,
@@ -946,7 +948,262 @@ class AccessControlTest(_Fixtures):
         assert store.interactions(limit=1)[0].principal == "alice"
 
 
+# --- enrichment: hypothetical questions (seed 001) and summaries (seed 002) ---------------
+#: chunk_id -> the questions an enricher would say the chunk answers
+QUESTIONS: dict[str, tuple[str, ...]] = {
+    "hr-leave#0": ("How many vacation days do I earn each month?", "What is the paid leave accrual rate?"),
+    "hr-leave#1": ("Can I carry unused vacation days into next year?",),
+    "it-vpn#0": ("How do I connect to the VPN from home?", "Which credentials does the VPN client need?"),
+    "fin-expense#0": ("What is the deadline for submitting travel expenses?",),
+    "it-password#0": ("How often must I change my password?",),
+    "kitchen#0": ("When is the office kitchen cleaned?",),
+}
+#: (summary_id, doc_id, kind, page, text, chunk_ids)
+SUMMARIES: tuple[tuple[str, str, str, str | None, str, tuple[str, ...]], ...] = (
+    ("hr-leave@doc", "hr-leave", "artifact_summary", None,
+     "The HR handbook's leave policy: monthly vacation accrual and carry-over of unused days.",
+     ("hr-leave#0", "hr-leave#1")),
+    ("hr-leave@p2", "hr-leave", "page_summary", "Leave > Carry-over",
+     "Unused vacation may be carried into the first quarter.", ("hr-leave#1",)),
+    ("it-vpn@doc", "it-vpn", "artifact_summary", None, "IT guide to remote network access over the VPN.",
+     ("it-vpn#0",)),
+    ("fin-expense@doc", "fin-expense", "artifact_summary", None,
+     "Finance policy on travel expense claims and receipts.", ("fin-expense#0",)),
+    ("fin-expense@p1", "fin-expense", "page_summary", "1", "Submit travel expenses within thirty days.",
+     ("fin-expense#0",)),
+    ("it-password@doc", "it-password", "artifact_summary", None, "Security rules for passwords and their rotation.",
+     ("it-password#0", "it-password#1")),
+    ("kitchen@doc", "kitchen", "artifact_summary", None, "Facilities notice about the weekly kitchen cleaning.",
+     ("kitchen#0",)),
+)
+
+
+def enriched(embedder: Any, doc: DocumentWrite, *, questions: dict[str, tuple[str, ...]] | None = None,
+             summaries: Sequence[tuple[str, str, str, str | None, str, tuple[str, ...]]] | None = None
+             ) -> DocumentWrite:
+    """``doc`` with its questions and summaries (real vectors), as ingestion's enricher would give them."""
+    questions = QUESTIONS if questions is None else questions
+    summaries = SUMMARIES if summaries is None else summaries
+    mine = {c.chunk_id for c in doc.chunks}
+    qs = [HypotheticalQuestion(f"{cid}?{i}", cid, text)
+          for cid, texts in questions.items() if cid in mine for i, text in enumerate(texts)]
+    ss = [Summary(sid, did, kind, text, page, chunk_ids)  # type: ignore[arg-type]
+          for sid, did, kind, page, text, chunk_ids in summaries if did == doc.doc_id]
+    return dataclasses.replace(
+        doc, questions=qs, question_vectors=embed(embedder, [q.text for q in qs]),
+        summaries=ss, summary_vectors=embed(embedder, [x.text for x in ss]))
+
+
+def enriched_corpus(embedder: Any) -> list[DocumentWrite]:
+    return [enriched(embedder, d) for d in corpus_docs(embedder)]
+
+
+class EnrichmentTest(_Fixtures):
+    """Questions and summaries live in the version, replaced, copied, deleted and dropped with
+    their documents, and are only ever visible when their chunk (or document) is."""
+
+    @pytest.fixture
+    def enriched_version(self, store: Any, names: Names, embedder: Any) -> str:
+        name = names("KB_ENR")
+        store.create_version(VersionSpec(name, embedder.model_id, embedder.dimension, "cosine"))
+        store.write_documents(name, enriched_corpus(embedder))
+        return name
+
+    def rows(self, store: Any, version: str, embedder: Any) -> tuple[list[tuple[str, str]], list[str]]:
+        """Every (question_id, chunk_id) and summary_id the version serves, via the port."""
+        q = self.query(embedder, "policy")
+        qs = store.search_questions(version, q, 100)
+        ss = store.search_summaries(version, q, 100)
+        return sorted((h.question_id, h.chunk.chunk_id) for h in qs.hits), sorted(h.summary.summary_id for h in ss.hits)
+
+    @pytest.mark.parametrize("question,chunk", [
+        ("Is it possible to move leftover holiday days to January?", "hr-leave#1"),
+        ("What login do I need for remote access?", "it-vpn#0"),
+        ("By when do I have to hand in my travel receipts?", "fin-expense#0"),
+    ])
+    def test_a_paraphrase_finds_the_parent_chunk_through_its_question(
+        self, store: Any, enriched_version: str, embedder: Any, question: str, chunk: str
+    ) -> None:
+        result = store.search_questions(enriched_version, self.query(embedder, question), 3)
+        assert result.version == enriched_version
+        top = result.hits[0]
+        assert top.chunk.chunk_id == chunk and top.question in QUESTIONS[chunk]
+        assert top.chunk == next(stored(c) for d in corpus_docs(embedder) for c in d.chunks if c.chunk_id == chunk)
+        # the score is the question's cosine similarity to the query, best first
+        expected = float(np.dot(embed(embedder, [top.question])[0], self.query(embedder, question).values) / (
+            np.linalg.norm(embed(embedder, [top.question])[0]) * np.linalg.norm(self.query(embedder, question).values)))
+        assert top.score == pytest.approx(expected, abs=1e-4)
+        assert [h.score for h in result.hits] == sorted((h.score for h in result.hits), reverse=True)
+        assert [h.rank for h in result.hits] == [1, 2, 3]
+
+    def test_each_parent_chunk_comes_back_once_and_k_distinct_parents_fill_the_top(
+        self, store: Any, names: Names, embedder: Any
+    ) -> None:
+        name = names("KB_DEDUP")
+        store.create_version(VersionSpec(name, embedder.model_id, embedder.dimension, "cosine"))
+        many = {**QUESTIONS, "kitchen#0": tuple(f"When is the office kitchen cleaned, case {i}?" for i in range(20))}
+        store.write_documents(name, [enriched(embedder, d, questions=many) for d in corpus_docs(embedder)])
+        result = store.search_questions(name, self.query(embedder, "kitchen cleaning day"), 4)
+        got = [h.chunk.chunk_id for h in result.hits]
+        assert got[0] == "kitchen#0" and len(got) == len(set(got)) == 4
+
+    def test_summaries_are_searched_by_kind_with_their_page_and_chunks(
+        self, store: Any, enriched_version: str, embedder: Any
+    ) -> None:
+        q = self.query(embedder, "carrying over unused vacation days")
+        both = store.search_summaries(enriched_version, q, 3)
+        assert both.hits[0].summary.doc_id == "hr-leave"
+        assert [h.score for h in both.hits] == sorted((h.score for h in both.hits), reverse=True)
+        pages = store.search_summaries(enriched_version, q, 10, kinds=("page_summary",))
+        assert {h.summary.summary_id for h in pages.hits} == {"hr-leave@p2", "fin-expense@p1"}
+        top = pages.hits[0].summary
+        assert (top.summary_id, top.kind, top.page, top.chunk_ids) == ("hr-leave@p2", "page_summary",
+                                                                      "Leave > Carry-over", ("hr-leave#1",))
+        docs = store.search_summaries(enriched_version, q, 10, kinds=("artifact_summary",))
+        assert len(docs.hits) == 5 and {h.summary.kind for h in docs.hits} == {"artifact_summary"}
+        assert {h.summary.page for h in docs.hits} == {None}
+
+    def test_a_version_without_enrichment_finds_nothing(self, store: Any, version: str, embedder: Any) -> None:
+        q = self.query(embedder, "vacation")
+        assert store.search_questions(version, q, 5).hits == ()
+        assert store.search_summaries(version, q, 5).hits == ()
+
+    def test_rewriting_the_same_enrichment_changes_nothing_and_new_enrichment_replaces_the_old(
+        self, store: Any, enriched_version: str, embedder: Any
+    ) -> None:
+        g0 = store.get_version(enriched_version).generation
+        before = self.rows(store, enriched_version, embedder)
+        store.write_documents(enriched_version, enriched_corpus(embedder))
+        assert store.get_version(enriched_version).generation == g0
+        assert self.rows(store, enriched_version, embedder) == before
+        # same chunks, new questions and no page summary for hr-leave: only the enrichment changes
+        hr = next(d for d in corpus_docs(embedder) if d.doc_id == "hr-leave")
+        new = enriched(embedder, hr, questions={"hr-leave#0": ("How is vacation accrued?",)},
+                       summaries=[s for s in SUMMARIES if s[0] != "hr-leave@p2"])
+        store.write_documents(enriched_version, [new])
+        assert store.get_version(enriched_version).generation > g0
+        questions, summaries = self.rows(store, enriched_version, embedder)
+        assert [qid for qid, _ in questions if qid.startswith("hr-leave")] == ["hr-leave#0?0"]
+        assert "hr-leave@p2" not in summaries and "hr-leave@doc" in summaries
+        top = store.search_questions(enriched_version, self.query(embedder, "How is vacation accrued?"), 1).hits[0]
+        assert (top.question, top.chunk.chunk_id) == ("How is vacation accrued?", "hr-leave#0")
+        # writing the document without enrichment leaves it none
+        store.write_documents(enriched_version, [hr])
+        questions, summaries = self.rows(store, enriched_version, embedder)
+        assert not [q for q in questions if q[1].startswith("hr-leave")]
+        assert not [s for s in summaries if s.startswith("hr-leave")]
+
+    def test_deleting_a_document_deletes_its_questions_and_summaries(
+        self, store: Any, enriched_version: str, embedder: Any
+    ) -> None:
+        assert store.delete_documents(enriched_version, ["kitchen", "it-vpn"]) == 2
+        questions, summaries = self.rows(store, enriched_version, embedder)
+        assert not [q for q in questions if q[1].startswith(("kitchen", "it-vpn"))]
+        assert not [s for s in summaries if s.startswith(("kitchen", "it-vpn"))]
+        assert len(questions) == 4 and len(summaries) == 5  # one row per parent chunk with questions
+
+    def test_a_child_version_copies_the_enrichment_and_the_parent_is_only_read(
+        self, store: Any, enriched_version: str, names: Names, embedder: Any
+    ) -> None:
+        before = self.rows(store, enriched_version, embedder)
+        child = names("KB_ENR2")
+        store.create_version(VersionSpec(child, embedder.model_id, embedder.dimension, "cosine",
+                                         parent=enriched_version))
+        assert self.rows(store, child, embedder) == before
+        q = self.query(embedder, "Can leftover leave move to next year?")
+        assert [(h.chunk.chunk_id, h.question) for h in store.search_questions(child, q, 3).hits] == [
+            (h.chunk.chunk_id, h.question) for h in store.search_questions(enriched_version, q, 3).hits]
+        store.delete_documents(child, ["hr-leave"])
+        assert self.rows(store, enriched_version, embedder) == before
+        assert len(self.rows(store, child, embedder)[1]) == len(before[1]) - 2
+
+    def test_a_dropped_version_leaves_no_enrichment_behind(self, store: Any, names: Names, embedder: Any) -> None:
+        name = names("KB_DROP")
+        spec = VersionSpec(name, embedder.model_id, embedder.dimension, "cosine")
+        store.create_version(spec)
+        store.write_documents(name, enriched_corpus(embedder))
+        store.drop_version(name)
+        store.create_version(spec)
+        assert self.rows(store, name, embedder) == ([], [])
+
+    def test_questions_and_summaries_are_visible_only_with_their_chunk_or_document(
+        self, store: Any, names: Names, embedder: Any
+    ) -> None:
+        name = names("KB_ENR_ACL")
+        store.create_version(VersionSpec(name, embedder.model_id, embedder.dimension, "cosine"))
+        acls = {"hr-leave": ["group:hr"], "it-vpn": ["public"], "fin-expense": ["user:carol"],
+                "it-password": [], "kitchen": ["user:alice"]}
+        docs = [enriched(embedder, make_doc(doc, parts, {**meta, "rag_acl": acls[doc]}, source,
+                                            embed(embedder, [t for t, _ in parts])))
+                for doc, source, parts, meta in CORPUS]
+        store.write_documents(name, docs)
+        q = self.query(embedder, "Can I carry unused vacation days into next year?")
+        cases = {("alice", ()): {"it-vpn", "kitchen"}, ("bob", ("hr",)): {"hr-leave", "it-vpn"},
+                 ("dave", ()): {"it-vpn"}}
+        for (user, groups), expected in cases.items():
+            vis = Visibility.of(user, groups)
+            for k in (1, 50):
+                questions = store.search_questions(name, q, k, visibility=vis)
+                assert {h.chunk.doc_id for h in questions.hits} <= expected, user
+                # hidden questions never take a slot: k hits whenever k visible chunks have questions
+                visible_chunks = {c for c in QUESTIONS if c.split("#")[0] in expected}
+                assert len(questions.hits) == min(k, len(visible_chunks)), (user, k)
+                summaries = store.search_summaries(name, q, k, visibility=vis)
+                visible_summaries = {s[0] for s in SUMMARIES if s[1] in expected}
+                assert {h.summary.doc_id for h in summaries.hits} <= expected, user
+                assert len(summaries.hits) == min(k, len(visible_summaries)), (user, k)
+        # the top hit for bob is the hr chunk; alice never reaches it, even by naming it
+        assert store.search_questions(name, q, 1, visibility=Visibility.of("bob", ("hr",))).hits[0].chunk.chunk_id \
+            == "hr-leave#1"
+        by_id = (FieldFilter("doc_id", any_of=("hr-leave", "it-password")),)
+        assert store.search_questions(name, q, 5, by_id, visibility=Visibility.of("alice")).hits == ()
+        assert store.search_summaries(name, q, 5, by_id, visibility=Visibility.of("alice")).hits == ()
+
+    def test_filters_apply_to_the_parent_chunk_and_document(self, store: Any, enriched_version: str,
+                                                            embedder: Any) -> None:
+        q = self.query(embedder, "How do I change my VPN password?")
+        it = (FieldFilter("dept", any_of=("it",)),)
+        questions = store.search_questions(enriched_version, q, 10, it)
+        assert {h.chunk.doc_id for h in questions.hits} == {"it-vpn", "it-password"}
+        summaries = store.search_summaries(enriched_version, q, 10, it)
+        assert {h.summary.doc_id for h in summaries.hits} == {"it-vpn", "it-password"}
+        figures = (FieldFilter("chunk_type", any_of=("figure",)),)
+        assert store.search_questions(enriched_version, q, 10, figures).hits == ()  # no figure has a question
+
+    def test_bad_enrichment_is_refused_and_nothing_is_written(self, store: Any, names: Names, embedder: Any) -> None:
+        name = names("KB_BAD")
+        store.create_version(VersionSpec(name, embedder.model_id, embedder.dimension, "cosine"))
+        docs = enriched_corpus(embedder)
+        kitchen = docs[-1]
+        stranger = dataclasses.replace(kitchen, questions=[HypotheticalQuestion("x?0", "hr-leave#0", "Who?")],
+                                       question_vectors=embed(embedder, ["Who?"]))
+        with pytest.raises(StoreError, match=r"document kitchen: question 'x\?0' names chunk 'hr-leave#0'"):
+            store.write_documents(name, [*docs[:-1], stranger])
+        short = dataclasses.replace(kitchen, question_vectors=None)
+        with pytest.raises(StoreError, match="document kitchen: 1 questions but no question vectors"):
+            store.write_documents(name, [short])
+        other = dataclasses.replace(kitchen, summaries=[Summary("s", "hr-leave", "artifact_summary", "x")],
+                                    summary_vectors=embed(embedder, ["x"]))
+        with pytest.raises(StoreError, match="summary 's' belongs to document 'hr-leave'"):
+            store.write_documents(name, [other])
+        wide = dataclasses.replace(kitchen, question_vectors=random_vectors(1, embedder.dimension + 1))
+        with pytest.raises(EmbeddingModelMismatch, match="question vectors have"):
+            store.write_documents(name, [wide])
+        assert store.get_version(name).chunk_count == 0 and self.rows(store, name, embedder) == ([], [])
+
+    def test_model_guard_holds_for_questions_and_summaries(self, store: Any, enriched_version: str,
+                                                           embedder: Any) -> None:
+        other = QueryVector(embed(embedder, ["vacation"], query=True)[0], "other/model")
+        with pytest.raises(EmbeddingModelMismatch, match="other/model"):
+            store.search_questions(enriched_version, other, 3)
+        with pytest.raises(EmbeddingModelMismatch, match="other/model"):
+            store.search_summaries(enriched_version, other, 3)
+        with pytest.raises(StoreError):
+            store.search_questions(enriched_version, self.query(embedder, "x"), 0)
+
+
 class VectorStoreContract(
+    EnrichmentTest,
     AccessControlTest,
     UpsertTest,
     DeleteTest,
@@ -966,5 +1223,6 @@ class VectorStoreContract(
 __all__ = [
     "VectorStoreContract", "UpsertTest", "DeleteTest", "DenseSearchTest", "LexicalSearchTest", "VersionTest",
     "AliasTest", "ModelGuardTest", "InteractionTest", "EmbeddingCacheTest", "LifecycleTest", "CORPUS", "ALL_CHUNK_IDS",
-    "Names", "corpus_docs", "embed", "make_doc", "random_vectors", "ids",
+    "Names", "corpus_docs", "embed", "make_doc", "random_vectors", "ids", "EnrichmentTest", "enriched",
+    "enriched_corpus", "QUESTIONS", "SUMMARIES",
 ]

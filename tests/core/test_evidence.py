@@ -15,10 +15,12 @@ from backend.core.services.evidence import (
     content_words,
     question_type,
     segment,
+    segment_kinds,
+    topic_words,
 )
 from backend.core.services.retrieval_service import Candidate
 from backend.core.types import ChatRequest, Chunk
-from backend.providers.local.extractive import ExtractiveChatModel
+from backend.providers.local.extractive import ExtractiveChatModel, question_parts
 from tests.conftest import REPO, make_settings
 
 # annual-leave::3 as the Markdown loader stores it (README's example question answers from annual-leave)
@@ -71,6 +73,26 @@ def test_fact_lines_with_several_labels_are_text_not_headings() -> None:
                                       "Policy owner: People Team · Policy number: HR-101 · Last reviewed: 2026-01-15")
 
 
+def test_a_document_fact_line_is_meta_and_a_line_that_goes_on_is_no_heading() -> None:
+    text = ("Section FE-02 - Owner: Field Engineering - Last reviewed: 2026-01-27\n\nHow to report\n\n"
+            "Call the security incident hotline +31 20 555 0111 (24/7), or\n\nPost in the Slack channel #security.")
+    assert segment_kinds(text) == [
+        (None, "meta", "Section FE-02 - Owner: Field Engineering - Last reviewed: 2026-01-27"),
+        ("How to report", "para", "Call the security incident hotline +31 20 555 0111 (24/7), or"),
+        ("How to report", "para", "Post in the Slack channel #security.")]
+
+
+def test_a_chunk_that_starts_inside_a_table_keeps_the_heading_and_columns_of_the_one_before() -> None:
+    first = "The four levels\n\nLevel | Definition\n\nPublic | Approved for release outside the company."
+    second = "Restricted | For named individuals only.\n\nHandling rules\n\nLabels apply encryption."
+    alone = [(k, t) for _, k, t in segment_kinds(second)]
+    assert alone[0] == ("row", "Restricted; For named individuals only.")  # a data row, not column names
+    chunks = [Chunk("d::1", "d", second, "d.md", 1), Chunk("d::0", "d", first, "d.md", 0)]
+    rows = [(s.heading, s.text, s.passage) for s in SentenceScorer.sentences(chunks) if s.kind == "row"]
+    assert rows == [("The four levels", "Level: Restricted; Definition: For named individuals only.", 1),
+                    ("The four levels", "Level: Public; Definition: Approved for release outside the company.", 2)]
+
+
 # --- question and answer types -------------------------------------------------------
 @pytest.mark.parametrize(("question", "qtype"), [
     ("How many days of annual leave do employees get?", "number"),
@@ -82,6 +104,10 @@ def test_fact_lines_with_several_labels_are_text_not_headings() -> None:
     ("Where is the assembly point?", "location"),
     ("Which safety shoes are part of the PPE kit?", "option"),
     ("Can I use my personal laptop?", None),
+    ("How long are application logs retained?", "duration"),
+    ("Within how much time must an incident be reported?", "duration"),
+    ("What are the four data classification levels?", "list"),
+    ("Which spare parts does the spare-parts kit contain?", "list"),
 ])
 def test_question_types(question: str, qtype: str | None) -> None:
     assert question_type(question) == qtype
@@ -96,6 +122,11 @@ def test_question_types(question: str, qtype: str | None) -> None:
     ("Call the field coordinator before agreeing.", "name", True),
     ("Shoes are replaced when worn out.", "option", False),
     ("Safety shoes with steel toe caps (class S3).", "option", True),
+    ("The GDPR procedure (LEG-501) applies to erasure requests.", "number", False),  # a code is no quantity
+    ("The request is answered within one month of receipt.", "duration", True),
+    ("The GDPR procedure (LEG-501) applies to erasure requests.", "duration", False),
+    ("Check the kit: one power supply, two SFP+ modules, a console cable and patch cables.", "list", True),
+    ("Check the kit before leaving.", "list", False),
 ])
 def test_answer_types(sentence: str, qtype: str, carries: bool) -> None:
     assert carries_answer_type(sentence, qtype) is carries
@@ -104,6 +135,32 @@ def test_answer_types(sentence: str, qtype: str, carries: bool) -> None:
 def test_content_words_drop_function_words_and_join_word_forms() -> None:
     assert content_words("How many days of annual leave do employees get?") == ["day", "annual", "leav", "employ"]
     assert content_words("I lost my badge") == content_words("if I lose the badges")
+    assert set(content_words("yearly fully paid leave")) == set(content_words("paid leave in full each year"))
+    assert "maymonth" in content_words("Which holidays are in May 2026?")
+    assert "maymonth" not in content_words("May I take photos?")
+
+
+def test_topic_words_leave_out_what_a_value_answers() -> None:
+    assert topic_words("What is the minimum password length for company accounts?") == ["password", "company",
+                                                                                         "account"]
+
+
+def test_a_document_fact_line_carries_no_answer_type() -> None:
+    line = "Policy owner: People Team · Policy number: HR-101 · Last reviewed: 2026-01-15"
+    assert carries_answer_type(line, "date") is True  # as a paragraph it would
+    assert carries_answer_type(line, "date", "meta") is False
+
+
+@pytest.mark.parametrize(("question", "parts"), [
+    ("Within how much time must an incident be reported, and what is the hotline number?",
+     ["Within how much time must an incident be reported", "what is the hotline number"]),
+    ("How long are daily backups kept and how often are restores tested?",
+     ["How long are daily backups kept", "how often are restores tested"]),
+    ("What are the first-aid and emergency arrangements?", ["What are the first-aid and emergency arrangements?"]),
+    ("How much is the excess, and who pays it?", ["How much is the excess, and who pays it?"]),  # "who pays it" alone is no question
+])
+def test_question_parts(question: str, parts: list[str]) -> None:
+    assert question_parts(question) == parts
 
 
 # --- the answer, with the real model ----------------------------------------------------
@@ -128,6 +185,53 @@ def test_a_sentence_that_continues_the_lead_follows_it(embedder: Any) -> None:
     answer = ExtractiveChatModel(embedder).generate(ChatRequest(
         "rag", "p", "What happens to disks removed from a customer appliance?", (Chunk("r#0", "r", text, "r.txt", 0),)))
     assert answer.startswith("Disks removed from appliances are never shipped. [1] They are degaussed and shredded")
+
+
+INCIDENT = ("How fast\n\nReport within 1 hour of noticing a suspected incident, at any time of day.\n\n"
+            "How to report\n\nCall the security incident hotline +31 20 555 0111 (24/7), or\n\n"
+            "Post in the Slack channel #security-incident, monitored by the on-call engineer.")
+WHISTLE = ("How to report\n- Online: the external whistleblowing platform SpeakSafe, at speaksafe.example. You may "
+           "report anonymously; the platform lets you talk to the investigators through a case code.\n"
+           "- By phone: the SpeakSafe line, available 24/7.")
+EMERGENCIES = ("Emergencies\n- Evacuation drills take place twice a year in each office.\n- The evacuation routes "
+               "are in the floor plan document.\n- In a life-threatening emergency call 112 first, then reception.\n\n"
+               "Parking\n\nThe garage has 40 spaces.")
+
+
+def test_a_question_that_asks_two_things_gets_both_answers(embedder: Any) -> None:
+    answer = ExtractiveChatModel(embedder).generate(ChatRequest(
+        "rag", "p", "Within how much time must a security incident be reported, and what is the hotline number?",
+        (Chunk("i#0", "i", INCIDENT, "i.md", 0),)))
+    assert "within 1 hour" in answer and "+31 20 555 0111" in answer
+
+
+def test_a_chosen_sentence_of_a_list_item_brings_its_item(embedder: Any) -> None:
+    answer = ExtractiveChatModel(embedder).generate(ChatRequest(
+        "rag", "p", "How can I report fraud anonymously?", (Chunk("w#0", "w", WHISTLE, "w.md", 0),)))
+    assert answer.startswith("Online: the external whistleblowing platform SpeakSafe, at speaksafe.example. [1] "
+                             "You may report anonymously")
+
+
+BADGE = ("Rules\n\nWear your badge visibly at all times in the office.\n\nLost or stolen badges\n\nReport a lost "
+         "badge immediately to the security hotline. The badge is blocked at once. A replacement costs 15 EUR, "
+         "deducted from salary.\n\nCCTV\n\nCameras record the entrances.")
+
+
+def test_a_what_should_i_do_question_gets_the_leads_whole_paragraph(embedder: Any) -> None:
+    chunk = (Chunk("b#0", "b", BADGE, "b.md", 0),)
+    model = ExtractiveChatModel(embedder)
+    procedure = model.generate(ChatRequest("rag", "p", "What should I do if I lose my badge?", chunk))
+    assert procedure.startswith("Report a lost badge immediately to the security hotline. [1] The badge is blocked "
+                                "at once. [1] A replacement costs 15 EUR")
+    fact = model.generate(ChatRequest("rag", "p", "Whom do I report a lost badge to?", chunk))
+    assert "15 EUR" not in fact  # not a procedure question: the lead alone, plus supports that add something
+
+
+def test_a_list_question_is_answered_with_the_items_of_one_list(embedder: Any) -> None:
+    answer, why = ExtractiveChatModel(embedder).generate_explained(ChatRequest(
+        "rag", "p", "What are the emergency arrangements in the office?", (Chunk("h#0", "h", EMERGENCIES, "h.md", 0),)))
+    assert why is not None and why["question_type"] == "list"
+    assert "Evacuation drills" in answer and "call 112 first" in answer and "garage" not in answer
 
 
 def test_every_answer_sentence_keeps_its_citation(embedder: Any) -> None:

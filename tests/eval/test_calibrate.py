@@ -30,12 +30,14 @@ def test_calibrate_cross_validates_on_both_golden_sets_and_writes_nothing(cli_en
     assert len(ids) == len(set(ids)) == out["held_out"]["queries"] == 68 + 41  # each query judged once, held out
     for fold in folds:
         assert fold["train"] + fold["test"]["queries"] == 109
-    # the figures docs/CALIBRATION.md reports; a regression of the evidence decision fails here
-    assert out["held_out"]["accuracy"] >= 0.85
-    assert out["held_out"]["unanswerable_as_rag"] <= 4
-    assert out["held_out_by_golden"]["handbook_golden.jsonl"]["accuracy"] >= 0.8
+    # the figures docs/CALIBRATION.md reports (issue 23: >= 0.90 held out on both domains, no
+    # unanswerable question answered rag); a regression of the evidence decision fails here
+    assert out["held_out"]["accuracy"] >= 0.92
+    assert out["held_out"]["unanswerable_as_rag"] == 0
+    for golden in ("sample_golden.jsonl", "handbook_golden.jsonl"):
+        assert out["held_out_by_golden"][golden]["accuracy"] >= 0.9, golden
     # the shipped profile (fit on all queries) decides at least this well on the shipped sets
-    assert out["current"]["accuracy"] >= 0.85 and out["current"]["unanswerable_as_rag"] <= 2
+    assert out["current"]["accuracy"] >= 0.93 and out["current"]["unanswerable_as_rag"] == 0
     suggested = out["suggested"]["retrieval"]
     assert suggested["decision_score"] == "evidence"
     assert 0 <= suggested["threshold_low"] <= suggested["threshold_high"] <= 1

@@ -57,3 +57,15 @@ def test_tune_table_and_bad_options(cli_env: Settings) -> None:
     assert bad.exit_code == 2 and "--rerankers" in bad.output and "cohere" in bad.output
     missing = CliRunner().invoke(cli, ["tune", "--version", "KB_NOPE"])
     assert missing.exit_code != 0 and "KB_NOPE" in missing.output
+
+
+def test_tune_lexical_adds_stop_words_and_feedback_to_the_grid(cli_env: Settings) -> None:
+    result = CliRunner().invoke(cli, ["tune", "--version", "KB_SAMPLE_V1", "--rerankers", "none", "--lexical",
+                                      "--json"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    body = json.loads(result.stdout)
+    labels = {r["label"]: r for r in body["results"]}
+    assert {"fusion score d0.6/l0.4 depth100 stop english feedback 5",
+            "fusion rrf k20 d1.5/l1 depth100 stop english"} <= set(labels)
+    assert len(labels) == len(body["results"])  # no candidate measured twice
+    assert all(0.0 <= r["ndcg_at_10"] <= 1.0 for r in body["results"]) and body["applied"] is False

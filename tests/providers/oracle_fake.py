@@ -36,7 +36,7 @@ class CatalogDb:
         self.tables: dict[str, int] = {}  # version table -> row count
         self.indexes: dict[str, tuple[str, str, str | None]] = {}  # index -> (table, status, domidx_opstatus)
         self.views: dict[str, str] = {}
-        self.columns = {"generation", "parent", "index_params"}
+        self.columns = {"generation", "parent", "index_params", "retrieval"}
         self.foreign: set[str] = set()  # tables of the schema that are not RAG versions
         self.log: list[tuple[str, Any]] = []
         self.undo: list[Callable[[], None]] = []
@@ -54,7 +54,7 @@ class CatalogDb:
     def add_version(self, name: str, rows: int = 0, model: str = "mini-lm", dim: int = 3, index_type: str = "hnsw",
                     generation: int = 0, params: str | None = None) -> None:
         self.versions[name] = [name, model, dim, "cosine", index_type, None, "2025-01-01", None, generation, None,
-                               params]
+                               params, None]
         self.tables[name] = rows
 
     # --- transactions -------------------------------------------------------------
@@ -164,7 +164,7 @@ class CatalogDb:
                 raise oracledb.IntegrityError(types.SimpleNamespace(code=1, full_code="ORA-00001",
                                                                     message="ORA-00001: unique constraint violated"))
             row = [b["name"], b["embed_model"], b["dimension"], b["distance"], b["index_type"], b["profile"],
-                   b["created_at"], None, 0, b["parent"], b["index_params"]]
+                   b["created_at"], None, 0, b["parent"], b["index_params"], b["retrieval"]]
             self._set(self.versions, b["name"], row)
             return []
         if s.startswith("DELETE FROM RAG_VERSIONS WHERE name"):
@@ -176,6 +176,12 @@ class CatalogDb:
                 row = list(self.versions[b["name"]])
                 row[7] = b["report"]
                 self._set(self.versions, b["name"], row)
+            return []
+        if s.startswith("UPDATE RAG_VERSIONS SET retrieval"):
+            row = list(self.versions[b["name"]])
+            row[11] = b["retrieval"]
+            row[8] += 1
+            self._set(self.versions, b["name"], row)
             return []
         if s.startswith("UPDATE RAG_VERSIONS SET index_params"):
             row = list(self.versions[b["name"]])

@@ -117,12 +117,14 @@ def trips(db: RecordingDb) -> int:
 def test_write_documents_round_trips() -> None:
     db = RecordingDb(registry(V1))
     make_store(db).write_documents("KB_V1", [doc("d1", 2)])
-    # guard UPDATE ... RETURNING, protection check, stored chunks, MERGE, cache MERGE, commit
-    assert trips(db) == 6
+    # guard UPDATE ... RETURNING, protection check, stored chunks, stored questions + summaries (one
+    # UNION ALL), MERGE, cache MERGE, commit
+    assert trips(db) == 7
     db = RecordingDb(registry(V1))
     make_store(db).write_documents("KB_V1", [doc(f"d{i}", 2) for i in range(1_200)], allow_served=True)
-    # no protection check; stored chunks of 1,200 documents in 3 statements (500 per IN list)
-    assert trips(db) == 1 + 3 + 1 + 1 + 1
+    # no protection check; stored chunks and stored enrichment of 1,200 documents in 3 statements each
+    # (500 per IN list)
+    assert trips(db) == 1 + 3 + 3 + 1 + 1 + 1
     assert [len(b) for k, b in db.log if k == "binds" and "d0" in b] == [500, 500, 200]
 
 

@@ -111,7 +111,7 @@ def test_an_old_catalog_gets_the_new_columns_and_a_second_upgrade_is_harmless() 
     db.columns = set()
     store = catalog_store(db)
     store.ensure_catalog()
-    assert db.columns == {"generation", "parent", "index_params"}
+    assert db.columns == {"generation", "parent", "index_params", "retrieval"}
     store.ensure_catalog()  # ORA-01430 for each column: tolerated
     assert [s for s in db.statements() if s.startswith("ALTER")] == list(sql.CATALOG_UPGRADES) * 2
     assert "generation  NUMBER DEFAULT 0 NOT NULL" in sql.CATALOG_DDL[0] and "parent      VARCHAR2(128)" in sql.CATALOG_DDL[0]
@@ -297,3 +297,34 @@ def test_a_chunk_id_twice_in_one_write_is_refused_before_any_statement() -> None
     with pytest.raises(StoreError, match="chunk_id 'd1#0' appears twice in one write"):
         make_store(db).write_documents("KB_V1", [d, twice])
     assert db.log == []
+
+
+# --- retrieval settings stamped per version ---------------------------------------------------
+def test_the_retrieval_stamp_is_registered_bound_read_back_and_restamped_with_a_new_generation() -> None:
+    db = CatalogDb()
+    store = catalog_store(db)
+    stamp = {"format": 1, "strategy": "fusion", "fusion": {"k": 20, "dense_weight": 1.5}}
+    created = store.create_version(VersionSpec("KB_V1", "mini-lm", 3, "cosine", retrieval=stamp))
+    assert created.retrieval == stamp and json.loads(db.versions["KB_V1"][11]) == stamp
+    insert = next(s for s in db.statements() if s.startswith("INSERT INTO RAG_VERSIONS"))
+    assert ":retrieval" in insert and "fusion" not in insert  # a bound value, never spliced into SQL
+    store.point_alias("KB_ACTIVE", "KB_V1")
+    assert store.resolve_retrieval("KB_ACTIVE") == ("KB_V1", stamp)
+    assert store.resolve_retrieval("kb_v1") == ("KB_V1", stamp)
+    with pytest.raises(InvalidIdentifier):
+        store.resolve_retrieval("KB_ACTIVE; DROP TABLE X")
+
+    again = store.create_version(VersionSpec("KB_V1", "mini-lm", 3, "cosine", retrieval=stamp))
+    assert again.generation == 0 and not any(s.startswith("UPDATE RAG_VERSIONS SET retrieval") for s in db.statements())
+    other = {**stamp, "fusion": {"k": 60, "dense_weight": 1.0}}
+    restamped = store.create_version(VersionSpec("KB_V1", "mini-lm", 3, "cosine", retrieval=other))
+    assert restamped.retrieval == other and restamped.generation == 1
+    assert store.get_version("KB_V1").retrieval == other and db.versions["KB_V1"][8] == 1
+
+
+def test_a_version_registered_before_stamps_reads_as_unstamped() -> None:
+    db = CatalogDb()
+    db.add_version("KB_OLD", rows=1)
+    store = catalog_store(db)
+    assert store.get_version("KB_OLD").retrieval is None
+    assert store.resolve_retrieval("KB_OLD") == ("KB_OLD", None)

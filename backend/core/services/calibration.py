@@ -39,7 +39,7 @@ _MODE_INDEX = {m: i for i, m in enumerate(MODES)}
 class Grid:
     """The settings searched. Thresholds step through ``[low_min, high_max]``."""
 
-    threshold_low: tuple[float, ...] = tuple(round(0.20 + 0.025 * i, 3) for i in range(21))   # 0.20 .. 0.70
+    threshold_low: tuple[float, ...] = tuple(round(0.025 * i, 3) for i in range(29))          # 0.00 .. 0.70
     threshold_high: tuple[float, ...] = tuple(round(0.30 + 0.025 * i, 3) for i in range(25))  # 0.30 .. 0.90
     min_similarity_for_hybrid: tuple[float, ...] = (0.20, 0.25, 0.30, 0.35)
     min_chunks_for_hybrid: tuple[int, ...] = (1, 2)

@@ -279,6 +279,8 @@ class ChatService:
         short = is_short_query(condensed.query, self._settings.short_query)
         outcome = self._search(route, query, condensed.query)
         candidates = ctx.to_candidates(outcome.hits, self._settings.score_mode)
+        if outcome.tree:  # hierarchical: the context follows document -> page -> chunk
+            candidates = ctx.tree_order(candidates, outcome.tree)
         if self._evidence is not None and self._settings.decision_score == "evidence":
             candidates = attach_evidence(candidates, condensed.query, self._evidence, self._settings)
         decision = decide_answer_mode(candidates, self._settings, short)
@@ -308,6 +310,8 @@ class ChatService:
         explain = {**explain, "condensed_by": plan.condensed.by, "condensed_rule": plan.condensed.rule}
         # the thresholds compared dense similarity; with a reranker the order came from it
         explain["rerank"] = outcome.details.get("rerank")
+        # which retrieval settings chose the chunks: the served version's stamp, or the live config
+        explain["retrieval_settings"] = outcome.details.get("retrieval_settings")
         cited = tuple(ctx.citations(decision, candidates))
         by_id = {c.chunk.chunk_id: c.chunk for c in candidates}
         return ChatAnswer(

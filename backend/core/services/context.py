@@ -7,9 +7,11 @@ No chunk text leaves here except the ~200-character previews the API promises.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
+from backend.core.services.hierarchy import DocumentNode, page_of
 from backend.core.services.retrieval_service import Candidate, ModeDecision, normalize_similarity
 from backend.core.types import ACL_FIELD, ScoredChunk
 
@@ -29,6 +31,8 @@ class Citation:
     chunk_type: str
     image_ref: str | None = None
     figure_id: str | None = None
+    #: PDF page number or heading path ("Leave > Carry-over"), as ingest recorded it
+    page: str | None = None
 
 
 @dataclass(frozen=True)
@@ -71,7 +75,8 @@ def citations(decision: ModeDecision, candidates: Sequence[Candidate]) -> list[C
     used = decision.context.used
     used_ids = {c.chunk.chunk_id for c in used}
     out = [
-        Citation(f"[{i}]", c.chunk.chunk_id, c.chunk.doc_id, c.chunk.source, round(c.similarity, 6), c.chunk.chunk_type)
+        Citation(f"[{i}]", c.chunk.chunk_id, c.chunk.doc_id, c.chunk.source, round(c.similarity, 6), c.chunk.chunk_type,
+                 page=page_of(c.chunk))
         for i, c in enumerate(used, start=1)
     ]
     for c in candidates:
@@ -79,8 +84,20 @@ def citations(decision: ModeDecision, candidates: Sequence[Candidate]) -> list[C
         related = meta.get("parent_chunk_id") in used_ids or c.similarity >= decision.min_similarity_for_hybrid
         if c.chunk.chunk_type == "figure" and related:
             out.append(Citation(None, c.chunk.chunk_id, c.chunk.doc_id, c.chunk.source, round(c.similarity, 6),
-                                "figure", _str_or_none(meta.get("image_ref")), _str_or_none(meta.get("figure_id"))))
+                                "figure", _str_or_none(meta.get("image_ref")), _str_or_none(meta.get("figure_id")),
+                                page_of(c.chunk)))
     return out
+
+
+def tree_order(candidates: Sequence[Candidate], tree: Sequence[DocumentNode]) -> list[Candidate]:
+    """Hierarchical search (seed 002): the candidates re-ranked in the tree's reading order
+    (best document first, its best page first, the page's chunks in hit order), so the prompt
+    context keeps each document's passages together, page by page. Candidates outside the
+    tree keep their relative order after it."""
+    position = {c.chunk_id: n for n, c in enumerate(
+        chunk for doc in tree for page in doc.pages for chunk in page.chunks)}
+    ordered = sorted(candidates, key=lambda c: (position.get(c.chunk.chunk_id, len(position)), c.rank))
+    return [dataclasses.replace(c, rank=rank) for rank, c in enumerate(ordered, start=1)]
 
 
 def retrieved_metadata(

@@ -34,6 +34,7 @@ from backend.core.services import ranking_metrics as rm
 from backend.core.services.evidence import SentenceScorer, attach_evidence
 from backend.core.services.golden import GoldenQuery, GoldenSet
 from backend.core.services.retrieval_service import decide_answer_mode, is_short_query
+from backend.core.services.retrieval_stamp import stamped_settings
 from backend.core.services.search_service import SearchRequest, SearchService
 from backend.core.types import QueryVector, ScoredChunk, Visibility
 
@@ -112,10 +113,12 @@ class Evaluator:
     def __init__(self, store: VectorStore, admin: IndexAdmin, embedder: Embedder, *, embeddings: EmbeddingSettings,
                  retrieval: RetrievalSettings, evaluation: EvaluationSettings, chat: Any = None,
                  sanitize: SanitizeSettings | None = None, access: AccessSettings | None = None,
-                 reranker: Any = None) -> None:
+                 reranker: Any = None, rerankers: Any = None) -> None:
         self._store = store
-        #: the configured reranker, so the gate evaluates the order users will get
+        #: the configured reranker, so the gate evaluates the order users will get; ``rerankers``
+        #: builds the one a version's stamp names when it differs (``registry.reranker_factory``)
         self._reranker = reranker
+        self._rerankers = rerankers
         self._admin = admin
         self._embedder = embedder
         self._embeddings = embeddings
@@ -146,7 +149,9 @@ class Evaluator:
     def evaluate(self, version: str, golden: GoldenSet, *, target: str | None = None) -> EvaluationReport:
         """Evaluate ``version`` (a version name, not an alias: results are recorded per version)."""
         profile = self._profile(version)
-        search = SearchService(self._store, self._embedder, profile, self._retrieval, self._reranker)
+        # the version's own stamped retrieval settings, as serving will use them
+        search = SearchService(self._store, self._embedder, profile, self._retrieval, self._reranker,
+                               follow_stamp=True, rerankers=self._rerankers)
         depth = max(self._evaluation.search_depth, self._evaluation.k, NDCG_K, self._retrieval.top_k)
         visibilities = [self._visibility(q) for q in golden.queries]
         hits = self._ranked_hits(search, profile, version, [" ".join(q.query.split()) for q in golden.queries], depth,
@@ -179,7 +184,8 @@ class Evaluator:
         one batch (the same vectors ``SearchService`` would make one at a time, at a
         fraction of the cost); other strategies go through ``SearchService.search``."""
         vis = list(visibilities) or [None] * len(questions)
-        if self._retrieval.strategy != "dense" or self._reranker is not None or profile.fusion is not None:
+        served = stamped_settings(self._retrieval, profile, self._admin.get_version(version).retrieval)
+        if served.strategy != "dense" or served.rerank.provider != "none" or self._reranker is not None:
             out = []
             for question, visibility in zip(questions, vis):
                 started = time.perf_counter()

@@ -26,6 +26,7 @@ from backend.core.services.evaluation import EvaluationReport, Evaluator, with_c
 from backend.common.assets import AssetFiles
 from backend.core.model_stamp import same_model
 from backend.core.services.golden import load_golden_set
+from backend.core.services.retrieval_stamp import describe_stamp
 from backend.core.services.versions import VersionNaming, gc_plan, latest_version, version_roles
 from backend.core.types import AliasChange
 
@@ -132,7 +133,7 @@ def resolve_target(settings: Settings, *, domain_key: str | None = None, alias: 
 def promote_version(settings: Settings, store: Any, embedder: Any, *, alias: str | None = None,
                     version: str | None = None, golden: str | Path | None = None, force: bool = False,
                     domain_key: str | None = None, chat: Any = None, write: bool = True,
-                    reranker: Any = None) -> PromotionResult:
+                    reranker: Any = None, rerankers: Any = None) -> PromotionResult:
     """Evaluate ``version``, check the gates, rotate ``alias`` if they pass (or ``force``).
 
     Returns the result when the alias was rotated (or already served ``version``);
@@ -149,7 +150,7 @@ def promote_version(settings: Settings, store: Any, embedder: Any, *, alias: str
     golden_set = load_golden_set(target.golden)
     evaluator = Evaluator(store, store, embedder, embeddings=settings.embeddings, retrieval=settings.retrieval,
                           evaluation=settings.evaluation, chat=chat, sanitize=settings.sanitize,
-                          access=settings.access, reranker=reranker)
+                          access=settings.access, reranker=reranker, rerankers=rerankers)
     if current == target.version:
         return _already_served(store, evaluator, golden_set, target, candidate)
     report = evaluator.evaluate(target.version, golden_set)
@@ -330,7 +331,8 @@ def render_version(v: Mapping[str, Any]) -> str:
     else:
         summary = "eval: -"
     return (f"{_MARK.get(v.get('role', ''), ' ')} {v['name']:<22} {v.get('role', ''):<9} docs={v['doc_count']:<5} "
-            f"chunks={v['chunk_count']:<6} {_size(v.get('size_bytes', 0)):>8} age={v.get('age', '?'):<6} {summary}")
+            f"chunks={v['chunk_count']:<6} {_size(v.get('size_bytes', 0)):>8} age={v.get('age', '?'):<6} {summary}"
+            f" | retrieval: {describe_stamp(v.get('retrieval'))}")
 
 
 def _size(n: int) -> str:
@@ -353,7 +355,7 @@ def version_row(version: Any, role: str = "") -> dict[str, Any]:
             "distance": version.distance, "doc_count": version.doc_count, "chunk_count": version.chunk_count,
             "size_bytes": version.size_bytes, "created_at": version.created_at, "age": _age(version.created_at),
             "generation": version.generation, "parent": version.parent, "evaluation": version.evaluation,
-            "evaluation_current": version.evaluation_current}
+            "evaluation_current": version.evaluation_current, "retrieval": version.retrieval}
 
 
 def alias_status(store: Any, configured: Mapping[str, str],

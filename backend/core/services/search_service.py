@@ -21,11 +21,11 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import structlog
 
-from backend.common.config import ProfileSettings, RetrievalSettings, SearchPreset
+from backend.common.config import ProfileSettings, RerankSettings, RetrievalSettings, SearchPreset
 from backend.common.errors import RequestError
 from backend.core.embedding_text import query_input
 from backend.core.metadata_schema import Schema, parse_filter
@@ -37,15 +37,34 @@ from backend.core.services.fusion import (
     reciprocal_rank_fusion,
     score_fusion,
 )
-from backend.core.types import FieldFilter, QueryVector, ScoredChunk, Visibility
+from backend.core.services.lexical_query import (
+    ENGLISH_STOP_WORDS,
+    combine_feedback,
+    expansion_terms,
+    query_words,
+    stop_words,
+)
+from backend.core.services import hierarchy
+from backend.core.services.hierarchy import DocumentNode
+from backend.core.services.retrieval_stamp import stamped_settings
+from backend.core.types import FieldFilter, QueryVector, ScoredChunk, SearchResult, SummaryHit, Visibility
 
 log = structlog.get_logger(__name__)
 
-STRATEGIES = ("dense", "lexical", "fusion")
+STRATEGIES = ("dense", "lexical", "fusion", "hyde", "hyde_fusion", "hierarchical", "enriched_fusion")
 #: widening limit when cross-document duplicates crowd the candidate pool
 _MAX_POOL = 1000
 #: What decides the order of the hits under each strategy (``details["order_by"]``).
-ORDER_BY = {"dense": "dense_similarity", "lexical": "lexical_score", "fusion": "fused_score"}
+ORDER_BY = {"dense": "dense_similarity", "lexical": "lexical_score", "fusion": "fused_score",
+            "hyde": "question_similarity", "hyde_fusion": "fused_score", "hierarchical": "hierarchical_score",
+            "enriched_fusion": "fused_score"}
+#: What ``hit.score`` (and so every threshold) compares under each strategy: always the chunk's own
+#: dense similarity; for the strategies that find chunks through their questions, the parent chunk's.
+SCORE_SOURCE = {"hyde": "parent_chunk_dense_similarity", "hyde_fusion": "parent_chunk_dense_similarity",
+                "enriched_fusion": "parent_chunk_dense_similarity"}
+#: The sides each multi-way fusion combines.
+FUSED_SIDES = {"hyde_fusion": ("dense", "lexical", "hyde"),
+               "enriched_fusion": ("dense", "lexical", "hyde", "hierarchical")}
 
 
 @dataclass(frozen=True)
@@ -58,6 +77,9 @@ class SearchRequest:
     #: access control, applied by the store inside every query of the search (dense, lexical
     #: and the similarity lookups); None only when ``access.enabled`` is false
     visibility: Visibility | None = None
+    #: set by ``SearchService.search``, never by callers: the retrieval settings in force for
+    #: this search (the version's stamp, or the live config), fusion and lexical resolved
+    retrieval: RetrievalSettings | None = None
 
 
 @dataclass(frozen=True)
@@ -69,6 +91,8 @@ class SearchOutcome:
     #: what ``hit.score`` means, for decision_explain
     score_source: str = "dense_similarity"
     details: dict[str, object] = field(default_factory=dict)
+    #: hierarchical strategies: the hits grouped document -> page -> chunk (seed 002)
+    tree: tuple[DocumentNode, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -76,6 +100,23 @@ class _Ranked:
     version: str
     hits: tuple[ScoredChunk, ...]
     details: dict[str, Any]
+    #: the summaries a hierarchical side found (for the tree) and its ranking
+    summaries: tuple[SummaryHit, ...] = ()
+    ranking: hierarchy.Ranking | None = None
+
+
+def check_strategy(strategy: str) -> None:
+    if strategy not in STRATEGIES:
+        raise RequestError(f"strategy must be one of {', '.join(STRATEGIES)}, got {strategy!r}",
+                           field="strategy", allowed=list(STRATEGIES))
+
+
+def stamp_summary(version: str | None, stamp: Mapping[str, Any] | None) -> dict[str, Any]:
+    """``details["retrieval_settings"]`` (and ``decision_explain.retrieval_settings``): where the
+    settings of this search came from, and the stamp itself when the version has one."""
+    if not stamp:
+        return {"source": "live config", "version": version, "stamped": False, "stamp": None}
+    return {"source": "version stamp", "version": version, "stamped": True, "stamp": dict(stamp)}
 
 
 def check_filter_limits(filters: Sequence[FieldFilter], settings: RetrievalSettings) -> None:
@@ -98,13 +139,20 @@ class SearchService:
 
     def __init__(
         self, store: VectorStore, embedder: Embedder, profile: ProfileSettings, settings: RetrievalSettings,
-        reranker: Reranker | None = None,
+        reranker: Reranker | None = None, *, follow_stamp: bool = False,
+        rerankers: Callable[[RerankSettings], Reranker | None] | None = None,
     ) -> None:
+        """``follow_stamp``: search each version with the retrieval settings stamped on it
+        (serving and the evaluation gate); off, ``settings`` apply to every version (``rag tune``
+        and the benchmarks measure candidate settings that way). ``rerankers`` builds the
+        reranker a stamp names when it is not the configured one (``reranker``)."""
         self._store = store
         self._embedder = embedder
         self._profile = profile
         self._settings = settings
         self._reranker = reranker
+        self._follow_stamp = follow_stamp
+        self._rerankers = rerankers
         self._fusion_settings = profile.fusion or settings.fusion
 
     @property
@@ -119,20 +167,25 @@ class SearchService:
         """Top ``request.top_k`` hits under the request's strategy (default
         ``retrieval.strategy``). Raises ``RequestError`` for an unknown strategy or a
         ``top_k`` below 1; store errors (unknown alias, model mismatch) propagate."""
-        strategy = request.strategy or self._settings.strategy
-        if strategy not in STRATEGIES:
-            raise RequestError(f"strategy must be one of {', '.join(STRATEGIES)}, got {strategy!r}",
-                               field="strategy", allowed=list(STRATEGIES))
+        target = request.target
+        check_strategy(request.strategy or self._settings.strategy)
         if request.top_k < 1:
             raise RequestError(f"top_k must be at least 1, got {request.top_k}", field="top_k")
-        check_filter_limits(request.filters, self._settings)
-        fresh = self._settings.freshness
+        request, stamp_details = self._resolve(request)
+        cfg = request.retrieval
+        assert cfg is not None
+        strategy = request.strategy or cfg.strategy
+        check_strategy(strategy)
+        check_filter_limits(request.filters, cfg)
+        fresh = cfg.freshness
+        reranker = self._reranker_for(cfg.rerank)
         # a tie can straddle the cut-off, so freshness looks one top_k further down
         want = request.top_k * 2 if fresh.enabled else request.top_k
-        rerank_n = self._settings.rerank.top_n if self._reranker is not None else 0
+        rerank_n = cfg.rerank.top_n if reranker is not None else 0
         want = max(want, rerank_n)
         query = self.embed_query(request.query)
-        run = {"dense": self._dense, "lexical": self._lexical, "fusion": self._fusion}[strategy]
+        run = {"dense": self._dense, "lexical": self._lexical, "fusion": self._fusion, "hyde": self._hyde,
+               "hierarchical": self._hierarchical}.get(strategy) or self._fused(FUSED_SIDES[strategy])
         pool = want
         while True:
             ranked = run(request, query, pool)
@@ -142,7 +195,8 @@ class SearchService:
             if len(hits) >= want or len(ranked.hits) < pool or pool >= _MAX_POOL:
                 break
             pool = min(pool * 2 + duplicates, _MAX_POOL)
-        details = {"order_by": ORDER_BY[strategy], "score": "dense_similarity", **ranked.details}
+        details = {"order_by": ORDER_BY[strategy], "score": "dense_similarity", **ranked.details,
+                   "retrieval_settings": stamp_details}
         if duplicates:
             details["duplicates_collapsed"] = duplicates
         if fresh.enabled:
@@ -150,21 +204,51 @@ class SearchService:
             hits = apply_freshness(hits, fresh.epsilon, fresh.field)
             moved = sum(a != b.chunk.chunk_id for a, b in zip(before, hits))
             details["freshness"] = {"epsilon": fresh.epsilon, "field": fresh.field, "reordered": moved}
-        if self._reranker is not None and hits:
-            hits = self._rerank(request.query, hits, details)
+        if reranker is not None and hits:
+            hits = self._rerank(reranker, cfg.rerank, request.query, hits, details)
         hits = hits[: request.top_k]
-        log.debug("search.done", strategy=strategy, target=request.target, version=ranked.version, hits=len(hits))
-        return SearchOutcome(request.target, ranked.version, strategy, tuple(hits), "dense_similarity", details)
+        nodes: tuple[DocumentNode, ...] = ()
+        if ranked.ranking is not None:
+            nodes = hierarchy.tree([(h.chunk, h.fused_score if h.fused_score is not None else h.score) for h in hits],
+                                   ranked.summaries, ranked.ranking)
+        log.debug("search.done", strategy=strategy, target=target, version=ranked.version, hits=len(hits))
+        return SearchOutcome(target, ranked.version, strategy, tuple(hits),
+                             SCORE_SOURCE.get(strategy, "dense_similarity"), details, nodes)
 
-    def _rerank(self, query: str, hits: Sequence[ScoredChunk], details: dict[str, Any]) -> tuple[ScoredChunk, ...]:
-        assert self._reranker is not None
-        cfg = self._settings.rerank
+    # --- the settings in force: the version's stamp, or the live config --------------------
+    def _resolve(self, request: SearchRequest) -> tuple[SearchRequest, dict[str, Any]]:
+        """The request with ``retrieval`` set and, when following stamps, ``target`` replaced by
+        the version the alias resolves to now (every later call of the search names it, so a
+        rotation cannot mix two versions, nor one version's settings with another's rows)."""
+        if not self._follow_stamp:
+            settings = stamped_settings(self._settings, self._profile, None)
+            return dataclasses.replace(request, retrieval=settings), {"source": "live config", "version": None,
+                                                                      "stamped": False, "stamp": None}
+        version, stamp = self._store.resolve_retrieval(request.target)
+        settings = stamped_settings(self._settings, self._profile, stamp)
+        details = stamp_summary(version, stamp)
+        return dataclasses.replace(request, target=version, retrieval=settings), details
+
+    def _reranker_for(self, rerank: RerankSettings) -> Reranker | None:
+        """The reranker the settings in force name: the configured one when they are the
+        configured settings, else one built by ``rerankers`` (none when the stamp says none)."""
+        if rerank == self._settings.rerank:
+            return self._reranker
+        if rerank.provider == "none":
+            return None
+        if self._rerankers is None:
+            log.warning("search.stamped_reranker_unavailable", provider=rerank.provider)
+            return self._reranker
+        return self._rerankers(rerank)
+
+    def _rerank(self, reranker: Reranker, cfg: RerankSettings, query: str, hits: Sequence[ScoredChunk],
+                details: dict[str, Any]) -> tuple[ScoredChunk, ...]:
         head = hits[: cfg.top_n]
-        scores = self._reranker.rerank(query, [h.chunk.text[: cfg.max_chars] for h in head])
+        scores = reranker.rerank(query, [h.chunk.text[: cfg.max_chars] for h in head])
         reranked, moves = apply_rerank(hits, scores)
         details["order_by"] = f"rerank_score (top {len(head)}), then {details['order_by']}"
         details["rerank"] = {
-            "provider": cfg.provider, "model": getattr(self._reranker, "name", cfg.provider), "top_n": cfg.top_n,
+            "provider": cfg.provider, "model": getattr(reranker, "name", cfg.provider), "top_n": cfg.top_n,
             "reranked": len(head), "moved": sum(m.before != m.after for m in moves),
             "order": [{"chunk_id": m.chunk_id, "rerank_score": round(m.score, 6), "rank_before": m.before,
                        "rank_after": m.after} for m in moves],
@@ -177,23 +261,21 @@ class SearchService:
         return _Ranked(result.version, result.hits, {"candidates": {"dense": len(result.hits)}})
 
     def _lexical(self, request: SearchRequest, query: QueryVector, pool: int) -> _Ranked:
-        lexical = self._store.lexical_search(request.target, request.query, pool, request.filters,
-                                             visibility=request.visibility)
+        lexical, analysis = self._lexical_hits(request, request.target, pool)
         ids = [h.chunk.chunk_id for h in lexical.hits]
         dense = self._similarities(lexical.version, query, ids, request.visibility)
         hits = tuple(
             dataclasses.replace(dense[h.chunk.chunk_id], rank=rank, lexical_score=_lexical_score(h), fused_score=None)
             for rank, h in enumerate((h for h in lexical.hits if h.chunk.chunk_id in dense), start=1)
         )
-        details = {"candidates": {"lexical": len(lexical.hits)}, "dense_lookups": len(ids)}
+        details = {"candidates": {"lexical": len(lexical.hits)}, "dense_lookups": len(ids), "lexical": analysis}
         return _Ranked(lexical.version, hits, details)
 
     def _fusion(self, request: SearchRequest, query: QueryVector, pool: int) -> _Ranked:
-        cfg = self._fusion_settings
+        cfg = request.retrieval.fusion if request.retrieval is not None else self._fusion_settings
         dense = self._store.search(request.target, query, max(cfg.dense_depth, pool), request.filters,
                                    visibility=request.visibility)
-        lexical = self._store.lexical_search(dense.version, request.query, max(cfg.lexical_depth, pool),
-                                             request.filters, visibility=request.visibility)
+        lexical, analysis = self._lexical_hits(request, dense.version, max(cfg.lexical_depth, pool))
         weights = {"dense": cfg.dense_weight, "lexical": cfg.lexical_weight}
         if cfg.method == "score":
             fused = score_fusion(
@@ -225,8 +307,141 @@ class SearchService:
             "fusion": {"method": cfg.method, "k": cfg.k, "normalization": cfg.normalization,
                        "dense_depth": cfg.dense_depth, "lexical_depth": cfg.lexical_depth,
                        "dense_weight": cfg.dense_weight, "lexical_weight": cfg.lexical_weight},
+            "lexical": analysis,
         }
         return _Ranked(dense.version, tuple(hits), details)
+
+    def _lexical_hits(self, request: SearchRequest, target: str, depth: int) -> tuple[SearchResult, dict[str, Any]]:
+        """The lexical side under ``retrieval.lexical``: the query without stop words, then, with
+        feedback on, a second search with the best terms of the first ``feedback_docs`` hits,
+        the two score lists combined (``lexical_query.combine_feedback``)."""
+        lex = request.retrieval.lexical if request.retrieval is not None else self._settings.lexical
+        terms = query_words(request.query, lex)
+        first = self._store.lexical_search(target, " ".join(terms), depth, request.filters,
+                                           visibility=request.visibility)
+        analysis: dict[str, Any] = {"stop_words": lex.stop_words, "terms": len(terms)}
+        if not lex.feedback_docs or not first.hits:
+            return first, analysis
+        texts = [h.chunk.text for h in first.hits]
+        extra = expansion_terms(terms, texts[: lex.feedback_docs], texts, lex.feedback_terms, stop_words(lex)
+                                | ENGLISH_STOP_WORDS)
+        analysis["feedback"] = {"docs": min(lex.feedback_docs, len(texts)), "terms": extra,
+                                "weight": lex.feedback_weight}
+        if not extra:
+            return first, analysis
+        second = self._store.lexical_search(first.version, " ".join(terms + extra), depth, request.filters,
+                                            visibility=request.visibility)
+        combined = combine_feedback([(h.chunk.chunk_id, _lexical_score(h)) for h in first.hits],
+                                    [(h.chunk.chunk_id, _lexical_score(h)) for h in second.hits], lex.feedback_weight)
+        by_id = {h.chunk.chunk_id: h for h in (*second.hits, *first.hits)}
+        hits = tuple(dataclasses.replace(by_id[c], rank=rank, lexical_score=score)
+                     for rank, (c, score) in enumerate(combined[:depth], start=1))
+        return dataclasses.replace(first, hits=hits), analysis
+
+    # --- seeds 001 and 002: hypothetical questions and summaries ----------------------------
+    def _hyde(self, request: SearchRequest, query: QueryVector, pool: int) -> _Ranked:
+        """Seed 001: the query against the hypothetical questions; parent chunks (once each, by
+        their best question) in question-similarity order, each scored with its own dense
+        similarity so thresholds compare what they were tuned for."""
+        found = self._store.search_questions(request.target, query, pool, request.filters,
+                                             visibility=request.visibility)
+        ids = [h.chunk.chunk_id for h in found.hits]
+        dense = self._similarities(found.version, query, ids, request.visibility)
+        hits = tuple(
+            dataclasses.replace(dense[h.chunk.chunk_id], rank=rank, fused_score=h.score, matched_question=h.question)
+            for rank, h in enumerate((h for h in found.hits if h.chunk.chunk_id in dense), start=1)
+        )
+        details = {"candidates": {"hyde": len(found.hits)}, "dense_lookups": len(ids)}
+        return _Ranked(found.version, hits, details)
+
+    def _hierarchical(self, request: SearchRequest, query: QueryVector, pool: int) -> _Ranked:
+        """Seed 002: chunks and page/document summaries of one version, scores normalised per
+        type, chunks ordered by their own, their page's and their document's score
+        (``hierarchy.rank``). A document found only by its summaries gets its best chunks looked
+        up (``hierarchical.chunks_per_document``), so its passages can be cited."""
+        cfg = (request.retrieval or self._settings).hierarchical
+        chunks = self._store.search(request.target, query, max(cfg.chunk_depth, pool), request.filters,
+                                    visibility=request.visibility)
+        version = chunks.version
+        summaries = self._store.search_summaries(version, query, cfg.summary_depth, request.filters,
+                                                 visibility=request.visibility)
+        candidates = list(chunks.hits)
+        extra_docs = hierarchy.documents_without_chunks([h.chunk.doc_id for h in candidates], summaries.hits,
+                                                        limit=pool) if cfg.chunks_per_document else []
+        if extra_docs:
+            support = self._store.search(
+                version, query, len(extra_docs) * cfg.chunks_per_document,
+                (*request.filters, FieldFilter("doc_id", any_of=tuple(extra_docs))), visibility=request.visibility)
+            seen = {h.chunk.chunk_id for h in candidates}
+            candidates += [h for h in support.hits if h.chunk.chunk_id not in seen]
+        ranking = hierarchy.rank([(h.chunk, h.score) for h in candidates], summaries.hits,
+                                 normalization=cfg.normalization,
+                                 weights=hierarchy.Weights(cfg.chunk_weight, cfg.page_weight, cfg.document_weight))
+        by_id = {h.chunk.chunk_id: h for h in candidates}
+        hits = tuple(dataclasses.replace(by_id[cid], rank=rank, fused_score=score)
+                     for rank, (cid, score) in enumerate(ranking.order, start=1))
+        kinds = [h.summary.kind for h in summaries.hits]
+        details = {
+            "candidates": {"dense": len(chunks.hits), "page_summary": kinds.count("page_summary"),
+                           "artifact_summary": kinds.count("artifact_summary"),
+                           "supporting_chunks": len(candidates) - len(chunks.hits)},
+            "hierarchical": {"normalization": cfg.normalization, "chunk_weight": cfg.chunk_weight,
+                             "page_weight": cfg.page_weight, "document_weight": cfg.document_weight,
+                             "chunk_depth": cfg.chunk_depth, "summary_depth": cfg.summary_depth,
+                             "chunks_per_document": cfg.chunks_per_document},
+        }
+        return _Ranked(version, hits, details, summaries.hits, ranking)
+
+    def _fused(self, sides: Sequence[str]) -> Callable[[SearchRequest, QueryVector, int], _Ranked]:
+        """A runner fusing ``sides`` (strategies above) by ``fusion.method``, the way ``fusion``
+        fuses dense and lexical; every side after the first searches the version the first resolved."""
+        runners = {"dense": self._dense, "lexical": self._lexical, "hyde": self._hyde,
+                   "hierarchical": self._hierarchical}
+
+        def run(request: SearchRequest, query: QueryVector, pool: int) -> _Ranked:
+            settings = request.retrieval or self._settings
+            cfg = settings.fusion if request.retrieval is not None else self._fusion_settings
+            depth = {"dense": cfg.dense_depth, "lexical": cfg.lexical_depth, "hyde": settings.hyde.depth,
+                     "hierarchical": settings.hierarchical.chunk_depth}
+            weights = {"dense": cfg.dense_weight, "lexical": cfg.lexical_weight, "hyde": settings.hyde.weight,
+                       "hierarchical": settings.hierarchical.weight}
+            runs: dict[str, _Ranked] = {}
+            for side in sides:
+                req = request if not runs else dataclasses.replace(request, target=next(iter(runs.values())).version)
+                runs[side] = runners[side](req, query, max(depth[side], pool))
+            if cfg.method == "score":
+                fused = score_fusion({side: [(h.chunk.chunk_id, _order_score(side, h)) for h in r.hits]
+                                      for side, r in runs.items()}, weights, cfg.normalization)[:pool]
+            else:
+                fused = reciprocal_rank_fusion({side: [h.chunk.chunk_id for h in r.hits] for side, r in runs.items()},
+                                               weights, cfg.k)[:pool]
+            by_id: dict[str, ScoredChunk] = {}
+            for r in runs.values():
+                for h in r.hits:
+                    by_id.setdefault(h.chunk.chunk_id, h)
+            lexical = {h.chunk.chunk_id: h for h in runs["lexical"].hits} if "lexical" in runs else {}
+            question = {h.chunk.chunk_id: h.matched_question for h in runs["hyde"].hits} if "hyde" in runs else {}
+            hits = tuple(
+                dataclasses.replace(by_id[f.chunk_id], rank=rank, fused_score=f.score,
+                                    lexical_score=_lexical_score(lexical[f.chunk_id]) if f.chunk_id in lexical else None,
+                                    matched_question=question.get(f.chunk_id))
+                for rank, f in enumerate(fused, start=1))
+            first = next(iter(runs.values()))
+            hier = runs.get("hierarchical")
+            details: dict[str, Any] = {
+                "candidates": {side: len(r.hits) for side, r in runs.items()},
+                "fusion": {"method": cfg.method, "k": cfg.k, "normalization": cfg.normalization, "sides": list(sides),
+                           "weights": {side: weights[side] for side in sides},
+                           "depths": {side: max(depth[side], pool) for side in sides}},
+            }
+            if "lexical" in runs:
+                details["lexical"] = runs["lexical"].details.get("lexical")
+            if hier is not None:
+                details["hierarchical"] = hier.details.get("hierarchical")
+            return _Ranked(first.version, hits, details, hier.summaries if hier else (),
+                           hier.ranking if hier else None)
+
+        return run
 
     def _similarities(self, version: str, query: QueryVector, chunk_ids: Sequence[str],
                       visibility: Visibility | None = None) -> dict[str, ScoredChunk]:
@@ -243,6 +458,15 @@ class SearchService:
 
 def _lexical_score(hit: ScoredChunk) -> float:
     return hit.lexical_score if hit.lexical_score is not None else hit.score
+
+
+def _order_score(side: str, hit: ScoredChunk) -> float:
+    """The score a side ordered its hits by (what score fusion normalises)."""
+    if side == "lexical":
+        return _lexical_score(hit)
+    if side in ("hyde", "hierarchical") and hit.fused_score is not None:
+        return hit.fused_score
+    return hit.score
 
 
 # --- presets (seed 000's search_by_* tools as config) ---------------------------------

@@ -18,7 +18,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import yaml
 
-from backend.common.config import FusionSettings, RerankSettings, RetrievalSettings
+from backend.common.config import FusionSettings, LexicalSettings, RerankSettings, RetrievalSettings
 from backend.core.services.ranking_metrics import ndcg_at_k, ranked_doc_ids
 from backend.core.services.search_service import SearchRequest, SearchService
 
@@ -38,13 +38,22 @@ class Candidate:
     rerank_n: int = 20
     headers: bool = False
     k: int = 60
+    #: retrieval.lexical: stop words and pseudo-relevance feedback documents (0 = off)
+    stop_words: str = "none"
+    feedback_docs: int = 0
+    normalization: str = "minmax"
 
     @property
     def label(self) -> str:
         parts = [self.strategy]
         if self.strategy == "fusion":
-            parts.append(f"{self.method}{'' if self.method != 'rrf' or self.k == 60 else f' k{self.k}'} "
+            norm = f"/{self.normalization}" if self.method == "score" and self.normalization != "minmax" else ""
+            parts.append(f"{self.method}{norm}{'' if self.method != 'rrf' or self.k == 60 else f' k{self.k}'} "
                          f"d{self.dense_weight:g}/l{self.lexical_weight:g} depth{self.depth}")
+        if self.strategy != "dense" and self.stop_words != "none":
+            parts.append(f"stop {self.stop_words}")
+        if self.strategy != "dense" and self.feedback_docs:
+            parts.append(f"feedback {self.feedback_docs}")
         if self.rerank != "none":
             parts.append(f"rerank {self.rerank}@{self.rerank_n}")
         if self.headers:
@@ -55,10 +64,12 @@ class Candidate:
         """``base`` with this candidate's strategy, fusion and rerank (other fields kept)."""
         fusion = base.fusion.model_copy(update={
             "method": self.method, "k": self.k, "dense_weight": self.dense_weight, "lexical_weight": self.lexical_weight,
-            "dense_depth": self.depth, "lexical_depth": self.depth})
+            "dense_depth": self.depth, "lexical_depth": self.depth, "normalization": self.normalization})
         rerank = base.rerank.model_copy(update={"provider": self.rerank, "top_n": self.rerank_n})
+        lexical = base.lexical.model_copy(update={"stop_words": self.stop_words, "feedback_docs": self.feedback_docs})
         return base.model_copy(update={"strategy": self.strategy, "fusion": FusionSettings.model_validate(
-            fusion.model_dump()), "rerank": RerankSettings.model_validate(rerank.model_dump())})
+            fusion.model_dump()), "rerank": RerankSettings.model_validate(rerank.model_dump()),
+            "lexical": LexicalSettings.model_validate(lexical.model_dump())})
 
 
 def default_grid(*, rerankers: Sequence[str] = ("none",), headers: Sequence[bool] = (False,),
@@ -79,6 +90,30 @@ def default_grid(*, rerankers: Sequence[str] = ("none",), headers: Sequence[bool
     return list(dict.fromkeys(out))
 
 
+def lexical_grid(depths: Sequence[int] = (100, 200)) -> list[Candidate]:
+    """Lexical analysis (stop words, feedback) crossed with fusion methods, weights, ``k`` and
+    depth: the grid ``rag bench --section quality`` tunes on one half of the judged queries."""
+    fusions = [("rrf", dw, 1.0, k, "minmax") for k in (20, 40, 60) for dw in (1.0, 1.5, 2.0)]
+    fusions += [("score", dw, round(1 - dw, 2), 60, norm) for norm in ("minmax", "zscore") for dw in (0.6, 0.7)]
+    out = [Candidate()]
+    for stop, feedback in (("none", 0), ("english", 0), ("english", 5)):
+        for depth in depths:
+            for method, dw, lw, k, norm in fusions:
+                out.append(Candidate("fusion", method, dw, lw, depth, k=k, stop_words=stop, feedback_docs=feedback,
+                                     normalization=norm))
+    return list(dict.fromkeys(out))
+
+
+def split_queries(query_ids: Iterable[str]) -> tuple[list[str], list[str]]:
+    """A fixed split of judged queries: odd numeric ids tune, even ids judge (held out)."""
+    ids = list(query_ids)
+    return [q for q in ids if int(q) % 2 == 1], [q for q in ids if int(q) % 2 == 0]
+
+
+def mean_on(result: "Measured", query_ids: Sequence[str]) -> float:
+    return round(sum(result.per_query[q] for q in query_ids) / max(len(query_ids), 1), 4)
+
+
 @dataclass
 class Measured:
     candidate: Candidate
@@ -86,10 +121,12 @@ class Measured:
     per_query: dict[str, float]
     ms_per_query: float
 
-    def against(self, baseline: "Measured") -> tuple[int, int]:
-        """Queries this candidate scores higher / lower than ``baseline`` (nDCG@10)."""
-        wins = sum(self.per_query[q] > baseline.per_query[q] + 1e-9 for q in self.per_query)
-        losses = sum(self.per_query[q] < baseline.per_query[q] - 1e-9 for q in self.per_query)
+    def against(self, baseline: "Measured", query_ids: Sequence[str] | None = None) -> tuple[int, int]:
+        """Queries (of ``query_ids``, default all) this candidate scores higher / lower than
+        ``baseline`` (nDCG@10)."""
+        ids = list(self.per_query) if query_ids is None else list(query_ids)
+        wins = sum(self.per_query[q] > baseline.per_query[q] + 1e-9 for q in ids)
+        losses = sum(self.per_query[q] < baseline.per_query[q] - 1e-9 for q in ids)
         return wins, losses
 
 
@@ -143,6 +180,10 @@ def suggested_config(best: Candidate, profile: str | None = None) -> str:
         retrieval["fusion"] = {"method": best.method, "k": best.k, "dense_weight": best.dense_weight,
                                "lexical_weight": best.lexical_weight, "dense_depth": best.depth,
                                "lexical_depth": best.depth}
+        if best.method == "score":
+            retrieval["fusion"]["normalization"] = best.normalization
+    if best.strategy != "dense" and (best.stop_words != "none" or best.feedback_docs):
+        retrieval["lexical"] = {"stop_words": best.stop_words, "feedback_docs": best.feedback_docs}
     retrieval["rerank"] = {"provider": best.rerank, "top_n": best.rerank_n} if best.rerank != "none" else \
         {"provider": "none"}
     doc: dict[str, Any] = {"retrieval": retrieval}

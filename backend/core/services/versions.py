@@ -71,11 +71,14 @@ def latest_version(naming: VersionNaming, configured: str, versions: Sequence[In
 
 
 def plan_build(naming: VersionNaming, configured: str, latest: IndexVersion | None, protected: Mapping[str, str],
-               *, model: str, dimension: int, distance: str, changed: bool, in_place: bool = False) -> BuildPlan:
+               *, model: str, dimension: int, distance: str, changed: bool, in_place: bool = False,
+               retrieval_changes: Sequence[str] = ()) -> BuildPlan:
     """Pure: the version an ingest of ``configured``'s series writes.
 
     ``latest`` is the newest version of the series and ``changed`` whether the run
-    would change it (documents new, edited or pruned)."""
+    would change it (documents new, edited or pruned). ``retrieval_changes`` lists how the
+    configured retrieval settings differ from the ones stamped on ``latest``: a served
+    version never changes them, so they too need a new version (a copy with the new stamp)."""
     if latest is None:
         return BuildPlan("create", configured, None, f"{configured} does not exist yet")
     stem, latest_n = naming.split(latest.name)
@@ -94,6 +97,10 @@ def plan_build(naming: VersionNaming, configured: str, latest: IndexVersion | No
     if latest.name not in protected:
         return BuildPlan("resume", latest.name, latest.parent,
                          f"{latest.name} is a candidate no alias serves: writing it")
+    if not changed and retrieval_changes:
+        return BuildPlan("new_version", naming.name(stem, latest_n + 1), latest.name,
+                         f"{latest.name} is served ({protected[latest.name]}) with other retrieval settings "
+                         f"({'; '.join(retrieval_changes)}): a new version carries them to the gate")
     if not changed:
         return BuildPlan("up_to_date", latest.name, None,
                          f"{latest.name} ({protected[latest.name]}) already holds every listed document as it is")

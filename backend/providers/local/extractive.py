@@ -13,12 +13,21 @@ It lets the default profile run with no LLM at all. Three steps:
    ``dense`` (cosine with the local model, already loaded for retrieval) +
    ``LEXICAL_WEIGHT`` x the share of the question's content words it (or, at half
    weight, its heading) contains + ``ANSWER_TYPE_WEIGHT`` when it carries what the
-   question asks for: "how many/much/long/often..." a number, "when" a date or time,
-   "who" a name or role, "where" a place, "which" an option (a name, code or number).
+   question asks for: "how long/often/quickly" a duration (a number with a time unit),
+   "how many/much" a number (a code such as "SEC-310" is none), "when" a date or time,
+   "who" a name or role, "where" a place, "which" an option (a name, code or number),
+   "what are the .../which ... contain" a list (an item, a row, an enumeration). A
+   document's fact line ("Owner: ... - Last reviewed: ...") matches no answer type.
 3. **Output**. The best sentence leads; the sentence right after it follows when it
    continues it (starts with "They", "It", "This", ...); another follows only if it
    scores within ``SUPPORT_RATIO`` of the lead and adds content words the answer does
-   not have, up to ``max_sentences``. Every sentence keeps the marker ``[n]`` of its passage.
+   not have, up to ``max_sentences``. A question that asks two things ("..., and what
+   is the hotline number?") also gets the best sentence for its second part; a question
+   that asks for a list ("What are the ...", "Which ... does the kit contain?") gets the
+   items (or table rows) of the best-matching list; a chosen sentence of a short list
+   item brings the rest of its item, and a "what should I do" question the rest of the
+   lead's short paragraph (a procedure). A document's owner/date line never supports.
+   Every sentence keeps the marker ``[n]`` of its passage.
 
 Segmentation and scoring live in ``backend.core.services.evidence`` (the mode decision
 uses the same scores when ``retrieval.decision_score`` is ``evidence``); the ranking adds
@@ -32,6 +41,7 @@ seen before costs nothing to rank again.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from backend.core.ports import Embedder
@@ -82,6 +92,13 @@ class ExtractiveChatModel:
         scored = self.scorer.score(request.question, sentences)
         ranked = sorted(scored, key=lambda s: -_rank_score(s))
         chosen = self._choose(ranked, scored)
+        for part in question_parts(request.question)[1:]:  # "..., and what is the hotline number?"
+            best = max(self.scorer.score(part, sentences), key=_rank_score)
+            if all(c.sentence.position != best.sentence.position for c in chosen):
+                chosen.append(scored[best.sentence.position])
+        if question_type(request.question) == "list":
+            chosen = _whole_list(chosen, ranked, scored)
+        chosen = _whole_items(chosen, scored, whole_paragraph=bool(_PROCEDURE.search(request.question)))
         body = " ".join(f"{s.sentence.text} [{s.sentence.passage}]" for s in chosen)
         text = f"{PARTIAL_NOTE} {body}" if request.mode == "hybrid" else body
         left = [s for s in ranked if s not in chosen]
@@ -111,10 +128,66 @@ class ExtractiveChatModel:
             if len(chosen) >= limit or _rank_score(cand) < SUPPORT_RATIO * _rank_score(lead):
                 break
             new = set(content_words(cand.sentence.text)) - covered
-            if cand not in chosen and len(new) >= SUPPORT_MIN_NEW_WORDS:
+            # a document's owner/date line may lead when nothing else answers, never support
+            if cand not in chosen and cand.sentence.kind != "meta" and len(new) >= SUPPORT_MIN_NEW_WORDS:
                 chosen.append(cand)
                 covered |= new
         return chosen
+
+
+#: a list item of at most this many sentences is quoted whole when one of them is chosen
+ITEM_MAX_SENTENCES = 3
+_PART_SPLIT = re.compile(r",? and (?=(what|which|who|whom|when|where|how|is|are|do|does|can)\b)", re.IGNORECASE)
+
+
+def question_parts(question: str) -> list[str]:
+    """A question that asks two things ("How long are backups kept and how often are
+    restores tested?") split into its parts; one part otherwise."""
+    parts = [p.strip(" ,?") for p in _PART_SPLIT.split(question)[::2] if p and p.strip(" ,?")]
+    return parts if len(parts) > 1 and all(len(p.split()) >= 4 for p in parts) else [question]
+
+
+#: a list question ("What are the first-aid arrangements?") is answered with up to this many items of one list
+LIST_MAX_ITEMS = 6
+
+
+def _whole_list(chosen: list[ScoredSentence], ranked: list[ScoredSentence],
+                in_order: list[ScoredSentence]) -> list[ScoredSentence]:
+    """For a question that asks for a list: the items (or table rows) under the heading of
+    the best-ranked item that scores within ``SUPPORT_RATIO`` of the lead, in reading
+    order, after the lead."""
+    lead = _rank_score(chosen[0])
+    best = next((s for s in ranked if s.sentence.kind in ("item", "row")), None)
+    if best is None or _rank_score(best) < SUPPORT_RATIO * lead:
+        return chosen
+    members = [s for s in in_order if s.sentence.kind == best.sentence.kind
+               and s.sentence.heading == best.sentence.heading][:LIST_MAX_ITEMS]
+    if best not in members:
+        return chosen
+    head = [c for c in chosen[:1] if c not in members]
+    return head + members
+
+
+#: a question that asks what to do: its answer is a procedure, the lead's whole (short) paragraph
+_PROCEDURE = re.compile(r"^(what (should|must|do|can) (i|we|you) do|how (do|can|should|must) (i|we|you))\b",
+                        re.IGNORECASE)
+
+
+def _whole_items(chosen: list[ScoredSentence], in_order: list[ScoredSentence],
+                 whole_paragraph: bool = False) -> list[ScoredSentence]:
+    """A chosen sentence of a short list item brings the rest of its item, in reading order:
+    "Online: the platform SpeakSafe ..." belongs to "You may report anonymously ...". With
+    ``whole_paragraph`` (a "what should I do" question) the lead's short paragraph comes whole."""
+    out: list[ScoredSentence] = []
+    for i, c in enumerate(chosen):
+        whole = c.sentence.kind == "item" or (whole_paragraph and i == 0 and c.sentence.kind == "para")
+        item = [s for s in in_order if s.sentence.unit == c.sentence.unit] if whole else [c]
+        if len(item) > ITEM_MAX_SENTENCES:
+            item = [c]
+        for s in item:  # the item in reading order, even where a member was chosen on its own
+            if s not in out:
+                out.append(s)
+    return out
 
 
 def _rank_score(s: ScoredSentence) -> float:

@@ -41,6 +41,9 @@ def _session(path: Path, threads: int) -> Any:
             opts.inter_op_num_threads = 1
             opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
             opts.log_severity_level = 3
+            # idle pool threads sleep instead of spinning: a spinning pool holds every core between
+            # calls, starving what shares them (the PII worker process during ingest, other jobs)
+            opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
             _SESSIONS[key] = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
         return _SESSIONS[key]
 

@@ -19,7 +19,7 @@ and deletes the registry row after.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from typing import Any, Mapping
 
@@ -35,9 +35,13 @@ from backend.providers.oracle_vs.connection import OracleConnector
 log = structlog.get_logger(__name__)
 _INSERT_VERSION = (
     "INSERT INTO RAG_VERSIONS (name, embed_model, dimension, distance, index_type, profile, created_at, evaluation, "
-    "generation, parent, index_params) VALUES (:name, :embed_model, :dimension, :distance, :index_type, :profile, "
-    ":created_at, NULL, 0, :parent, :index_params)"
+    "generation, parent, index_params, retrieval) VALUES (:name, :embed_model, :dimension, :distance, :index_type, "
+    ":profile, :created_at, NULL, 0, :parent, :index_params, :retrieval)"
 )
+#: An ingest writing an existing version (a resumed candidate, ``--in-place``) records the retrieval
+#: settings it runs with; the generation moves, so an earlier evaluation is stale.
+_RESTAMP_VERSION = ("UPDATE RAG_VERSIONS SET retrieval = :retrieval, generation = generation + 1 "
+                    "WHERE name = :name")
 #: Vector index parameters recorded with a version, so ``finish_load`` builds the index the version
 #: was created for, whatever the settings say by then.
 _INDEX_PARAMS = ("type", "target_accuracy", "neighbors", "efconstruction", "neighbor_partitions")
@@ -68,6 +72,11 @@ def oracledb_json() -> Any:
     return oracledb.DB_TYPE_JSON
 
 
+def stamp_text(retrieval: Mapping[str, Any] | None) -> str | None:
+    """A retrieval stamp as the JSON text the registry keeps (bound, never spliced)."""
+    return json.dumps(dict(retrieval), sort_keys=True) if retrieval is not None else None
+
+
 def index_params(settings: OracleVectorIndexSettings) -> str:
     return json.dumps({k: getattr(settings, k) for k in _INDEX_PARAMS}, sort_keys=True)
 
@@ -85,13 +94,15 @@ class VersionRow:
     generation: int = 0
     parent: str | None = None
     index_params: Mapping[str, Any] | None = None
+    #: the retrieval settings stamped at ingest (JSON text in the registry); None before stamps
+    retrieval: Mapping[str, Any] | None = None
 
     @classmethod
     def from_row(cls, row: tuple[Any, ...]) -> "VersionRow":
         name, model, dim, distance, index_type, profile, created, evaluation = row[:8]
-        generation, parent, params = (tuple(row[8:11]) + (0, None, None))[:3]
+        generation, parent, params, retrieval = (tuple(row[8:12]) + (0, None, None, None))[:4]
         return cls(name, model, int(dim), distance, index_type, profile, created, json_value(evaluation),
-                   int(generation or 0), parent, json_value(params))
+                   int(generation or 0), parent, json_value(params), json_value(retrieval))
 
     def vector_index(self, current: OracleVectorIndexSettings) -> OracleVectorIndexSettings:
         """The version's own recorded index spec; a version registered before specs were recorded
@@ -138,6 +149,13 @@ class OracleIndexAdmin:
                 cur.execute(ddl)
             for ddl in sql.CATALOG_UPGRADES:
                 execute_ddl(cur, ddl, frozenset({sql.COLUMN_EXISTS}))
+            # versions made before questions and summaries were stored: their (empty) tables, so
+            # every write and search of enrichment finds them
+            cur.execute(sql.MISSING_ENRICHMENT_SQL)
+            for name, dimension in cur.fetchall():
+                for ddl in sql.enrichment_ddl(str(name), int(dimension)):
+                    cur.execute(ddl)
+                log.info("store.enrichment_tables_added", version=name)
 
     # --- version rows ------------------------------------------------------------
     def _find_version(self, cur: Any, name: str) -> VersionRow | None:
@@ -183,7 +201,7 @@ class OracleIndexAdmin:
         size = int(chunks) * row.dimension * 4 + int(chars or 0)
         return IndexVersion(row.name, row.model, row.dimension, row.distance, row.created_at,  # type: ignore[arg-type]
                             int(chunks), int(docs), row.profile, row.evaluation, generation=row.generation,
-                            parent=row.parent, size_bytes=size)
+                            parent=row.parent, size_bytes=size, retrieval=row.retrieval)
 
     def _protection(self, cur: Any, version: str) -> list[str]:
         """``["KB_ACTIVE live", ...]``: why ``version`` must not change (empty when it may)."""
@@ -213,33 +231,36 @@ class OracleIndexAdmin:
         with self._db.snapshot(f"creating version {name}") as con:
             cur = con.cursor()
             row = self._find_version(cur, name)
-            if row is not None:
-                return self._existing(cur, row, spec)
-            if self._alias_version(cur, name) is not None:
-                raise VersionConflict(f"{name} is already an alias; a version cannot share its name", version=name)
-            if parent is not None:
-                self._check_parent(self._version_row(cur, parent), spec)
-            cur.execute(sql.TABLE_COLUMNS_SQL, {"table_name": name})
-            columns = {str(r[0]).lower() for r in cur.fetchall()}
-            if columns and columns != set(sql.TABLE_COLUMNS):
-                raise VersionConflict(f"a table named {name} already exists in the schema and is not a RAG version; "
-                                      "choose another index_name", version=name)
+            existing = self._existing(cur, row, spec) if row is not None else None
+            if existing is None:
+                self._check_new(cur, name, parent, spec)
+        if existing is not None:
+            return self._restamped(existing, spec)
         vector_index = self._settings.vector_index
         with self._db.connection(f"creating version {name}") as con:
             cur = con.cursor()
             cur.execute(table_ddl)
             cur.execute(sql.doc_index_ddl(name))
+            # a parent made before questions and summaries were stored gets its (empty) tables to copy from
+            for owner in (name, parent) if parent is not None else (name,):
+                for ddl in sql.enrichment_ddl(owner, spec.dimension):
+                    cur.execute(ddl)
             self._ensure_domain_indexes(cur, name)
         try:
             with self._db.transaction(f"creating version {name}") as con:
                 cur = con.cursor()
                 cur.execute(sql.empty_table_sql(name))
+                for statement in sql.empty_enrichment_sql(name):
+                    cur.execute(statement)
                 if parent is not None:
                     cur.execute(sql.copy_rows_sql(name, parent))
+                    for statement in sql.copy_enrichment_sql(name, parent):
+                        cur.execute(statement)
                 cur.execute(_INSERT_VERSION, {
                     "name": name, "embed_model": spec.model, "dimension": spec.dimension, "distance": spec.distance,
                     "index_type": vector_index.type, "profile": spec.profile, "created_at": now_iso(),
-                    "parent": parent, "index_params": index_params(vector_index)})
+                    "parent": parent, "index_params": index_params(vector_index),
+                    "retrieval": stamp_text(spec.retrieval)})
                 version = self._to_version(cur, self._version_row(cur, name))
         except StoreError as exc:
             if exc.context.get("code") != "ORA-00001":
@@ -252,6 +273,18 @@ class OracleIndexAdmin:
                  index_type=vector_index.type, parent=parent, chunks=version.chunk_count)
         return version
 
+    def _check_new(self, cur: Any, name: str, parent: str | None, spec: VersionSpec) -> None:
+        """A new version's name is no alias, its parent fits, and no foreign table holds the name."""
+        if self._alias_version(cur, name) is not None:
+            raise VersionConflict(f"{name} is already an alias; a version cannot share its name", version=name)
+        if parent is not None:
+            self._check_parent(self._version_row(cur, parent), spec)
+        cur.execute(sql.TABLE_COLUMNS_SQL, {"table_name": name})
+        columns = {str(r[0]).lower() for r in cur.fetchall()}
+        if columns and columns != set(sql.TABLE_COLUMNS):
+            raise VersionConflict(f"a table named {name} already exists in the schema and is not a RAG version; "
+                                  "choose another index_name", version=name)
+
     def _existing(self, cur: Any, row: VersionRow, spec: VersionSpec) -> IndexVersion:
         wanted = (spec.model, spec.dimension, spec.distance)
         if (row.model, row.dimension, row.distance) != wanted:
@@ -260,6 +293,27 @@ class OracleIndexAdmin:
                 f"cannot reuse it for {spec.model} ({spec.dimension} dims, {spec.distance}); "
                 "choose a new index_name", version=row.name)
         return self._to_version(cur, row)
+
+    def _restamped(self, version: IndexVersion, spec: VersionSpec) -> IndexVersion:
+        """``version`` (existing) with the stamp ``spec`` carries, recorded when it differs; outside
+        the read-only snapshot that found it, so a pool of one connection never waits on itself."""
+        if spec.retrieval is None or dict(spec.retrieval) == dict(version.retrieval or {}):
+            return version
+        self.restamp(version.name, spec.retrieval)
+        return replace(version, retrieval=dict(spec.retrieval), generation=version.generation + 1)
+
+    def restamp(self, version: str, retrieval: Mapping[str, Any]) -> None:
+        """Record other retrieval settings on an existing (unserved or ``--in-place``) version."""
+        name = sql.oracle_name(version, "index_name")
+        with self._db.transaction(f"recording the retrieval settings of {name}") as con:
+            con.cursor().execute(_RESTAMP_VERSION, {"retrieval": stamp_text(retrieval), "name": name})
+        log.info("store.version_restamped", version=name)
+
+    def resolve_retrieval(self, target: str) -> tuple[str, Mapping[str, Any] | None]:
+        """One statement (alias and version in one round trip), so a rotation is never half seen."""
+        with self._db.connection("resolving a retrieval target") as con:
+            row = self._resolve_target(con.cursor(), target)
+        return row.name, row.retrieval
 
     @staticmethod
     def _check_parent(parent: VersionRow, spec: VersionSpec) -> None:
@@ -354,6 +408,8 @@ class OracleIndexAdmin:
             if reasons:
                 raise StoreError(f"cannot drop {name}: it is protected ({', '.join(reasons)}); point the alias "
                                  "elsewhere first", version=name, reasons=reasons)
+            for ddl in sql.drop_enrichment_ddl(name):
+                cur.execute(ddl)
             cur.execute(sql.drop_version_ddl(name))
             cur.execute("DELETE FROM RAG_VERSIONS WHERE name = :name", {"name": name})
         log.info("store.version_dropped", version=name)

@@ -75,7 +75,8 @@ CATALOG_DDL: tuple[str, ...] = (
     evaluation  JSON,
     generation  NUMBER DEFAULT 0 NOT NULL,
     parent      VARCHAR2(128),
-    index_params VARCHAR2(1000)
+    index_params VARCHAR2(1000),
+    retrieval   VARCHAR2(4000)
 )""",
     """CREATE TABLE IF NOT EXISTS RAG_ALIASES (
     alias_name    VARCHAR2(128) PRIMARY KEY,
@@ -152,6 +153,7 @@ CATALOG_UPGRADES: tuple[str, ...] = (
     "ALTER TABLE RAG_VERSIONS ADD (generation NUMBER DEFAULT 0 NOT NULL)",
     "ALTER TABLE RAG_VERSIONS ADD (parent VARCHAR2(128))",
     "ALTER TABLE RAG_VERSIONS ADD (index_params VARCHAR2(1000))",
+    "ALTER TABLE RAG_VERSIONS ADD (retrieval VARCHAR2(4000))",
     "ALTER TABLE CHAT_INTERACTIONS ADD (principal VARCHAR2(256))",
 )
 
@@ -254,6 +256,139 @@ def text_index_ddl(version: str) -> str:
 
 def drop_version_ddl(version: str) -> str:
     return f"DROP TABLE IF EXISTS {_t(version)} PURGE"
+
+
+# --- enrichment: hypothetical questions (seed 001) and summaries (seed 002) -----------------
+def questions_table(version: str) -> str:
+    return f"{_t(version)}_QUESTIONS"
+
+
+def summaries_table(version: str) -> str:
+    return f"{_t(version)}_SUMMARIES"
+
+
+QUESTION_COLUMNS = ("question_id", "chunk_id", "doc_id", "text", "embedding")
+SUMMARY_COLUMNS = ("summary_id", "doc_id", "kind", "page", "text", "chunk_ids", "embedding")
+
+
+def enrichment_ddl(version: str, dimension: int) -> list[str]:
+    """The version's question table (one row and vector per hypothetical question, linked to
+    its parent chunk) and summary table (page and document summaries together: both are
+    distilled text, so their scores compare), each with a ``doc_id`` index so a document's
+    rows are replaced and deleted with its chunks. Searched exactly: they are small next to
+    the chunks (a few rows per chunk, a few per document)."""
+    if not isinstance(dimension, int) or not 1 <= dimension <= 65535:
+        raise ValueError(f"vector dimension must be an integer in 1..65535, got {dimension!r}")
+    q, s = questions_table(version), summaries_table(version)
+    return [
+        f"CREATE TABLE IF NOT EXISTS {q} (\n"
+        "    question_id   VARCHAR2(1000) PRIMARY KEY,\n"
+        "    chunk_id      VARCHAR2(1000) NOT NULL,\n"
+        "    doc_id        VARCHAR2(1000) NOT NULL,\n"
+        "    text          CLOB,\n"
+        f"    embedding     VECTOR({dimension}, FLOAT32) NOT NULL\n"
+        ")",
+        f"CREATE INDEX IF NOT EXISTS {q}_DOC ON {q} (doc_id)",
+        f"CREATE INDEX IF NOT EXISTS {q}_CHUNK ON {q} (chunk_id)",
+        f"CREATE TABLE IF NOT EXISTS {s} (\n"
+        "    summary_id    VARCHAR2(1000) PRIMARY KEY,\n"
+        "    doc_id        VARCHAR2(1000) NOT NULL,\n"
+        "    kind          VARCHAR2(32) NOT NULL CHECK (kind IN ('page_summary', 'artifact_summary')),\n"
+        "    page          VARCHAR2(2000),\n"
+        "    text          CLOB,\n"
+        "    chunk_ids     JSON NOT NULL,\n"
+        f"    embedding     VECTOR({dimension}, FLOAT32) NOT NULL\n"
+        ")",
+        f"CREATE INDEX IF NOT EXISTS {s}_DOC ON {s} (doc_id)",
+    ]
+
+
+#: Versions registered before questions and summaries were stored (no summary table yet), with
+#: their dimension: ``ensure_catalog`` gives them their (empty) enrichment tables.
+MISSING_ENRICHMENT_SQL = ("SELECT v.name, v.dimension FROM RAG_VERSIONS v WHERE NOT EXISTS "
+                          "(SELECT 1 FROM USER_TABLES u WHERE u.table_name = v.name || '_SUMMARIES')")
+
+
+def drop_enrichment_ddl(version: str) -> list[str]:
+    return [f"DROP TABLE IF EXISTS {questions_table(version)} PURGE",
+            f"DROP TABLE IF EXISTS {summaries_table(version)} PURGE"]
+
+
+def copy_enrichment_sql(version: str, parent: str) -> list[str]:
+    """The parent's questions and summaries into the new version, vectors included."""
+    q, s = ", ".join(QUESTION_COLUMNS), ", ".join(SUMMARY_COLUMNS)
+    return [f"INSERT INTO {questions_table(version)} ({q}) SELECT {q} FROM {questions_table(parent)}",
+            f"INSERT INTO {summaries_table(version)} ({s}) SELECT {s} FROM {summaries_table(parent)}"]
+
+
+def empty_enrichment_sql(version: str) -> list[str]:
+    return [f"DELETE FROM {questions_table(version)}", f"DELETE FROM {summaries_table(version)}"]
+
+
+def insert_question_sql(version: str) -> str:
+    return (f"INSERT INTO {questions_table(version)} ({', '.join(QUESTION_COLUMNS)}) "
+            f"VALUES ({', '.join(':' + c for c in QUESTION_COLUMNS)})")
+
+
+def insert_summary_sql(version: str) -> str:
+    return (f"INSERT INTO {summaries_table(version)} ({', '.join(SUMMARY_COLUMNS)}) "
+            f"VALUES ({', '.join(':' + c for c in SUMMARY_COLUMNS)})")
+
+
+def delete_enrichment_sql(version: str) -> list[str]:
+    """A document's questions and summaries (bind ``:doc_id``)."""
+    return [f"DELETE FROM {questions_table(version)} WHERE doc_id = :doc_id",
+            f"DELETE FROM {summaries_table(version)} WHERE doc_id = :doc_id"]
+
+
+def delete_chunk_questions_sql(version: str) -> str:
+    """Questions of a chunk that moved in from another document (bind ``:chunk_id``)."""
+    return f"DELETE FROM {questions_table(version)} WHERE chunk_id = :chunk_id"
+
+
+def doc_enrichment_sql(version: str, count: int = 1) -> str:
+    """Stored questions and summaries of ``count`` documents (binds ``:e0`` ...) in one round trip:
+    ``(row_kind, id, chunk_id | kind, page, text, chunk_ids, embedding, doc_id)``."""
+    if not 1 <= count <= DOCS_PER_READ:
+        raise ValueError(f"doc_enrichment_sql reads 1..{DOCS_PER_READ} documents at a time, got {count}")
+    marks = ", ".join(f":e{i}" for i in range(count))
+    return (f"SELECT 'question' AS row_kind, question_id AS row_id, chunk_id AS detail, "
+            "CAST(NULL AS VARCHAR2(2000)) AS page, text, CAST(NULL AS CLOB) AS chunk_ids, embedding, doc_id "
+            f"FROM {questions_table(version)} WHERE doc_id IN ({marks}) UNION ALL "
+            f"SELECT 'summary', summary_id, kind, page, text, JSON_SERIALIZE(chunk_ids RETURNING CLOB), embedding, "
+            f"doc_id FROM {summaries_table(version)} WHERE doc_id IN ({marks})")
+
+
+def question_search_sql(version: str, distance: Distance, where: str) -> str:
+    """Top ``:k`` distinct parent chunks by their best question, exact. The filter (over alias
+    ``t``, the chunk table) applies to the parent chunk inside the query, so a hidden chunk's
+    questions never take a slot; ``ROW_NUMBER`` keeps each chunk's best question only."""
+    t = _t(version)
+    m = metric(distance)
+    cols = ", ".join(c.strip() for c in CHUNK_COLUMNS.split(","))
+    return (
+        f"SELECT {cols}, question_id, question_text, dist FROM ("
+        f"SELECT {_cols('t')}, q.question_id AS question_id, q.text AS question_text, "
+        f"VECTOR_DISTANCE(q.embedding, :q, {m}) AS dist, ROW_NUMBER() OVER (PARTITION BY q.chunk_id "
+        f"ORDER BY VECTOR_DISTANCE(q.embedding, :q, {m}), q.question_id) AS rn "
+        f"FROM {questions_table(t)} q JOIN {t} t ON t.chunk_id = q.chunk_id WHERE {where}"
+        f") x WHERE x.rn = 1 ORDER BY x.dist, x.chunk_id FETCH FIRST :k ROWS ONLY"
+    )
+
+
+def summary_search_sql(version: str, distance: Distance, where: str, kinds: int) -> str:
+    """Top ``:k`` summaries of the kinds bound as ``:kind0`` ...; a summary passes when a chunk of
+    its document passes ``where`` (over alias ``t``): as visible as its document."""
+    if not 1 <= kinds <= 2:
+        raise ValueError(f"summary_search_sql takes 1 or 2 kinds, got {kinds}")
+    t = _t(version)
+    marks = ", ".join(f":kind{i}" for i in range(kinds))
+    return (
+        f"SELECT s.summary_id, s.doc_id, s.kind, s.page, s.text, {json_text('s.chunk_ids', 'chunk_ids')}, "
+        f"VECTOR_DISTANCE(s.embedding, :q, {metric(distance)}) AS dist FROM {summaries_table(t)} s "
+        f"WHERE s.kind IN ({marks}) AND s.doc_id IN (SELECT t.doc_id FROM {t} t WHERE {where}) "
+        f"ORDER BY dist, s.summary_id FETCH FIRST :k ROWS ONLY"
+    )
 
 
 def alias_view_ddl(alias: str, version: str) -> str:
@@ -533,7 +668,7 @@ def similarity(distance: Distance, raw: float) -> float:
 # --- registry reads and locks ---------------------------------------------------------
 #: Registry columns of a version, in ``VersionRow`` order.
 VERSION_COLUMNS = ("name", "embed_model", "dimension", "distance", "index_type", "profile", "created_at",
-                   "evaluation", "generation", "parent", "index_params")
+                   "evaluation", "generation", "parent", "index_params", "retrieval")
 VERSION_SELECT = ", ".join(f"v.{c}" if c != "evaluation" else json_text("v.evaluation", "evaluation")
                            for c in VERSION_COLUMNS)
 FIND_VERSION_SQL = f"SELECT {VERSION_SELECT} FROM RAG_VERSIONS v WHERE v.name = :name"

@@ -27,10 +27,22 @@ from backend.core.types import (
     FieldFilter,
     Interaction,
     QueryVector,
+    QuestionHit,
+    QuestionResult,
     ScoredChunk,
     SearchResult,
+    SummaryHit,
+    SummaryKind,
+    SummaryResult,
     Visibility,
     content_hash,
+)
+from backend.providers.enrichment_rows import (
+    SUMMARY_KINDS,
+    Enrichment,
+    check_ids_across,
+    enrichment,
+    summary_from_row,
 )
 from backend.providers.oracle_vs import search_plan, sql
 from backend.providers.oracle_vs.connection import OracleConnector, Rollback, hints_in
@@ -77,6 +89,17 @@ def _signature(row: Any) -> tuple[Any, ...]:
     meta = json.dumps(json_value(metadata), sort_keys=True, ensure_ascii=False)
     vec = np.asarray(embedding, dtype=np.float32).tobytes()
     return (*[_text(x) for x in head], meta, vec)
+
+
+def _question_signature(question_id: str, chunk_id: str, text: str, vector: Any) -> tuple[Any, ...]:
+    return (question_id, chunk_id, text, np.asarray(vector, dtype=np.float32).tobytes())
+
+
+def _summary_signature(summary_id: str, kind: str, page: str | None, text: str, chunk_ids: Sequence[str],
+                       vector: Any) -> tuple[Any, ...]:
+    # Oracle keeps '' as NULL: an empty page reads back as None
+    return (summary_id, kind, page or None, text, tuple(str(c) for c in chunk_ids),
+            np.asarray(vector, dtype=np.float32).tobytes())
 
 
 def _check_chunk_ids(documents: Sequence[DocumentWrite]) -> None:
@@ -173,6 +196,7 @@ class OracleVectorStore(OracleIndexAdmin, OracleConversationLog):
         DELETE of dropped chunks (1, if any), MERGE (1), embedding cache (1), commit (1)."""
         version = sql.oracle_name(version, "index_name")
         _check_chunk_ids(documents)
+        check_ids_across(documents)
         merged = obsolete = 0
         with self._db.transaction(f"writing to {version}") as con:
             cur = con.cursor()
@@ -191,12 +215,78 @@ class OracleVectorStore(OracleIndexAdmin, OracleConversationLog):
                         f"(nothing was committed): " + "; ".join(failed[:10]) + hints_in(failed),
                         version=version, failed=failed)
                 self._cache(cur, v.model, rows)
+            extra = self._enrichment_changes(cur, v, documents)
+            if extra:
+                self._replace_enrichment(cur, version, extra)
             merged, obsolete = len(rows), len(stale)
-            if not rows and not stale:
+            if not rows and not stale and not extra:
                 raise Rollback()  # nothing changed: the generation stays where it was
         log.info("store.documents_written", version=version, documents=len(documents), chunks=merged,
                  removed=obsolete)
         return merged
+
+    def _enrichment_changes(self, cur: Any, v: VersionRow, documents: Sequence[DocumentWrite]
+                            ) -> list[tuple[DocumentWrite, Enrichment]]:
+        """The documents whose questions or summaries differ from what is stored (1 round trip per
+        500 documents); each with its checked rows."""
+        planned = [(doc, enrichment(doc, v.name, v.dimension, v.model)) for doc in documents]
+        stored_q: dict[str, list[tuple[Any, ...]]] = {}
+        stored_s: dict[str, list[tuple[Any, ...]]] = {}
+        unique = list(dict.fromkeys(doc.doc_id for doc in documents))
+        for start in range(0, len(unique), sql.DOCS_PER_READ):
+            part = unique[start:start + sql.DOCS_PER_READ]
+            cur.execute(sql.doc_enrichment_sql(v.name, len(part)), {f"e{i}": d for i, d in enumerate(part)})
+            for kind, row_id, detail, page, text, chunk_ids, vector, doc_id in cur.fetchall():
+                if kind == "question":
+                    stored_q.setdefault(doc_id, []).append(_question_signature(row_id, detail, _text(text), vector))
+                else:
+                    stored_s.setdefault(doc_id, []).append(_summary_signature(
+                        row_id, detail, page, _text(text), json_value(chunk_ids) or [], vector))
+        changed = []
+        for doc, extra in planned:
+            want_q = sorted(_question_signature(q.question_id, q.chunk_id, q.text, vec) for q, vec in extra.questions)
+            want_s = sorted(_summary_signature(x.summary_id, x.kind, x.page, x.text, list(x.chunk_ids), vec)
+                            for x, vec in extra.summaries)
+            if want_q != sorted(stored_q.get(doc.doc_id, [])) or want_s != sorted(stored_s.get(doc.doc_id, [])):
+                changed.append((doc, extra))
+        return changed
+
+    @staticmethod
+    def _replace_enrichment(cur: Any, version: str, changed: Sequence[tuple[DocumentWrite, Enrichment]]) -> None:
+        """Delete the documents' questions and summaries (and the questions of chunks that moved in
+        from another document), then insert the new rows: a few ``executemany`` round trips."""
+        import oracledb
+
+        docs = [{"doc_id": doc.doc_id} for doc, _ in changed]
+        for statement in sql.delete_enrichment_sql(version):
+            cur.executemany(statement, docs)
+        questions: list[dict[str, Any]] = [{"question_id": q.question_id, "chunk_id": q.chunk_id, "doc_id": doc.doc_id, "text": q.text,
+                      "embedding": to_float32(vec)} for doc, extra in changed for q, vec in extra.questions]
+        summaries: list[dict[str, Any]] = [{"summary_id": x.summary_id, "doc_id": doc.doc_id, "kind": x.kind, "page": x.page,
+                      "text": x.text, "chunk_ids": list(x.chunk_ids), "embedding": to_float32(vec)}
+                     for doc, extra in changed for x, vec in extra.summaries]
+        moved = sorted({str(q["chunk_id"]) for q in questions})
+        if moved:
+            cur.executemany(sql.delete_chunk_questions_sql(version), [{"chunk_id": c} for c in moved])
+        batches: tuple[tuple[str, list[dict[str, Any]], dict[str, Any]], ...] = (
+            (sql.insert_question_sql(version), questions, {"embedding": oracledb.DB_TYPE_VECTOR}),
+            (sql.insert_summary_sql(version), summaries,
+             {"embedding": oracledb.DB_TYPE_VECTOR, "chunk_ids": oracledb.DB_TYPE_JSON}),
+        )
+        for statement, rows, sizes in batches:
+            if not rows:
+                continue
+            if sql.needs_clob([r["text"] for r in rows]):
+                sizes = {**sizes, "text": oracledb.DB_TYPE_CLOB}
+            cur.setinputsizes(**sizes)
+            cur.executemany(statement, rows, batcherrors=True)
+            errors = cur.getbatcherrors()
+            if errors:
+                key = "question_id" if "question_id" in rows[0] else "summary_id"
+                raise StoreError(f"{len(errors)} of {len(rows)} {key[:-3]}s could not be written to {version} "
+                                 "(nothing was committed): " + "; ".join(
+                                     f"{rows[e.offset][key]}: {str(e.message).strip()}" for e in errors[:10]),
+                                 version=version)
 
     def _changes(self, cur: Any, v: VersionRow, documents: Sequence[DocumentWrite]
                  ) -> tuple[list[dict[str, Any]], list[str]]:
@@ -240,6 +330,9 @@ class OracleVectorStore(OracleIndexAdmin, OracleConversationLog):
                 cur.executemany(sql.delete_document_sql(version), [{"doc_id": d} for d in doc_ids],
                                 arraydmlrowcounts=True)
                 deleted = int(sum(cur.getarraydmlrowcounts()))
+                if deleted:
+                    for statement in sql.delete_enrichment_sql(version):
+                        cur.executemany(statement, [{"doc_id": d} for d in doc_ids])
             if deleted == 0:
                 raise Rollback()  # nothing changed: the generation stays where it was
         return deleted
@@ -346,6 +439,53 @@ class OracleVectorStore(OracleIndexAdmin, OracleConversationLog):
             ScoredChunk(row_to_chunk(r), sql.similarity(v.distance, float(r[8])), rank, v.distance)  # type: ignore[arg-type]
             for rank, r in enumerate(rows, start=1)
         )
+
+    def search_questions(self, target: str, query: QueryVector, k: int, filters: Sequence[FieldFilter] = (), *,
+                         visibility: Visibility | None = None) -> QuestionResult:
+        """One exact statement: the parent chunk's filters and ACL in its WHERE, one row per chunk."""
+        sql.oracle_name(target, "retrieval target")
+        if k <= 0:
+            raise StoreError(f"k must be positive, got {k}")
+        filters = (*filters, visibility.as_filter()) if visibility is not None else tuple(filters)
+        where, fbinds = sql.filter_clause(filters)
+        with self._db.connection(f"searching the questions of {target}") as con:
+            cur = con.cursor()
+            v = self._resolve_target(cur, target)
+            self._check_query(v, query)
+            cur.execute(sql.question_search_sql(v.name, v.distance, where),  # type: ignore[arg-type]
+                        {**fbinds, "q": to_float32(query.values), "k": k})
+            rows = cur.fetchall()
+        hits = tuple(
+            QuestionHit(row_to_chunk(r), sql.similarity(v.distance, float(r[10])), rank,  # type: ignore[arg-type]
+                        str(r[8]), _text(r[9]))
+            for rank, r in enumerate(rows, start=1))
+        return QuestionResult(target=target, version=v.name, hits=hits)
+
+    def search_summaries(self, target: str, query: QueryVector, k: int, filters: Sequence[FieldFilter] = (), *,
+                         kinds: Sequence[SummaryKind] = ("page_summary", "artifact_summary"),
+                         visibility: Visibility | None = None) -> SummaryResult:
+        sql.oracle_name(target, "retrieval target")
+        if k <= 0:
+            raise StoreError(f"k must be positive, got {k}")
+        wanted = tuple(dict.fromkeys(kinds))
+        if not wanted or any(kind not in SUMMARY_KINDS for kind in wanted):
+            raise StoreError(f"summary kinds must be among {', '.join(SUMMARY_KINDS)}, got {list(kinds)}")
+        filters = (*filters, visibility.as_filter()) if visibility is not None else tuple(filters)
+        where, fbinds = sql.filter_clause(filters)
+        with self._db.connection(f"searching the summaries of {target}") as con:
+            cur = con.cursor()
+            v = self._resolve_target(cur, target)
+            self._check_query(v, query)
+            cur.execute(sql.summary_search_sql(v.name, v.distance, where, len(wanted)),  # type: ignore[arg-type]
+                        {**fbinds, **{f"kind{i}": kind for i, kind in enumerate(wanted)},
+                         "q": to_float32(query.values), "k": k})
+            rows = cur.fetchall()
+        hits = tuple(
+            SummaryHit(summary_from_row(str(r[0]), str(r[1]), str(r[2]), r[3], _text(r[4]),
+                                        json.dumps(json_value(r[5]) or [])),
+                       sql.similarity(v.distance, float(r[6])), rank)  # type: ignore[arg-type]
+            for rank, r in enumerate(rows, start=1))
+        return SummaryResult(target=target, version=v.name, hits=hits)
 
     def lexical_search(self, target: str, text: str, k: int, filters: Sequence[FieldFilter] = (), *,
                        visibility: Visibility | None = None) -> SearchResult:

@@ -14,7 +14,8 @@ CREATE TABLE IF NOT EXISTS rag_versions (
     created_at  TEXT NOT NULL,
     generation  INTEGER NOT NULL DEFAULT 0,
     evaluation  TEXT,
-    parent      TEXT
+    parent      TEXT,
+    retrieval   TEXT
 );
 CREATE TABLE IF NOT EXISTS rag_aliases (
     alias       TEXT PRIMARY KEY,
@@ -99,7 +100,41 @@ def version_ddl(name: str) -> list[str]:
         f"CREATE INDEX IF NOT EXISTS {t}_emb ON {t}(embed_hash)",
         f"CREATE VIRTUAL TABLE IF NOT EXISTS {t}_fts USING fts5(text, tokenize='porter unicode61 remove_diacritics 2')",
         *facet_ddl(t),
+        *enrichment_ddl(t),
     ]
+
+
+def enrichment_ddl(name: str) -> list[str]:
+    """The version's hypothetical questions (seed 001, one row and vector each, linked to the
+    parent chunk) and page / document summaries (seed 002, one table for both kinds: both are
+    distilled text, so their scores are comparable). ``doc_id`` on both lets a document's rows
+    be replaced and deleted with its chunks; ``chunk_ids`` is a JSON list."""
+    t = validate_identifier(name, "index_name")
+    return [
+        f"""CREATE TABLE IF NOT EXISTS {t}_questions (
+            question_id   TEXT NOT NULL UNIQUE,
+            chunk_id      TEXT NOT NULL,
+            doc_id        TEXT NOT NULL,
+            text          TEXT NOT NULL,
+            embedding     BLOB NOT NULL
+        )""",
+        f"CREATE INDEX IF NOT EXISTS {t}_questions_doc ON {t}_questions(doc_id)",
+        f"CREATE INDEX IF NOT EXISTS {t}_questions_chunk ON {t}_questions(chunk_id)",
+        f"""CREATE TABLE IF NOT EXISTS {t}_summaries (
+            summary_id    TEXT NOT NULL UNIQUE,
+            doc_id        TEXT NOT NULL,
+            kind          TEXT NOT NULL CHECK (kind IN ('page_summary', 'artifact_summary')),
+            page          TEXT,
+            text          TEXT NOT NULL,
+            chunk_ids     TEXT NOT NULL,
+            embedding     BLOB NOT NULL
+        )""",
+        f"CREATE INDEX IF NOT EXISTS {t}_summaries_doc ON {t}_summaries(doc_id)",
+    ]
+
+
+QUESTION_COLUMNS = "question_id, chunk_id, doc_id, text, embedding"
+SUMMARY_COLUMNS = "summary_id, doc_id, kind, page, text, chunk_ids, embedding"
 
 
 #: The metadata values a facet row holds: scalars, and the scalar members of lists.
@@ -147,7 +182,8 @@ def facet_backfill_sql(name: str) -> list[str]:
 
 
 #: columns added to the catalog after its first release: (table, column, declaration)
-CATALOG_UPGRADES = (("rag_versions", "parent", "TEXT"), ("rag_interactions", "principal", "TEXT"))
+CATALOG_UPGRADES = (("rag_versions", "parent", "TEXT"), ("rag_interactions", "principal", "TEXT"),
+                    ("rag_versions", "retrieval", "TEXT"))
 
 CHUNK_COLUMNS = ("chunk_id, doc_id, doc_hash, chunk_index, chunk_type, source, text, content_hash, embed_hash, "
                  "metadata, embedding")
@@ -161,12 +197,15 @@ def copy_version_sql(source: str, target: str) -> list[str]:
     return [
         f"INSERT INTO {t}({CHUNK_COLUMNS}) SELECT {CHUNK_COLUMNS} FROM {s} ORDER BY rowid",
         f"INSERT INTO {t}_fts(rowid, text) SELECT rowid, text FROM {t}",
+        f"INSERT INTO {t}_questions({QUESTION_COLUMNS}) SELECT {QUESTION_COLUMNS} FROM {s}_questions ORDER BY rowid",
+        f"INSERT INTO {t}_summaries({SUMMARY_COLUMNS}) SELECT {SUMMARY_COLUMNS} FROM {s}_summaries ORDER BY rowid",
     ]
 
 
 def drop_version_ddl(name: str) -> list[str]:
     t = validate_identifier(name, "index_name")
-    return [f"DROP TABLE IF EXISTS {t}_fts", f"DROP TABLE IF EXISTS {t}_facets", f"DROP TABLE IF EXISTS {t}"]
+    return [f"DROP TABLE IF EXISTS {t}_fts", f"DROP TABLE IF EXISTS {t}_facets", f"DROP TABLE IF EXISTS {t}_questions",
+            f"DROP TABLE IF EXISTS {t}_summaries", f"DROP TABLE IF EXISTS {t}"]
 
 
 def alias_view_ddl(alias: str, version: str) -> list[str]:

@@ -39,13 +39,27 @@ from backend.core.types import (
     IndexVersion,
     Interaction,
     QueryVector,
+    QuestionHit,
+    QuestionResult,
     ScoredChunk,
     SearchResult,
+    Summary,
+    SummaryHit,
+    SummaryKind,
+    SummaryResult,
     VersionSpec,
     Visibility,
     content_hash,
 )
 from backend.core.model_stamp import same_model
+from backend.providers.enrichment_rows import (
+    SUMMARY_KINDS,
+    Enrichment,
+    check_ids_across,
+    chunk_ids_json,
+    enrichment,
+    summary_from_row,
+)
 from backend.providers.sqlite_vs import dense, schema
 from backend.providers.sqlite_vs.conversations import SqliteConversationLog
 from backend.providers.sqlite_vs.filters import check_filter_fields, filter_sql
@@ -117,6 +131,7 @@ class SqliteVectorStore(SqliteConversationLog):
         self._conn().executescript(schema.CATALOG)
         self._upgrade_catalog()
         self._add_missing_facet_indexes()
+        self._add_missing_enrichment_tables()
 
     def _upgrade_catalog(self) -> None:
         """Add the catalog columns a database made by an older release lacks."""
@@ -139,6 +154,18 @@ class SqliteVectorStore(SqliteConversationLog):
                 for ddl in (*schema.facet_ddl(name), *schema.facet_backfill_sql(name)):
                     con.execute(ddl)
                 log.info("store.facet_index_added", version=name)
+
+    def _add_missing_enrichment_tables(self) -> None:
+        """Versions made before questions and summaries were stored get their (empty) tables."""
+        missing_sql = ("SELECT name FROM rag_versions WHERE name || '_summaries' NOT IN "
+                       "(SELECT name FROM sqlite_master WHERE type = 'table')")
+        if not self._conn().execute(missing_sql).fetchall():
+            return
+        with self._write() as con:
+            for (name,) in con.execute(missing_sql).fetchall():
+                for ddl in schema.enrichment_ddl(name):
+                    con.execute(ddl)
+                log.info("store.enrichment_tables_added", version=name)
 
     # --- connections and transactions ------------------------------------------
     def _conn(self) -> sqlite3.Connection:
@@ -221,6 +248,7 @@ class SqliteVectorStore(SqliteConversationLog):
             generation=row["generation"],
             parent=row["parent"],
             size_bytes=int(size),
+            retrieval=json.loads(row["retrieval"]) if row["retrieval"] else None,
         )
 
     def create_version(self, spec: VersionSpec) -> IndexVersion:
@@ -236,6 +264,7 @@ class SqliteVectorStore(SqliteConversationLog):
                         f"cannot reuse it for {wanted[0]} ({wanted[1]} dims, {wanted[2]}); choose a new index_name",
                         version=name,
                     )
+                self._restamp(con, row, spec.retrieval)
             else:
                 if con.execute("SELECT 1 FROM rag_aliases WHERE alias = ?", (name,)).fetchone():
                     raise VersionConflict(f"{name} is already an alias; a version cannot share its name", version=name)
@@ -246,13 +275,31 @@ class SqliteVectorStore(SqliteConversationLog):
                     for statement in schema.copy_version_sql(parent, name):
                         con.execute(statement)
                 con.execute(
-                    "INSERT INTO rag_versions(name, model, dimension, distance, profile, created_at, parent) "
-                    "VALUES (?,?,?,?,?,?,?)",
-                    (name, spec.model, spec.dimension, spec.distance, spec.profile, _now(), parent),
+                    "INSERT INTO rag_versions(name, model, dimension, distance, profile, created_at, parent, retrieval) "
+                    "VALUES (?,?,?,?,?,?,?,?)",
+                    (name, spec.model, spec.dimension, spec.distance, spec.profile, _now(), parent,
+                     json.dumps(spec.retrieval, sort_keys=True) if spec.retrieval is not None else None),
                 )
                 log.info("store.version_created", version=name, model=spec.model, dimension=spec.dimension,
                          parent=parent)
             return self._to_version(con, self._version_row(con, name))
+
+    @staticmethod
+    def _restamp(con: sqlite3.Connection, row: sqlite3.Row, retrieval: Mapping[str, Any] | None) -> None:
+        """An ingest writing an existing version (a resumed candidate, ``--in-place``) records the
+        retrieval settings it runs with; the generation moves, so an earlier evaluation is stale."""
+        stamp = json.dumps(retrieval, sort_keys=True) if retrieval is not None else None
+        if stamp is None or stamp == row["retrieval"]:
+            return
+        con.execute("UPDATE rag_versions SET retrieval = ?, generation = generation + 1 WHERE name = ?",
+                    (stamp, row["name"]))
+        log.info("store.version_restamped", version=row["name"])
+
+    def resolve_retrieval(self, target: str) -> tuple[str, Mapping[str, Any] | None]:
+        validate_identifier(target, "retrieval target")
+        with self._read() as con:
+            row = self._resolve_target(con, target)
+        return str(row["name"]), json.loads(row["retrieval"]) if row["retrieval"] else None
 
     def _check_parent(self, con: sqlite3.Connection, spec: VersionSpec) -> str | None:
         if spec.parent is None:
@@ -314,7 +361,8 @@ class SqliteVectorStore(SqliteConversationLog):
             for ddl in schema.drop_version_ddl(name):
                 con.execute(ddl)
             con.execute("DELETE FROM rag_versions WHERE name = ?", (name,))
-        _MATRICES.drop(self.path, f"{name}@{created_at}")
+        for suffix in ("", "#questions", "#summaries"):
+            _MATRICES.drop(self.path, f"{name}@{created_at}{suffix}")
         log.info("store.version_dropped", version=name)
 
     def record_evaluation(self, version: str, report: Mapping[str, Any]) -> None:
@@ -392,6 +440,7 @@ class SqliteVectorStore(SqliteConversationLog):
     def write_documents(self, version: str, documents: Sequence[DocumentWrite], *, allow_served: bool = False) -> int:
         validate_identifier(version, "index_name")
         _check_chunk_ids(documents)
+        check_ids_across(documents)
         written = 0
         with self._write() as con:
             vrow = self._version_row(con, version)
@@ -416,14 +465,21 @@ class SqliteVectorStore(SqliteConversationLog):
                     )
                     for c, v in zip(doc.chunks, vectors)
                 ]
+                extra = enrichment(doc, t, vrow["dimension"], vrow["model"])
                 old = con.execute(
                     f"SELECT chunk_id, doc_id, doc_hash, chunk_index, chunk_type, source, text, content_hash, "
                     f"embed_hash, metadata, embedding FROM {t} WHERE doc_id = ? ORDER BY chunk_index, chunk_id",
                     (doc.doc_id,),
                 ).fetchall()
-                if [tuple(r) for r in old] == sorted(rows, key=lambda r: (r[3], r[0])):
+                same_chunks = [tuple(r) for r in old] == sorted(rows, key=lambda r: (r[3], r[0]))
+                same_extra = self._replace_enrichment(con, t, doc.doc_id, extra, dry_run=True)
+                if same_chunks and same_extra:
                     continue
                 changed = True
+                if not same_extra:
+                    self._replace_enrichment(con, t, doc.doc_id, extra)
+                if same_chunks:
+                    continue
                 con.execute(f"DELETE FROM {t}_fts WHERE rowid IN (SELECT rowid FROM {t} WHERE doc_id = ?)", (doc.doc_id,))
                 con.execute(f"DELETE FROM {t} WHERE doc_id = ?", (doc.doc_id,))
                 for r in rows:
@@ -441,6 +497,33 @@ class SqliteVectorStore(SqliteConversationLog):
                 con.execute("UPDATE rag_versions SET generation = generation + 1 WHERE name = ?", (t,))
         return written
 
+    @staticmethod
+    def _replace_enrichment(con: sqlite3.Connection, t: str, doc_id: str, extra: Enrichment, *,
+                            dry_run: bool = False) -> bool:
+        """Make the document's questions and summaries exactly ``extra``. With ``dry_run`` only
+        compare: True when the stored rows already are ``extra`` (nothing to write)."""
+        q_rows = sorted((q.question_id, q.chunk_id, doc_id, q.text, np.asarray(v, np.float32).tobytes())
+                        for q, v in extra.questions)
+        s_rows = sorted((s.summary_id, doc_id, s.kind, s.page, s.text, chunk_ids_json(s),
+                         np.asarray(v, np.float32).tobytes()) for s, v in extra.summaries)
+        if dry_run:
+            stored_q = [tuple(r) for r in con.execute(
+                f"SELECT {schema.QUESTION_COLUMNS} FROM {t}_questions WHERE doc_id = ? ORDER BY question_id",
+                (doc_id,))]
+            stored_s = [tuple(r) for r in con.execute(
+                f"SELECT {schema.SUMMARY_COLUMNS} FROM {t}_summaries WHERE doc_id = ? ORDER BY summary_id",
+                (doc_id,))]
+            return stored_q == q_rows and stored_s == s_rows
+        con.execute(f"DELETE FROM {t}_questions WHERE doc_id = ?", (doc_id,))
+        con.execute(f"DELETE FROM {t}_summaries WHERE doc_id = ?", (doc_id,))
+        # a chunk that moved here from another document takes its questions along, never two sets
+        con.executemany(f"DELETE FROM {t}_questions WHERE chunk_id = ?", sorted({(r[1],) for r in q_rows}))
+        con.executemany(f"DELETE FROM {t}_questions WHERE question_id = ?", [(r[0],) for r in q_rows])
+        con.executemany(f"DELETE FROM {t}_summaries WHERE summary_id = ?", [(r[0],) for r in s_rows])
+        con.executemany(f"INSERT INTO {t}_questions({schema.QUESTION_COLUMNS}) VALUES (?,?,?,?,?)", q_rows)
+        con.executemany(f"INSERT INTO {t}_summaries({schema.SUMMARY_COLUMNS}) VALUES (?,?,?,?,?,?,?)", s_rows)
+        return True
+
     def delete_documents(self, version: str, doc_ids: Sequence[str], *, allow_served: bool = False) -> int:
         validate_identifier(version, "index_name")
         deleted = 0
@@ -450,6 +533,8 @@ class SqliteVectorStore(SqliteConversationLog):
             for doc_id in doc_ids:
                 con.execute(f"DELETE FROM {t}_fts WHERE rowid IN (SELECT rowid FROM {t} WHERE doc_id = ?)", (doc_id,))
                 deleted += con.execute(f"DELETE FROM {t} WHERE doc_id = ?", (doc_id,)).rowcount
+                con.execute(f"DELETE FROM {t}_questions WHERE doc_id = ?", (doc_id,))
+                con.execute(f"DELETE FROM {t}_summaries WHERE doc_id = ?", (doc_id,))
             if deleted:
                 con.execute("UPDATE rag_versions SET generation = generation + 1 WHERE name = ?", (t,))
         return deleted
@@ -555,6 +640,140 @@ class SqliteVectorStore(SqliteConversationLog):
                 for rank, i in enumerate(best, start=1)
             )
         return SearchResult(target=target, version=t, hits=hits, strategy="dense")
+
+    # --- questions (HyDE) and summaries -----------------------------------------------
+    @staticmethod
+    def _check_query(vrow: sqlite3.Row, query: QueryVector) -> None:
+        if not query.fits(vrow["model"], vrow["dimension"]):
+            raise EmbeddingModelMismatch(
+                f"query embedded with {query.model} ({query.dimension} dims) but {vrow['name']} holds vectors from "
+                f"{vrow['model']} ({vrow['dimension']} dims); embed the query with the version's model"
+                " (or declare both runtimes in embeddings.local.compatible_runtimes)",
+                version=vrow["name"],
+            )
+
+    def _side_matrix(self, con: sqlite3.Connection, vrow: sqlite3.Row, table: str) -> dense.Matrix:
+        """The vectors of the version's ``questions`` or ``summaries`` table, cached like the chunks'."""
+        name, generation = vrow["name"], vrow["generation"]
+        key = f"{name}@{vrow['created_at']}#{table}"
+        m = _MATRICES.get(self.path, key, generation)
+        if m is None:
+            rows = con.execute(f"SELECT rowid, embedding FROM {name}_{table}").fetchall()
+            dim = vrow["dimension"]
+            rowids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+            vectors = (np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), dim)
+                       if rows else np.zeros((0, dim), dtype=np.float32))
+            m = dense.prepare(rowids, vectors, vrow["distance"], generation)
+            _MATRICES.put(self.path, key, m)
+        return m
+
+    @staticmethod
+    def _restrict(con: sqlite3.Connection, m: dense.Matrix, sql: str, params: Sequence[Any]
+                  ) -> tuple[np.ndarray, np.ndarray]:
+        allowed = np.fromiter((r[0] for r in con.execute(sql, list(params))), dtype=np.int64)
+        positions = np.searchsorted(m.rowids, np.sort(allowed))
+        return m.vectors[positions], m.rowids[positions]
+
+    def search_questions(self, target: str, query: QueryVector, k: int, filters: Sequence[FieldFilter] = (), *,
+                         visibility: Visibility | None = None) -> QuestionResult:
+        if k <= 0:
+            raise StoreError(f"k must be positive, got {k}")
+        validate_identifier(target, "retrieval target")
+        filters = _with_visibility(filters, visibility)
+        check_filter_fields(filters)
+        with self._read() as con:
+            vrow = self._resolve_target(con, target)
+            t = vrow["name"]
+            self._check_query(vrow, query)
+            m = self._side_matrix(con, vrow, "questions")
+            vectors, rowids = m.vectors, m.rowids
+            if filters:
+                # the parent chunk's facets decide, in the same indexed query as a chunk search
+                where, params = filter_sql(filters, t, alias="c")
+                vectors, rowids = self._restrict(
+                    con, m, f"SELECT q.rowid FROM {t}_questions AS q JOIN {t} AS c ON c.chunk_id = q.chunk_id "
+                            f"WHERE {where}", params)
+            sims = dense.scores(vectors, query.values.astype(np.float32), vrow["distance"])
+            depth = k * 4
+            while True:  # several questions of one chunk can fill the top: widen until k parents
+                best = dense.top_k(sims, depth)
+                picked = self._best_per_chunk(con, t, rowids[best].tolist())
+                if len(picked) >= k or depth >= len(sims):
+                    break
+                depth *= 4
+            picked = picked[:k]
+            chunks = self._fetch_chunks(con, t, [p[1] for p in picked])
+            score = {int(rowids[i]): float(sims[i]) for i in best}
+            hits = tuple(
+                QuestionHit(chunks[chunk_id], score[rid], rank, question_id, question)
+                for rank, (rid, chunk_id, question_id, question) in enumerate(
+                    (p for p in picked if p[1] in chunks), start=1)
+            )
+        return QuestionResult(target=target, version=t, hits=hits)
+
+    @staticmethod
+    def _best_per_chunk(con: sqlite3.Connection, t: str, rowids: Sequence[int]) -> list[tuple[int, str, str, str]]:
+        """``(rowid, chunk_id, question_id, text)`` of the first question of each chunk, in ``rowids`` order."""
+        rows: dict[int, tuple[str, str, str]] = {}
+        for start in range(0, len(rowids), 500):
+            part = [int(r) for r in rowids[start:start + 500]]
+            marks = ",".join("?" * len(part))
+            for r in con.execute(f"SELECT rowid, chunk_id, question_id, text FROM {t}_questions WHERE rowid IN "
+                                 f"({marks})", part):
+                rows[r[0]] = (r[1], r[2], r[3])
+        seen: set[str] = set()
+        out: list[tuple[int, str, str, str]] = []
+        for rid in rowids:
+            chunk_id, question_id, text = rows[int(rid)]
+            if chunk_id not in seen:
+                seen.add(chunk_id)
+                out.append((int(rid), chunk_id, question_id, text))
+        return out
+
+    @staticmethod
+    def _fetch_chunks(con: sqlite3.Connection, t: str, chunk_ids: Sequence[str]) -> dict[str, Chunk]:
+        out: dict[str, Chunk] = {}
+        for start in range(0, len(chunk_ids), 500):
+            part = list(chunk_ids[start:start + 500])
+            marks = ",".join("?" * len(part))
+            for row in con.execute(f"SELECT {_ROW_COLUMNS} FROM {t} WHERE chunk_id IN ({marks})", part):
+                out[row["chunk_id"]] = _row_to_chunk(row)
+        return out
+
+    def search_summaries(self, target: str, query: QueryVector, k: int, filters: Sequence[FieldFilter] = (), *,
+                         kinds: Sequence[SummaryKind] = ("page_summary", "artifact_summary"),
+                         visibility: Visibility | None = None) -> SummaryResult:
+        if k <= 0:
+            raise StoreError(f"k must be positive, got {k}")
+        validate_identifier(target, "retrieval target")
+        wanted = tuple(dict.fromkeys(kinds))
+        if not wanted or any(kind not in SUMMARY_KINDS for kind in wanted):
+            raise StoreError(f"summary kinds must be among {', '.join(SUMMARY_KINDS)}, got {list(kinds)}")
+        filters = _with_visibility(filters, visibility)
+        check_filter_fields(filters)
+        with self._read() as con:
+            vrow = self._resolve_target(con, target)
+            t = vrow["name"]
+            self._check_query(vrow, query)
+            m = self._side_matrix(con, vrow, "summaries")
+            vectors, rowids = m.vectors, m.rowids
+            if filters or len(wanted) < len(SUMMARY_KINDS):
+                # a summary is as visible as its document: some chunk of it passes the same conditions
+                where, params = filter_sql(filters, t, alias="c")
+                vectors, rowids = self._restrict(
+                    con, m, f"SELECT s.rowid FROM {t}_summaries AS s WHERE s.kind IN ({','.join('?' * len(wanted))}) "
+                            f"AND s.doc_id IN (SELECT c.doc_id FROM {t} AS c WHERE {where})", [*wanted, *params])
+            sims = dense.scores(vectors, query.values.astype(np.float32), vrow["distance"])
+            best = dense.top_k(sims, k)
+            ids = [int(r) for r in rowids[best]]
+            rows: dict[int, Summary] = {}
+            if ids:
+                marks = ",".join("?" * len(ids))
+                for r in con.execute(f"SELECT rowid, summary_id, doc_id, kind, page, text, chunk_ids FROM "
+                                     f"{t}_summaries WHERE rowid IN ({marks})", ids):
+                    rows[r[0]] = summary_from_row(r[1], r[2], r[3], r[4], r[5], r[6])
+            hits = tuple(SummaryHit(rows[int(rowids[i])], float(sims[i]), rank) for rank, i in enumerate(best, start=1))
+        return SummaryResult(target=target, version=t, hits=hits)
 
     def lexical_search(self, target: str, text: str, k: int, filters: Sequence[FieldFilter] = (), *,
                        visibility: Visibility | None = None) -> SearchResult:

@@ -1,0 +1,123 @@
+"""``Enricher`` over OCI Generative AI chat (``GenerativeAiInferenceClient.chat``).
+
+The client is the chat adapter's (``auth.inference_client``: signed requests, SDK retries
+off), calls go through ``calls.call_with_retry`` (the one retry owner of OCI calls), and
+the answer is constrained by a JSON response format: ``CohereResponseJsonFormat`` (cohere)
+or ``JsonSchemaResponseFormat`` (generic) with the schema of
+``backend.core.enrichment.reply_schema``, then validated by pydantic. One request per chunk
+and per page / document summary, paced by ``enrichment.rate_limit_per_min``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+from backend.common.config import EnrichmentSettings, MetadataFieldSettings, OciSettings, Settings
+from backend.common.errors import ConfigError, ProviderError
+from backend.core.enrichment import (
+    SUMMARY_SCHEMA,
+    ChunkEnrichment,
+    EnrichmentInput,
+    enrich_messages,
+    enrichable_fields,
+    parse_reply,
+    parse_summary,
+    reply_schema,
+    summary_messages,
+)
+from backend.providers.oci import auth
+from backend.providers.oci.calls import call_with_retry
+
+
+class OciEnricher:
+    def __init__(self, client: Any, oci_settings: OciSettings, settings: EnrichmentSettings, model: str,
+                 schema: Mapping[str, MetadataFieldSettings], content_types: Sequence[str], *,
+                 limiter: Any = None) -> None:
+        self._client = client
+        self._oci = oci_settings
+        self._settings = settings
+        self._model = model
+        self._fields = enrichable_fields(schema)
+        self._content_types = tuple(content_types)
+        self._schema = reply_schema(self._content_types, self._fields, settings.questions)
+        self._limiter = limiter
+        self.endpoint = auth.endpoint_of(client, oci_settings)
+        self.model_id = f"oci/{model}"
+        self.calls = 0
+
+    @classmethod
+    def from_settings(cls, settings: Settings, enrichment: EnrichmentSettings, schema: Mapping[str, MetadataFieldSettings],
+                      content_types: Sequence[str], *, limiter: Any = None) -> "OciEnricher":
+        oci_settings = settings.embeddings.oci
+        model = enrichment.model or oci_settings.chat_model_id
+        if not oci_settings.compartment_id:
+            raise ConfigError("embeddings.oci.compartment_id is required for enrichment provider 'oci'")
+        if not model:
+            raise ConfigError("enrichment.model or embeddings.oci.chat_model_id must name the OCI chat model")
+        return cls(auth.inference_client(oci_settings), oci_settings, enrichment, model, schema, content_types,
+                   limiter=limiter)
+
+    def enrich(self, items: Sequence[EnrichmentInput]) -> list[ChunkEnrichment]:
+        out = []
+        for item in items:
+            messages = enrich_messages(item, self._content_types, self._fields, self._settings.questions)
+            text = self._ask(messages, "chunk_enrichment", self._schema)
+            try:
+                out.append(parse_reply(text))
+            except ValueError as exc:
+                raise ProviderError(f"OCI enrichment ({self._model}) at {self.endpoint}, chunk {item.chunk_id}: "
+                                    f"{exc}") from exc
+        return out
+
+    def summarize(self, title: str, texts: Sequence[str]) -> str:
+        text = self._ask(summary_messages(title, texts), "summary", SUMMARY_SCHEMA)
+        try:
+            return parse_summary(text)
+        except ValueError as exc:
+            raise ProviderError(f"OCI enrichment ({self._model}) at {self.endpoint}: {exc}") from exc
+
+    def _request(self, messages: list[dict[str, str]], name: str, schema: Mapping[str, Any]) -> Any:
+        from oci.generative_ai_inference import models
+
+        common = {"max_tokens": self._settings.max_tokens, "temperature": self._settings.temperature}
+        system, user = messages[0]["content"], messages[1]["content"]
+        if self._oci.chat_format == "cohere":
+            return models.CohereChatRequest(
+                message=user, preamble_override=system, is_stream=False,
+                response_format=models.CohereResponseJsonFormat(schema=dict(schema)), **common)
+        return models.GenericChatRequest(
+            messages=[models.SystemMessage(content=[models.TextContent(text=system)]),
+                      models.UserMessage(content=[models.TextContent(text=user)])],
+            is_stream=False, num_generations=1,
+            response_format=models.JsonSchemaResponseFormat(
+                json_schema=models.ResponseJsonSchema(name=name, schema=dict(schema), is_strict=True)),
+            **common)
+
+    def _ask(self, messages: list[dict[str, str]], name: str, schema: Mapping[str, Any]) -> str:
+        from oci.generative_ai_inference import models
+
+        if self._model.startswith("ocid1.generativeaiendpoint"):
+            serving: Any = models.DedicatedServingMode(endpoint_id=self._model)
+        else:
+            serving = models.OnDemandServingMode(model_id=self._model)
+        details = models.ChatDetails(compartment_id=self._oci.compartment_id, serving_mode=serving,
+                                     chat_request=self._request(messages, name, schema))
+        what = f"OCI enrichment ({self._model}, {self._oci.chat_format})"
+
+        def call() -> Any:
+            if self._limiter is not None:
+                self._limiter.acquire()
+            self.calls += 1
+            return self._client.chat(details)
+
+        response = call_with_retry(call, self._settings.retry, what, self.endpoint)
+        chat = getattr(getattr(response, "data", None), "chat_response", None)
+        if self._oci.chat_format == "cohere":
+            text = getattr(chat, "text", None)
+        else:
+            choices = getattr(chat, "choices", None) or []
+            content = getattr(getattr(choices[0], "message", None), "content", None) if choices else None
+            text = "".join(getattr(part, "text", "") or "" for part in content) if content else None
+        if not isinstance(text, str):
+            raise ProviderError(f"{what}: malformed response from {self.endpoint}: no answer text")
+        return text

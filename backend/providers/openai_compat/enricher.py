@@ -1,0 +1,98 @@
+"""``Enricher`` over an OpenAI-compatible ``/chat/completions`` endpoint (vLLM, Ollama,
+llama.cpp server, hosted APIs).
+
+One request per chunk with ``response_format: {"type": "json_schema", ...}`` (the schema of
+``backend.core.enrichment.reply_schema``: the allowed content types and enum values), the
+answer validated by pydantic; one request per page / document summary. The client, the
+status mapping and the retry policy are the chat adapter's (``backend.providers.http_json``);
+requests are paced by a token bucket (``enrichment.rate_limit_per_min``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+import httpx
+
+from backend.common.config import EnrichmentSettings, MetadataFieldSettings
+from backend.common.errors import ConfigError, ProviderError, ProviderTimeout, ProviderUnavailable
+from backend.core.enrichment import (
+    SUMMARY_SCHEMA,
+    ChunkEnrichment,
+    EnrichmentInput,
+    enrich_messages,
+    enrichable_fields,
+    parse_reply,
+    parse_summary,
+    reply_schema,
+    summary_messages,
+)
+from backend.providers.http_json import check_status, json_client, transient_retrying
+
+
+class OpenAICompatEnricher:
+    def __init__(self, settings: EnrichmentSettings, schema: Mapping[str, MetadataFieldSettings],
+                 content_types: Sequence[str], *, limiter: Any = None,
+                 transport: httpx.BaseTransport | None = None) -> None:
+        if not settings.base_url or not settings.model:
+            raise ConfigError("enrichment: provider openai_compat needs base_url and model", field="enrichment")
+        self._settings = settings
+        self._fields = enrichable_fields(schema)
+        self._content_types = tuple(content_types)
+        self._schema = reply_schema(self._content_types, self._fields, settings.questions)
+        self._url = settings.base_url.rstrip("/") + "/chat/completions"
+        self._client = json_client(settings.api_key, settings.timeout_s, transport)
+        self._limiter = limiter
+        self.model_id = f"openai_compat/{settings.model}"
+        self.calls = 0
+
+    def close(self) -> None:
+        self._client.close()
+
+    def enrich(self, items: Sequence[EnrichmentInput]) -> list[ChunkEnrichment]:
+        out = []
+        for item in items:
+            messages = enrich_messages(item, self._content_types, self._fields, self._settings.questions)
+            text = self._ask(messages, "chunk_enrichment", self._schema, self._settings.max_tokens)
+            try:
+                out.append(parse_reply(text))
+            except ValueError as exc:
+                raise ProviderError(f"enrichment endpoint {self._url}, chunk {item.chunk_id}: {exc}") from exc
+        return out
+
+    def summarize(self, title: str, texts: Sequence[str]) -> str:
+        text = self._ask(summary_messages(title, texts), "summary", SUMMARY_SCHEMA, self._settings.max_tokens)
+        try:
+            return parse_summary(text)
+        except ValueError as exc:
+            raise ProviderError(f"enrichment endpoint {self._url}: {exc}") from exc
+
+    def _ask(self, messages: list[dict[str, str]], name: str, schema: Mapping[str, Any], max_tokens: int) -> str:
+        body = {
+            "model": self._settings.model, "messages": messages, "temperature": self._settings.temperature,
+            "max_tokens": max_tokens, "stream": False,
+            "response_format": {"type": "json_schema", "json_schema": {"name": name, "schema": dict(schema),
+                                                                       "strict": True}},
+        }
+        retrying = transient_retrying(self._settings.retry, "enrich.openai_compat.retry")
+        return retrying(self._post, body)
+
+    def _post(self, body: dict[str, Any]) -> str:
+        if self._limiter is not None:
+            self._limiter.acquire()
+        self.calls += 1
+        try:
+            response = self._client.post(self._url, json=body)
+        except httpx.TimeoutException as exc:
+            raise ProviderTimeout(f"enrichment endpoint {self._url} did not answer within "
+                                  f"{self._settings.timeout_s}s") from exc
+        except httpx.TransportError as exc:
+            raise ProviderUnavailable(f"enrichment endpoint {self._url} cannot be reached: {exc}") from exc
+        check_status(response, "enrichment endpoint", self._url)
+        try:
+            content = response.json()["choices"][0]["message"]["content"]
+        except (ValueError, KeyError, IndexError, TypeError) as exc:
+            raise ProviderError(f"enrichment endpoint {self._url} answered without choices[0].message.content") from exc
+        if not isinstance(content, str):
+            raise ProviderError(f"enrichment endpoint {self._url} answered a non-text message content")
+        return content

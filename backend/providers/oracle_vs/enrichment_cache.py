@@ -1,0 +1,71 @@
+"""``EnrichmentCache`` on Oracle: the catalog table ``RAG_ENRICHMENT_CACHE``.
+
+Shared by every version of the schema, keyed by ``(content_hash, prompt_version,
+model_id)``. Fixed table name, every value a named bind; an upsert is one ``MERGE`` per
+row sent with ``executemany`` in one transaction, lookups go in batches of bound hashes.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+from backend.providers.oracle_vs.index_admin import now_iso
+
+DDL = """CREATE TABLE IF NOT EXISTS RAG_ENRICHMENT_CACHE (
+    content_hash   VARCHAR2(64) NOT NULL,
+    prompt_version VARCHAR2(40) NOT NULL,
+    model_id       VARCHAR2(512) NOT NULL,
+    payload        CLOB NOT NULL,
+    created_at     VARCHAR2(40) NOT NULL,
+    CONSTRAINT RAG_ENRICHMENT_CACHE_PK PRIMARY KEY (content_hash, prompt_version, model_id)
+)"""
+MERGE_SQL = (
+    "MERGE INTO RAG_ENRICHMENT_CACHE c USING (SELECT :content_hash AS content_hash, :prompt_version AS prompt_version, "
+    ":model_id AS model_id FROM dual) s ON (c.content_hash = s.content_hash AND c.prompt_version = s.prompt_version "
+    "AND c.model_id = s.model_id) "
+    "WHEN MATCHED THEN UPDATE SET c.payload = :payload, c.created_at = :created_at "
+    "WHEN NOT MATCHED THEN INSERT (content_hash, prompt_version, model_id, payload, created_at) "
+    "VALUES (s.content_hash, s.prompt_version, s.model_id, :payload, :created_at)")
+_BATCH = 100  # hashes per lookup (one bind each)
+
+
+def select_sql(count: int) -> str:
+    """The lookup of ``count`` hashes: ``:h0 .. :h<count-1>`` plus the version and model binds."""
+    marks = ", ".join(f":h{i}" for i in range(count))
+    return ("SELECT content_hash, payload FROM RAG_ENRICHMENT_CACHE WHERE prompt_version = :prompt_version "
+            f"AND model_id = :model_id AND content_hash IN ({marks})")
+
+
+def _text(value: Any) -> str:
+    return str(value.read() if hasattr(value, "read") else value)
+
+
+class OracleEnrichmentCache:
+    """``db`` is the store's ``OracleConnector`` (its pool; no second pool is opened)."""
+
+    def __init__(self, db: Any) -> None:
+        self._db = db
+        with self._db.connection("creating RAG_ENRICHMENT_CACHE") as con:
+            con.cursor().execute(DDL)
+
+    def get_many(self, prompt_version: str, model_id: str, content_hashes: Sequence[str]) -> dict[str, str]:
+        hashes = list(dict.fromkeys(content_hashes))
+        out: dict[str, str] = {}
+        with self._db.connection("reading the enrichment cache") as con:
+            cur = con.cursor()
+            for start in range(0, len(hashes), _BATCH):
+                part = hashes[start:start + _BATCH]
+                binds = {"prompt_version": prompt_version, "model_id": model_id,
+                         **{f"h{i}": h for i, h in enumerate(part)}}
+                cur.execute(select_sql(len(part)), binds)
+                out.update((str(h), _text(p)) for h, p in cur.fetchall())
+        return out
+
+    def put_many(self, prompt_version: str, model_id: str, payloads: Mapping[str, str]) -> None:
+        if not payloads:
+            return
+        now = now_iso()
+        rows = [{"content_hash": h, "prompt_version": prompt_version, "model_id": model_id, "payload": p,
+                 "created_at": now} for h, p in payloads.items()]
+        with self._db.transaction("writing the enrichment cache") as con:
+            con.cursor().executemany(MERGE_SQL, rows)

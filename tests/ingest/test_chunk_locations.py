@@ -1,0 +1,71 @@
+"""Every chunk records where it stands: ``heading_path`` (Markdown, HTML, DOCX headings with
+their levels) and, for PDF, ``page`` (the page it starts on). Real files from the libraries."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from backend.common.config import ProfileSettings
+from backend.ingest.chunkers import TextChunker, page_at
+from backend.ingest.loaders import load_document
+from tests.conftest import make_settings
+
+PROFILE = ProfileSettings(index_name="KB_T_V1", chunker={"kind": "char", "size": 300, "overlap": 0})
+PARA = "Employees receive twenty five days of paid leave every year and may carry five over. "
+
+
+def chunks_of(path: Path, tmp_path: Path) -> list:
+    doc = load_document(path, path.stem, make_settings(tmp_path))
+    return TextChunker(PROFILE).chunk(doc)
+
+
+def test_pdf_chunks_record_the_page_they_start_on(tmp_path: Path) -> None:
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.set_font("Helvetica", size=11)
+    for page in range(1, 4):
+        pdf.add_page()
+        pdf.multi_cell(0, 6, f"Page {page} text. " + PARA * 4)
+    path = tmp_path / "handbook.pdf"
+    pdf.output(str(path))
+    chunks = chunks_of(path, tmp_path)
+    pages = [c.metadata["page"] for c in chunks]
+    assert pages[0] == 1 and pages[-1] == 3 and sorted(pages) == pages and set(pages) == {1, 2, 3}
+    for c in chunks:
+        if c.text.startswith("Page "):
+            assert c.metadata["page"] == int(c.text.split()[1])
+        assert c.metadata["heading_path"] == []
+    assert page_at([(0, 4), (100, 5)], 99) == 4 and page_at([(10, 4)], 0) == 4
+
+
+def test_markdown_and_html_chunks_record_their_heading_path(tmp_path: Path) -> None:
+    md = tmp_path / "leave.md"
+    md.write_text(f"# Leave\n\n{PARA * 3}\n\n## Carry-over\n\n{PARA * 3}\n\n# Sick leave\n\n{PARA * 3}\n", encoding="utf-8")
+    paths = [c.metadata["heading_path"] for c in chunks_of(md, tmp_path)]
+    assert paths[0] == ["Leave"] and ["Leave", "Carry-over"] in paths and paths[-1] == ["Sick leave"]
+    assert all("page" not in c.metadata for c in chunks_of(md, tmp_path))
+    html = tmp_path / "leave.html"
+    html.write_text(f"<html><head><title>Handbook</title></head><body><h1>Leave</h1><p>{PARA * 3}</p>"
+                    f"<h2>Carry <b>over</b></h2><p>{PARA * 3}</p><h2 hidden>Secret</h2><h1>Sick leave</h1><p>{PARA * 3}</p>"
+                    "</body></html>", encoding="utf-8")
+    paths = [c.metadata["heading_path"] for c in chunks_of(html, tmp_path)]
+    # the <title> is a heading too (level 1), the first chunk starts on it; the hidden <h2> is gone
+    assert paths[0] == ["Handbook"] and ["Leave", "Carry over"] in paths and paths[-1] == ["Sick leave"]
+    assert not any("Secret" in p for path in paths for p in path)
+
+
+def test_docx_heading_styles_give_the_levels(tmp_path: Path) -> None:
+    import docx
+
+    document = docx.Document()
+    document.add_heading("Leave", level=1)
+    document.add_paragraph(PARA * 3)
+    document.add_heading("Carry-over", level=2)
+    document.add_paragraph(PARA * 3)
+    document.add_heading("Sick leave", level=1)
+    document.add_paragraph(PARA * 3)
+    path = tmp_path / "leave.docx"
+    document.save(str(path))
+    paths = [c.metadata["heading_path"] for c in chunks_of(path, tmp_path)]
+    assert paths[0] == ["Leave"] and ["Leave", "Carry-over"] in paths and paths[-1] == ["Sick leave"]
