@@ -10,7 +10,7 @@ once, so a wrong configuration never waits through a backoff schedule.
 
 from __future__ import annotations
 
-from typing import Callable, TypeVar
+from typing import Any, Callable, TypeVar
 
 import structlog
 from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential_jitter
@@ -86,3 +86,18 @@ def call_with_retry(fn: Callable[[], T], retry: RetrySettings, what: str, endpoi
         reraise=True,
     )
     return retrying(attempt)
+
+
+def chat_text(response: Any, chat_format: str, what: str, endpoint: str) -> str:
+    """The answer text of a ``GenerativeAiInferenceClient.chat`` response in either chat format
+    (Cohere's ``text``, the generic format's message content parts)."""
+    chat = getattr(getattr(response, "data", None), "chat_response", None)
+    if chat_format == "cohere":
+        text = getattr(chat, "text", None)
+    else:
+        choices = getattr(chat, "choices", None) or []
+        content = getattr(getattr(choices[0], "message", None), "content", None) if choices else None
+        text = "".join(getattr(part, "text", "") or "" for part in content) if content else None
+    if not isinstance(text, str):
+        raise ProviderError(f"{what}: malformed response from {endpoint}: no answer text")
+    return text

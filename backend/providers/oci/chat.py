@@ -21,7 +21,7 @@ from backend.common.errors import ConfigError, ProviderError
 from backend.core.prompt import Prompt, build_prompt
 from backend.core.types import ChatRequest
 from backend.providers.oci import auth
-from backend.providers.oci.calls import call_with_retry
+from backend.providers.oci.calls import call_with_retry, chat_text
 
 log = structlog.get_logger(__name__)
 
@@ -117,16 +117,7 @@ class OciChatModel:
                 break
 
     def _answer(self, response: Any, what: str) -> str:
-        chat = getattr(getattr(response, "data", None), "chat_response", None)
-        if self._oci.chat_format == "cohere":
-            text = getattr(chat, "text", None)
-        else:
-            choices = getattr(chat, "choices", None) or []
-            content = getattr(getattr(choices[0], "message", None), "content", None) if choices else None
-            text = "".join(getattr(part, "text", "") or "" for part in content) if content else None
-        if not isinstance(text, str):
-            raise ProviderError(f"{what}: malformed response from {self.endpoint}: no answer text")
-        return text
+        return chat_text(response, self._oci.chat_format, what, self.endpoint)
 
 
 def _event_text(payload: Any) -> str:

@@ -26,7 +26,7 @@ from backend.core.enrichment import (
     summary_messages,
 )
 from backend.providers.oci import auth
-from backend.providers.oci.calls import call_with_retry
+from backend.providers.oci.calls import call_with_retry, chat_text
 
 
 class OciEnricher:
@@ -111,13 +111,4 @@ class OciEnricher:
             return self._client.chat(details)
 
         response = call_with_retry(call, self._settings.retry, what, self.endpoint)
-        chat = getattr(getattr(response, "data", None), "chat_response", None)
-        if self._oci.chat_format == "cohere":
-            text = getattr(chat, "text", None)
-        else:
-            choices = getattr(chat, "choices", None) or []
-            content = getattr(getattr(choices[0], "message", None), "content", None) if choices else None
-            text = "".join(getattr(part, "text", "") or "" for part in content) if content else None
-        if not isinstance(text, str):
-            raise ProviderError(f"{what}: malformed response from {self.endpoint}: no answer text")
-        return text
+        return chat_text(response, self._oci.chat_format, what, self.endpoint)
