@@ -73,6 +73,14 @@ def enrichment(doc: DocumentWrite, version: str, dimension: int, model: str) -> 
     return Enrichment(tuple(zip(doc.questions, qv)), tuple(zip(doc.summaries, sv)))
 
 
+def summary_kinds(kinds: Sequence[str]) -> tuple[str, ...]:
+    """The summary kinds a search asks for, each once; refuses none or an unknown one."""
+    wanted = tuple(dict.fromkeys(kinds))
+    if not wanted or any(kind not in SUMMARY_KINDS for kind in wanted):
+        raise StoreError(f"summary kinds must be among {', '.join(SUMMARY_KINDS)}, got {list(kinds)}")
+    return wanted
+
+
 def chunk_ids_json(summary: Summary) -> str:
     return json.dumps(list(summary.chunk_ids), ensure_ascii=False)
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import threading
 import time
 from typing import Any
 from urllib.parse import parse_qs, urlparse
@@ -197,10 +196,7 @@ def test_without_keys_figure_links_are_plain(client: FlaskClient) -> None:
 def test_with_an_llm_the_follow_up_is_condensed_by_it_and_tokens_stream(corpus: Corpus, embedder: Any) -> None:
     from tests.core.test_stream_providers import SseEndpoint, completion, openai_model, sse_tokens
 
-    endpoint = SseEndpoint()
-    thread = threading.Thread(target=endpoint.server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with SseEndpoint().running() as endpoint:
         llm = openai_model(endpoint.url)
         client = create_app(corpus.settings, build_services(corpus.settings, store=corpus.store, embedder=embedder,
                                                             primary=llm)).test_client()
@@ -222,7 +218,3 @@ def test_with_an_llm_the_follow_up_is_condensed_by_it_and_tokens_stream(corpus: 
         assert "User: How many days of annual leave do employees get?" in prompt
         assert "Last question: and for part-time staff?" in prompt
         assert endpoint.received[2]["stream"] is True and rewrite in endpoint.received[2]["messages"][1]["content"]
-    finally:
-        endpoint.server.shutdown()
-        endpoint.server.server_close()
-        thread.join(timeout=5)

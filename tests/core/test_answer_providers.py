@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 import re
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Iterator
 
 import pytest
@@ -18,6 +16,7 @@ from backend.core.types import ChatRequest, Chunk
 from backend.providers.local.extractive import NO_ANSWER, PARTIAL_NOTE, DisabledChatModel, ExtractiveChatModel, split_sentences
 from backend.providers.openai_compat.chat import OpenAICompatChatModel
 from backend.providers.registry import build_chat_model
+from tests.local_http import LocalHttpServer, json_reply
 
 PASSAGES = (
     Chunk("a#0", "a", "The office opens at 8:00 on weekdays. Parking is free for employees in the north garage.", "a.md", 0),
@@ -86,35 +85,21 @@ def test_registry_builds_configured_providers() -> None:
 
 
 # --- OpenAI-compatible --------------------------------------------------------------------
-class FakeEndpoint:
+class FakeEndpoint(LocalHttpServer):
     """A real HTTP server on 127.0.0.1 that records request bodies and replays scripted replies."""
 
     def __init__(self) -> None:
+        super().__init__()
         self.replies: list[tuple[int, Any]] = []
         self.received: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self.paths: list[str] = []
-        endpoint = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 - http.server's naming
-                length = int(self.headers["Content-Length"])
-                endpoint.received.append(json.loads(self.rfile.read(length)))
-                endpoint.headers.append(dict(self.headers))
-                endpoint.paths.append(self.path)
-                status, body = endpoint.replies.pop(0) if endpoint.replies else (200, _completion("default"))
-                raw = body.encode() if isinstance(body, str) else json.dumps(body).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(raw)))
-                self.end_headers()
-                self.wfile.write(raw)
-
-            def log_message(self, *args: Any) -> None:
-                return
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+    def respond(self, path: str, headers: dict[str, str], body: bytes) -> tuple[int, str, bytes]:
+        self.received.append(json.loads(body))
+        self.headers.append(headers)
+        self.paths.append(path)
+        return json_reply(*(self.replies.pop(0) if self.replies else (200, _completion("default"))))
 
 
 def _completion(content: str | None) -> dict[str, Any]:
@@ -123,13 +108,8 @@ def _completion(content: str | None) -> dict[str, Any]:
 
 @pytest.fixture
 def endpoint() -> Iterator[FakeEndpoint]:
-    ep = FakeEndpoint()
-    thread = threading.Thread(target=ep.server.serve_forever, daemon=True)
-    thread.start()
-    yield ep
-    ep.server.shutdown()
-    ep.server.server_close()
-    thread.join(timeout=5)
+    with FakeEndpoint().running() as ep:
+        yield ep
 
 
 def _model(url: str, **changes: Any) -> OpenAICompatChatModel:

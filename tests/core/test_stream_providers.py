@@ -4,8 +4,6 @@ against local HTTP endpoints that answer with server-sent events."""
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -15,6 +13,7 @@ from backend.common.config import ChatProviderSettings
 from backend.common.errors import ProviderError
 from backend.core.types import ChatRequest, Chunk
 from backend.providers.openai_compat.chat import OpenAICompatChatModel
+from tests.local_http import LocalHttpServer
 from tests.providers.oci_fake_service import (  # noqa: F401 - fixtures
     FakeOciService,
     SseEvents,
@@ -27,29 +26,17 @@ REQUEST = ChatRequest("rag", "Answer from the passages.", "How many vacation day
                       (Chunk("c1", "d1", "Employees get 25 vacation days.", "hr/leave.md", 0),))
 
 
-class SseEndpoint:
+class SseEndpoint(LocalHttpServer):
     """A real HTTP server on 127.0.0.1 replaying scripted (status, content type, body) replies."""
 
     def __init__(self) -> None:
+        super().__init__()
         self.replies: list[tuple[int, str, bytes]] = []
         self.received: list[dict[str, Any]] = []
-        endpoint = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 - http.server's naming
-                endpoint.received.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
-                status, kind, body = endpoint.replies.pop(0)
-                self.send_response(status)
-                self.send_header("Content-Type", kind)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args: Any) -> None:
-                return
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+    def respond(self, path: str, headers: dict[str, str], body: bytes) -> tuple[int, str, bytes]:
+        self.received.append(json.loads(body))
+        return self.replies.pop(0)
 
 
 def sse_tokens(tokens: list[str]) -> tuple[int, str, bytes]:
@@ -65,13 +52,8 @@ def completion(content: str) -> tuple[int, str, bytes]:
 
 @pytest.fixture
 def sse_endpoint() -> Iterator[SseEndpoint]:
-    ep = SseEndpoint()
-    thread = threading.Thread(target=ep.server.serve_forever, daemon=True)
-    thread.start()
-    yield ep
-    ep.server.shutdown()
-    ep.server.server_close()
-    thread.join(timeout=5)
+    with SseEndpoint().running() as ep:
+        yield ep
 
 
 def openai_model(url: str) -> OpenAICompatChatModel:

@@ -4,11 +4,11 @@ each request and answers chunk requests with a fixed proposal, summary requests 
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, Iterator
 
 import pytest
+
+from tests.local_http import LocalHttpServer, json_reply
 
 PROPOSAL: dict[str, Any] = {"summary": "What the passage rules.", "content_type": "policy",
             "metadata": {"department": "Nope", "audience": ["staff", "aliens"]},
@@ -28,29 +28,16 @@ def default_reply(body: dict[str, Any]) -> tuple[int, Any]:
     return 200, completion(PROPOSAL)
 
 
-class Endpoint:
+class Endpoint(LocalHttpServer):
     def __init__(self) -> None:
+        super().__init__()
         self.requests: list[dict[str, Any]] = []
         self.reply: Callable[[dict[str, Any]], tuple[int, Any]] = default_reply
-        endpoint = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 - http.server's naming
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                endpoint.requests.append({"path": self.path, "headers": dict(self.headers), "body": body})
-                status, payload = endpoint.reply(body)
-                raw = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(raw)))
-                self.end_headers()
-                self.wfile.write(raw)
-
-            def log_message(self, *args: Any) -> None:
-                return
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+    def respond(self, path: str, headers: dict[str, str], body: bytes) -> tuple[int, str, bytes]:
+        request = json.loads(body)
+        self.requests.append({"path": path, "headers": headers, "body": request})
+        return json_reply(*self.reply(request))
 
     def chunk_requests(self) -> list[dict[str, Any]]:
         return [r for r in self.requests if r["body"]["response_format"]["json_schema"]["name"] == "chunk_enrichment"]
@@ -58,10 +45,5 @@ class Endpoint:
 
 @pytest.fixture
 def endpoint() -> Iterator[Endpoint]:
-    ep = Endpoint()
-    thread = threading.Thread(target=ep.server.serve_forever, daemon=True)
-    thread.start()
-    yield ep
-    ep.server.shutdown()
-    ep.server.server_close()
-    thread.join(timeout=5)
+    with Endpoint().running() as ep:
+        yield ep

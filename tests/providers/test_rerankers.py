@@ -11,8 +11,6 @@
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -25,6 +23,7 @@ from backend.providers.oci.rerank import OciReranker
 from backend.providers.registry import build_reranker
 from backend.providers.rerank.cross_encoder import CrossEncoderReranker
 from backend.providers.rerank.http import HttpReranker
+from tests.local_http import LocalHttpServer, json_reply
 from tests.providers.oci_fake_service import (  # noqa: F401 - fixtures
     FakeOciService,
     oci_config_file,
@@ -37,11 +36,16 @@ NO_WAIT = {"max_attempts": 3, "initial_wait_s": 0, "max_wait_s": 0}
 
 
 # --- a local /rerank server -------------------------------------------------------------
-class RerankServer:
+class RerankServer(LocalHttpServer):
     def __init__(self) -> None:
+        super().__init__(url_suffix="")
         self.requests: list[dict[str, Any]] = []
         self.handler: Callable[[dict[str, Any], int], tuple[int, Any]] = lambda body, n: (500, {})
-        self.url = ""
+
+    def respond(self, path: str, headers: dict[str, str], body: bytes) -> tuple[int, str, bytes]:
+        request = json.loads(body or b"{}")
+        self.requests.append({"path": path, "body": request, "headers": {k.lower(): v for k, v in headers.items()}})
+        return json_reply(*self.handler(request, len(self.requests)))
 
 
 def word_score(query: str, text: str) -> float:
@@ -61,33 +65,8 @@ def tei_ok(body: dict[str, Any], n: int) -> tuple[int, Any]:
 
 @pytest.fixture(scope="module")
 def rerank_server() -> Iterator[RerankServer]:
-    server_state = RerankServer()
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 - http.server naming
-            body = json.loads(self.rfile.read(int(self.headers.get("content-length", "0"))) or b"{}")
-            server_state.requests.append({"path": self.path, "body": body,
-                                          "headers": {k.lower(): v for k, v in self.headers.items()}})
-            status, payload = server_state.handler(body, len(server_state.requests))
-            raw = json.dumps(payload).encode()
-            self.send_response(status)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(raw)))
-            self.end_headers()
-            self.wfile.write(raw)
-
-        def log_message(self, format: str, *args: Any) -> None:
-            return None
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server_state.url = f"http://127.0.0.1:{server.server_address[1]}"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield server_state
-    finally:
-        server.shutdown()
-        server.server_close()
+    with RerankServer().running() as server:
+        yield server
 
 
 def http_settings(server: RerankServer, **extra: Any) -> RerankSettings:

@@ -38,7 +38,7 @@ from backend.core.types import (
     content_hash,
 )
 from backend.providers.enrichment_rows import (
-    SUMMARY_KINDS,
+    summary_kinds,
     Enrichment,
     check_ids_across,
     enrichment,
@@ -377,13 +377,7 @@ class OracleVectorStore(OracleIndexAdmin, OracleConversationLog):
 
     def search(self, target: str, query: QueryVector, k: int, filters: Sequence[FieldFilter] = (), *,
                visibility: Visibility | None = None) -> SearchResult:
-        sql.oracle_name(target, "retrieval target")
-        if k <= 0:
-            raise StoreError(f"k must be positive, got {k}")
-        # access control is one more JSON_EXISTS condition on rag_acl, in the same WHERE as the
-        # filters: the search plan treats it as a filter, so hidden rows never take one of the k slots
-        filters = (*filters, visibility.as_filter()) if visibility is not None else tuple(filters)
-        where, fbinds = sql.filter_clause(filters)
+        filters, where, fbinds = _search_conditions(target, k, filters, visibility)
         # no read-only transaction: the alias is resolved by one statement and the search is another on
         # the one version it named (a served version is immutable), so two round trips, not four
         with self._db.connection(f"searching {target}") as con:
@@ -443,11 +437,7 @@ class OracleVectorStore(OracleIndexAdmin, OracleConversationLog):
     def search_questions(self, target: str, query: QueryVector, k: int, filters: Sequence[FieldFilter] = (), *,
                          visibility: Visibility | None = None) -> QuestionResult:
         """One exact statement: the parent chunk's filters and ACL in its WHERE, one row per chunk."""
-        sql.oracle_name(target, "retrieval target")
-        if k <= 0:
-            raise StoreError(f"k must be positive, got {k}")
-        filters = (*filters, visibility.as_filter()) if visibility is not None else tuple(filters)
-        where, fbinds = sql.filter_clause(filters)
+        filters, where, fbinds = _search_conditions(target, k, filters, visibility)
         with self._db.connection(f"searching the questions of {target}") as con:
             cur = con.cursor()
             v = self._resolve_target(cur, target)
@@ -464,14 +454,8 @@ class OracleVectorStore(OracleIndexAdmin, OracleConversationLog):
     def search_summaries(self, target: str, query: QueryVector, k: int, filters: Sequence[FieldFilter] = (), *,
                          kinds: Sequence[SummaryKind] = ("page_summary", "artifact_summary"),
                          visibility: Visibility | None = None) -> SummaryResult:
-        sql.oracle_name(target, "retrieval target")
-        if k <= 0:
-            raise StoreError(f"k must be positive, got {k}")
-        wanted = tuple(dict.fromkeys(kinds))
-        if not wanted or any(kind not in SUMMARY_KINDS for kind in wanted):
-            raise StoreError(f"summary kinds must be among {', '.join(SUMMARY_KINDS)}, got {list(kinds)}")
-        filters = (*filters, visibility.as_filter()) if visibility is not None else tuple(filters)
-        where, fbinds = sql.filter_clause(filters)
+        filters, where, fbinds = _search_conditions(target, k, filters, visibility)
+        wanted = summary_kinds(kinds)
         with self._db.connection(f"searching the summaries of {target}") as con:
             cur = con.cursor()
             v = self._resolve_target(cur, target)
@@ -557,3 +541,16 @@ class OracleVectorStore(OracleIndexAdmin, OracleConversationLog):
             cur = con.cursor()
             cur.execute("SELECT COUNT(*) FROM CHAT_INTERACTIONS")
             return int(cur.fetchone()[0])
+
+
+def _search_conditions(target: str, k: int, filters: Sequence[FieldFilter], visibility: Visibility | None
+                       ) -> tuple[tuple[FieldFilter, ...], str, dict[str, Any]]:
+    """What every vector search checks first (the target's name, ``k``), and its WHERE clause.
+    Access control is one more JSON_EXISTS condition on rag_acl in the same WHERE as the filters:
+    the search plan treats it as a filter, so hidden rows never take one of the k slots."""
+    sql.oracle_name(target, "retrieval target")
+    if k <= 0:
+        raise StoreError(f"k must be positive, got {k}")
+    filters = (*filters, visibility.as_filter()) if visibility is not None else tuple(filters)
+    where, binds = sql.filter_clause(filters)
+    return filters, where, binds

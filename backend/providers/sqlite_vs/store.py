@@ -54,6 +54,7 @@ from backend.core.types import (
 from backend.core.model_stamp import same_model
 from backend.providers.enrichment_rows import (
     SUMMARY_KINDS,
+    summary_kinds,
     Enrichment,
     check_ids_across,
     chunk_ids_json,
@@ -98,6 +99,18 @@ def _with_visibility(filters: Sequence[FieldFilter], visibility: Visibility | No
     """Access control as one more facet condition, so it narrows the candidate rowids in the
     same indexed query as the filters, before the NumPy top-k (a hidden chunk never takes a slot)."""
     return (*filters, visibility.as_filter()) if visibility is not None else tuple(filters)
+
+
+def _search_conditions(target: str, k: int, filters: Sequence[FieldFilter], visibility: Visibility | None
+                       ) -> tuple[FieldFilter, ...]:
+    """What every search checks before any SQL runs (``k``, the target's name, each filter
+    field), and the filters with the reader's visibility added."""
+    if k <= 0:
+        raise StoreError(f"k must be positive, got {k}")
+    validate_identifier(target, "retrieval target")
+    filters = _with_visibility(filters, visibility)
+    check_filter_fields(filters)
+    return filters
 
 
 def _check_chunk_ids(documents: Sequence[DocumentWrite]) -> None:
@@ -579,14 +592,16 @@ class SqliteVectorStore(SqliteConversationLog):
         return out
 
     # --- reads ---------------------------------------------------------------------
-    def _matrix(self, con: sqlite3.Connection, vrow: sqlite3.Row) -> dense.Matrix:
+    def _matrix(self, con: sqlite3.Connection, vrow: sqlite3.Row, side: str = "") -> dense.Matrix:
+        """The version's chunk vectors, or with ``side`` those of its ``questions`` or
+        ``summaries`` table, read once per generation and cached."""
         name, generation = vrow["name"], vrow["generation"]
         # keyed by creation time too: a version dropped and re-created under the same name
         # (possibly by another process) restarts its generation at 0
-        key = f"{name}@{vrow['created_at']}"
+        key = f"{name}@{vrow['created_at']}" + (f"#{side}" if side else "")
         m = _MATRICES.get(self.path, key, generation)
         if m is None:
-            rows = con.execute(f"SELECT rowid, embedding FROM {name}").fetchall()
+            rows = con.execute(f"SELECT rowid, embedding FROM {name}{'_' + side if side else ''}").fetchall()
             dim = vrow["dimension"]
             rowids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
             vectors = (
@@ -608,11 +623,7 @@ class SqliteVectorStore(SqliteConversationLog):
 
     def search(self, target: str, query: QueryVector, k: int, filters: Sequence[FieldFilter] = (), *,
                visibility: Visibility | None = None) -> SearchResult:
-        if k <= 0:
-            raise StoreError(f"k must be positive, got {k}")
-        validate_identifier(target, "retrieval target")
-        filters = _with_visibility(filters, visibility)
-        check_filter_fields(filters)  # a bad field name is refused before any SQL runs
+        filters = _search_conditions(target, k, filters, visibility)
         with self._read() as con:
             vrow = self._resolve_target(con, target)
             t = vrow["name"]
@@ -652,21 +663,6 @@ class SqliteVectorStore(SqliteConversationLog):
                 version=vrow["name"],
             )
 
-    def _side_matrix(self, con: sqlite3.Connection, vrow: sqlite3.Row, table: str) -> dense.Matrix:
-        """The vectors of the version's ``questions`` or ``summaries`` table, cached like the chunks'."""
-        name, generation = vrow["name"], vrow["generation"]
-        key = f"{name}@{vrow['created_at']}#{table}"
-        m = _MATRICES.get(self.path, key, generation)
-        if m is None:
-            rows = con.execute(f"SELECT rowid, embedding FROM {name}_{table}").fetchall()
-            dim = vrow["dimension"]
-            rowids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-            vectors = (np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), dim)
-                       if rows else np.zeros((0, dim), dtype=np.float32))
-            m = dense.prepare(rowids, vectors, vrow["distance"], generation)
-            _MATRICES.put(self.path, key, m)
-        return m
-
     @staticmethod
     def _restrict(con: sqlite3.Connection, m: dense.Matrix, sql: str, params: Sequence[Any]
                   ) -> tuple[np.ndarray, np.ndarray]:
@@ -676,16 +672,12 @@ class SqliteVectorStore(SqliteConversationLog):
 
     def search_questions(self, target: str, query: QueryVector, k: int, filters: Sequence[FieldFilter] = (), *,
                          visibility: Visibility | None = None) -> QuestionResult:
-        if k <= 0:
-            raise StoreError(f"k must be positive, got {k}")
-        validate_identifier(target, "retrieval target")
-        filters = _with_visibility(filters, visibility)
-        check_filter_fields(filters)
+        filters = _search_conditions(target, k, filters, visibility)
         with self._read() as con:
             vrow = self._resolve_target(con, target)
             t = vrow["name"]
             self._check_query(vrow, query)
-            m = self._side_matrix(con, vrow, "questions")
+            m = self._matrix(con, vrow, "questions")
             vectors, rowids = m.vectors, m.rowids
             if filters:
                 # the parent chunk's facets decide, in the same indexed query as a chunk search
@@ -743,19 +735,13 @@ class SqliteVectorStore(SqliteConversationLog):
     def search_summaries(self, target: str, query: QueryVector, k: int, filters: Sequence[FieldFilter] = (), *,
                          kinds: Sequence[SummaryKind] = ("page_summary", "artifact_summary"),
                          visibility: Visibility | None = None) -> SummaryResult:
-        if k <= 0:
-            raise StoreError(f"k must be positive, got {k}")
-        validate_identifier(target, "retrieval target")
-        wanted = tuple(dict.fromkeys(kinds))
-        if not wanted or any(kind not in SUMMARY_KINDS for kind in wanted):
-            raise StoreError(f"summary kinds must be among {', '.join(SUMMARY_KINDS)}, got {list(kinds)}")
-        filters = _with_visibility(filters, visibility)
-        check_filter_fields(filters)
+        filters = _search_conditions(target, k, filters, visibility)
+        wanted = summary_kinds(kinds)
         with self._read() as con:
             vrow = self._resolve_target(con, target)
             t = vrow["name"]
             self._check_query(vrow, query)
-            m = self._side_matrix(con, vrow, "summaries")
+            m = self._matrix(con, vrow, "summaries")
             vectors, rowids = m.vectors, m.rowids
             if filters or len(wanted) < len(SUMMARY_KINDS):
                 # a summary is as visible as its document: some chunk of it passes the same conditions
@@ -777,12 +763,8 @@ class SqliteVectorStore(SqliteConversationLog):
 
     def lexical_search(self, target: str, text: str, k: int, filters: Sequence[FieldFilter] = (), *,
                        visibility: Visibility | None = None) -> SearchResult:
-        if k <= 0:
-            raise StoreError(f"k must be positive, got {k}")
-        filters = _with_visibility(filters, visibility)
+        filters = _search_conditions(target, k, filters, visibility)
         match = fts_query(text)
-        validate_identifier(target, "retrieval target")
-        check_filter_fields(filters)
         with self._read() as con:
             vrow = self._resolve_target(con, target)
             t = vrow["name"]

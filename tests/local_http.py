@@ -1,0 +1,56 @@
+"""A real HTTP server on 127.0.0.1 for the adapters of remote services (OpenAI-compatible chat,
+enrichment, ``/rerank``): the client library under test talks real HTTP to it. Each stand-in
+subclasses it and says how it answers a POST in ``respond``."""
+
+from __future__ import annotations
+
+import json
+import threading
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Iterator, TypeVar
+
+S = TypeVar("S", bound="LocalHttpServer")
+
+
+def json_reply(status: int, payload: Any) -> tuple[int, str, bytes]:
+    """A JSON answer; a ``str`` payload is sent as it is (for malformed-body tests)."""
+    return status, "application/json", payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
+
+
+class LocalHttpServer:
+    """Bound at construction (``url`` is known at once), serving only inside ``running()``."""
+
+    def __init__(self, url_suffix: str = "/v1") -> None:
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+                body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+                status, kind, raw = owner.respond(self.path, dict(self.headers), body)
+                self.send_response(status)
+                self.send_header("Content-Type", kind)
+                self.send_header("Content-Length", str(len(raw)))
+                self.end_headers()
+                self.wfile.write(raw)
+
+            def log_message(self, *args: Any) -> None:
+                return
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}{url_suffix}"
+
+    def respond(self, path: str, headers: dict[str, str], body: bytes) -> tuple[int, str, bytes]:
+        """``(status, content type, raw body)`` for one POST."""
+        raise NotImplementedError
+
+    @contextmanager
+    def running(self: S) -> Iterator[S]:
+        thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        thread.start()
+        try:
+            yield self
+        finally:
+            self.server.shutdown()
+            self.server.server_close()
+            thread.join(timeout=5)
