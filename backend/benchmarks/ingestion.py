@@ -144,7 +144,7 @@ def measure(base_config: Path, embedder: Any, documents: dict[str, str], work: P
     section.figures["  outside stages (planning, hashing) seconds"] = round(other, 2)
     section.target("pipeline/best bare ratio, sanitize off", pipe_cps / best_bare, ">=", 0.85)
 
-    _sanitize_rounds(section, base_config, embedder, manifest, work)
+    _sanitize_rounds(section, base_config, embedder, manifest, work, list(documents.values()))
     return section, plain
 
 
@@ -152,7 +152,8 @@ def measure(base_config: Path, embedder: Any, documents: dict[str, str], work: P
 SANITIZE_ROUNDS = 3
 
 
-def _sanitize_rounds(section: Section, base_config: Path, embedder: Any, manifest: Path, work: Path) -> None:
+def _sanitize_rounds(section: Section, base_config: Path, embedder: Any, manifest: Path, work: Path,
+                     texts: list[str]) -> None:
     """Sanitize on vs off in interleaved rounds, so load from other jobs on a shared machine hits
     every mode alike; each round gives its own ratios and the medians are the figures.
 
@@ -160,7 +161,7 @@ def _sanitize_rounds(section: Section, base_config: Path, embedder: Any, manifes
     round, as the embedder is warmed before the first run: the rounds measure
     throughput, not the one-off model load (a few seconds per ``rag ingest``).
     """
-    from backend.common.sanitizer import sanitize_if_enabled
+    from backend.common.sanitizer import ner_token_share, sanitize_if_enabled
     from backend.ingest import sanitize_worker
 
     def settings(name: str, sanitize: bool, worker: bool = True) -> Settings:
@@ -190,6 +191,8 @@ def _sanitize_rounds(section: Section, base_config: Path, embedder: Any, manifes
     section.figures[f"pipeline chunks/s (sanitize redact, worker process, median of {n})"] = round(med(worker_cps), 1)
     section.figures[f"pipeline chunks/s (sanitize redact, in-process, median of {n})"] = round(med(inline_cps), 1)
     section.figures["sanitizer alone chunks/s"] = round(med(analyzer_cps), 1)
+    section.figures[f"NER reads this share of the tokens (ner_scope {warm.ner_scope})"] = round(
+        ner_token_share(texts, warm), 3)
     section.figures["embedder inside the in-process runs chunks/s"] = round(med(embed_cps), 1)
     section.figures["redact/off ratio per round, worker process"] = " ".join(f"{x:.3f}" for x in worker_ratio)
     section.figures["redact/off ratio per round, in-process"] = " ".join(f"{x:.3f}" for x in inline_ratio)

@@ -19,13 +19,14 @@ import logging
 import re
 import threading
 from collections import Counter
+from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Iterator, Sequence, cast
 
 import structlog
 
-from backend.common.config import SanitizeSettings
+from backend.common.config import NerScope, SanitizeSettings
 from backend.common.errors import SanitizerError
 from backend.common.pii_findings import PiiFinding, SanitizeOutcome, write_findings
 
@@ -34,7 +35,7 @@ if TYPE_CHECKING:
     from presidio_anonymizer import AnonymizerEngine
 
 __all__ = ["PiiFinding", "SanitizeOutcome", "sanitize_if_enabled", "write_findings", "engine_cache_info",
-           "clear_engine_cache"]
+           "clear_engine_cache", "ner_token_share"]
 
 log = structlog.get_logger(__name__)
 
@@ -106,6 +107,67 @@ def _ner_only(nlp: Any) -> Any:
     return nlp
 
 
+def _ner_windows(doc: Any, width: int) -> list[tuple[int, int]]:
+    """Token ranges ``[start, end)`` of ``doc`` worth running the NER on: ``width`` tokens either
+    side of each capitalised word that is not a stop word ("The", "In"; an acronym such as "US"
+    or "IT" always counts), ranges closer than ``width`` joined. A text of at most
+    ``4 * width`` tokens is one range: lower-case names ("john smith") in short texts are found.
+
+    The small English models find the mapped labels (PERSON, ORG, places, NRP) through
+    their capitals; a window as wide as the model's receptive field (4 tokens for
+    ``en_core_web_sm``) plus margin gives it the same context it has in the whole text.
+    """
+    n = len(doc)
+    if n <= 4 * width:  # nothing to save: a short text (a metadata value, a caption) is read whole
+        return [(0, n)] if n else []
+    ranges: list[tuple[int, int]] = []
+    for token in doc:
+        if not token.text[:1].isupper() or (token.is_stop and not (token.is_upper and len(token) > 1)):
+            continue
+        start, end = max(0, token.i - width), min(n, token.i + width + 1)
+        if ranges and start <= ranges[-1][1] + width:
+            ranges[-1] = (ranges[-1][0], end)
+        else:
+            ranges.append((start, end))
+    return ranges
+
+
+def _windowed_ner(nlp: Any, texts: Sequence[str], width: int, batch_size: int) -> Iterator[Any]:
+    """``nlp.pipe(texts)`` for an NER-only pipeline, the NER run only on ``_ner_windows``.
+
+    Tokenising is ~5% of the pipeline's time; the NER is the rest, so text without
+    capitalised words costs almost nothing. Entities found in a window are set on the
+    whole text's doc at the window's token offset.
+    """
+    from spacy.tokens import Span
+
+    ner = nlp.get_pipe("ner")
+    docs = [nlp.make_doc(text) for text in texts]
+    plans = [(d, start, end) for d, doc in enumerate(docs) for start, end in _ner_windows(doc, width)]
+    found: list[list[Any]] = [[] for _ in docs]
+    windows = ner.pipe((docs[d][start:end].as_doc() for d, start, end in plans), batch_size=batch_size)
+    for (d, start, _), window in zip(plans, windows):
+        found[d].extend(Span(docs[d], start + e.start, start + e.end, label=e.label) for e in window.ents)
+    for doc, ents in zip(docs, found):
+        doc.set_ents(ents, default="outside")
+        yield doc
+
+
+def ner_token_share(texts: Sequence[str], settings: SanitizeSettings) -> float:
+    """The share of the tokens of ``texts`` the NER reads under ``settings.ner_scope`` (benchmarks print it)."""
+    nlp = cast(Any, _engine(settings).analyzer.nlp_engine).get_nlp(settings.language)
+    docs = [nlp.make_doc(text) for text in texts]
+    total = sum(len(doc) for doc in docs)
+    if settings.ner_scope == "full" or not total:
+        return 1.0
+    return sum(end - start for doc in docs for start, end in _ner_windows(doc, settings.ner_window_tokens)) / total
+
+
+#: The NER scope of the analysis running in this thread: a window width (``_windowed_ner``) or None
+#: for every token. Set by ``_analyze`` per call, so one cached engine serves documents and questions.
+_NER_WINDOW: ContextVar[int | None] = ContextVar("sanitize_ner_window", default=None)
+
+
 def _lazy_nlp_engine(language: str, package: str, ner_config: Any) -> Any:
     """Presidio's spaCy engine whose per-text artifacts build lemmas and keywords only when read.
 
@@ -114,7 +176,8 @@ def _lazy_nlp_engine(language: str, package: str, ner_config: Any) -> Any:
     of a recognizer with context words (phone numbers, SSNs, cards); its batch call
     also rebuilds each text from its tokens (``doc.text``). Both are pure overhead:
     the NER model is the rest of the analyzer's time. Without a lemmatizer in the
-    pipeline (``_ner_only``) a token's lemma is its lower-case text.
+    pipeline (``_ner_only``) a token's lemma is its lower-case text. With a window set
+    (``_NER_WINDOW``) and an NER-only pipeline the NER runs only around capitalised words.
     """
     from presidio_analyzer.nlp_engine import NlpArtifacts, SpacyNlpEngine
 
@@ -149,7 +212,12 @@ def _lazy_nlp_engine(language: str, package: str, ner_config: Any) -> Any:
                 yield from super().process_batch(texts, language, batch_size, n_process, as_tuples)
                 return
             texts = [str(text) for text in texts]
-            docs = self.get_nlp(language).pipe(texts, batch_size=batch_size, n_process=n_process)
+            nlp = self.get_nlp(language)
+            window = _NER_WINDOW.get()
+            if window is not None and nlp.pipe_names == ["ner"]:
+                docs = _windowed_ner(nlp, texts, window, batch_size)
+            else:
+                docs = nlp.pipe(texts, batch_size=batch_size, n_process=n_process)
             for text, doc in zip(texts, docs):
                 yield text, self._doc_to_nlp_artifact(doc, language)
 
@@ -326,20 +394,25 @@ def _thresholds(settings: SanitizeSettings) -> dict[str, float]:
     return {e: settings.entity_thresholds.get(e, settings.score_threshold) for e in settings.entities}
 
 
-def _analyze(texts: Sequence[str], settings: SanitizeSettings, engine: _Engine) -> list[list[tuple[int, int, str, float]]]:
+def _analyze(texts: Sequence[str], settings: SanitizeSettings, engine: _Engine,
+             ner_scope: NerScope) -> list[list[tuple[int, int, str, float]]]:
     thresholds = _thresholds(settings)
     if not thresholds:
         return [[] for _ in texts]
     parts = [(i, off, piece) for i, text in enumerate(texts)
              for off, piece in _pieces(text, settings.max_piece_chars) if piece.strip()]
-    results = engine.batch.analyze_iterator(
-        [piece for _, _, piece in parts],
-        language=settings.language,
-        batch_size=settings.batch_size,
-        entities=list(settings.entities),
-        score_threshold=min(thresholds.values()),
-        allow_list=list(settings.allow_list) or None,
-    )
+    scope = _NER_WINDOW.set(settings.ner_window_tokens if ner_scope == "capitalised" else None)
+    try:
+        results = engine.batch.analyze_iterator(
+            [piece for _, _, piece in parts],
+            language=settings.language,
+            batch_size=settings.batch_size,
+            entities=list(settings.entities),
+            score_threshold=min(thresholds.values()),
+            allow_list=list(settings.allow_list) or None,
+        )
+    finally:
+        _NER_WINDOW.reset(scope)
     per_doc: list[list[tuple[int, int, str, float]]] = [[] for _ in texts]
     for (i, off, piece), found in zip(parts, results):
         per_doc[i].extend((off + r.start, off + r.end, r.entity_type + _ner_tag(r), r.score) for r in found
@@ -361,20 +434,23 @@ def _redact(text: str, spans: list[tuple[int, int, str, float]], engine: _Engine
     return str(engine.anonymizer.anonymize(text, results, {"DEFAULT": OperatorConfig("replace")}).text)
 
 
-def sanitize_if_enabled(texts: Sequence[str], settings: SanitizeSettings, *, doc_ids: Sequence[str]) -> SanitizeOutcome:
+def sanitize_if_enabled(texts: Sequence[str], settings: SanitizeSettings, *, doc_ids: Sequence[str],
+                        ner_scope: NerScope | None = None) -> SanitizeOutcome:
     """Redact or audit PII in ``texts`` (one per document), per ``settings``.
 
     ``redact`` replaces each finding with ``<ENTITY_TYPE>``; ``audit`` returns the
     texts unchanged. Both return the findings with offsets into the *input* texts
     and never the values. Disabled: the texts come back as they are and no model
     is loaded. Raises :class:`SanitizerError` if the spaCy model is not installed.
+    ``ner_scope`` overrides ``settings.ner_scope``: text people type (questions,
+    feedback) is read whole, since it is often written in lower case.
     """
     if len(texts) != len(doc_ids):
         raise SanitizerError(f"sanitize: got {len(texts)} texts but {len(doc_ids)} doc_ids; pass one doc_id per text")
     if not settings.enabled:
         return SanitizeOutcome(texts=list(texts), findings=[])
     engine = _engine(settings)
-    per_doc = _analyze(texts, settings, engine)
+    per_doc = _analyze(texts, settings, engine, ner_scope or settings.ner_scope)
     findings = [PiiFinding(doc_id=doc_id, entity_type=t, start=s, end=e, score=sc)
                 for doc_id, spans in zip(doc_ids, per_doc) for s, e, t, sc in spans]
     out = list(texts) if settings.mode == "audit" else [_redact(t, sp, engine) for t, sp in zip(texts, per_doc)]
@@ -405,7 +481,7 @@ def sanitize_interaction(question: str, conversation_id: str | None, explain: di
     interactions table. Audit mode returns them unchanged, as it does for documents.
     """
     texts = [question] + ([conversation_id] if conversation_id else [])
-    outcome = sanitize_if_enabled(texts, settings, doc_ids=[str(i) for i in range(len(texts))])
+    outcome = sanitize_if_enabled(texts, settings, doc_ids=[str(i) for i in range(len(texts))], ner_scope="full")
     if settings.mode != "redact":
         return question, conversation_id, explain
     values = {(texts[int(f.doc_id)][f.start:f.end], f"<{f.entity_type}>") for f in outcome.findings}

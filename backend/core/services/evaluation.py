@@ -172,7 +172,7 @@ class Evaluator:
         from backend.common.sanitizer import sanitize_if_enabled
 
         texts = [q.query for q in report.queries] + [p for q in report.queries for p in q.missing_phrases]
-        clean = iter(sanitize_if_enabled(texts, s, doc_ids=["eval-report"] * len(texts)).texts)
+        clean = iter(sanitize_if_enabled(texts, s, doc_ids=["eval-report"] * len(texts), ner_scope="full").texts)
         queries = [replace(q, query=next(clean)) for q in report.queries]
         queries = [replace(q, missing_phrases=[next(clean) for _ in q.missing_phrases]) for q in queries]
         return replace(report, queries=tuple(queries))
