@@ -40,9 +40,9 @@ VOCABULARY = sorted({w.strip("?.,").lower() for q in QUERIES for w in q.split()}
 #: (docs/SEARCH.md section 11); their /search cost is measured against the default's.
 CHOSEN_RETRIEVAL: dict[str, Any] = {
     "strategy": "fusion",
-    "fusion": {"method": "score", "normalization": "minmax", "dense_weight": 0.6, "lexical_weight": 0.4,
-               "dense_depth": 200, "lexical_depth": 200},
-    "lexical": {"stop_words": "english", "feedback_docs": 5},
+    "fusion": {"method": "rrf", "k": 20, "dense_weight": 1.0, "lexical_weight": 1.0, "dense_depth": 200,
+               "lexical_depth": 200, "dense_feedback_docs": 5, "dense_feedback_weight": 0.5},
+    "lexical": {"stop_words": "english", "feedback_docs": 5, "query_term_frequency": True},
 }
 
 

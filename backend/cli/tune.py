@@ -51,7 +51,8 @@ def _ints(value: str, option: str) -> tuple[int, ...]:
 @click.option("--rerank-n", default="20", show_default=True, help="Rerank top-N values to try (comma separated).")
 @click.option("--depths", default="100", show_default=True, help="Fusion candidate depths to try (comma separated).")
 @click.option("--lexical", is_flag=True, help="Also try lexical analysis (English stop words, pseudo-relevance "
-              "feedback) crossed with RRF / score fusion settings (retrieval.lexical; docs/SEARCH.md).")
+              "feedback, query term frequency) and lexical-to-dense feedback crossed with RRF / score fusion "
+              "settings (retrieval.lexical, retrieval.fusion.dense_feedback_docs; docs/SEARCH.md).")
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
 @click.pass_context
 def tune(ctx: click.Context, golden: str | None, version: str | None, alias: str | None, domain_key: str | None,

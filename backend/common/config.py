@@ -523,6 +523,13 @@ class FusionSettings(_Model):
     normalization: Literal["minmax", "zscore"] = Field(
         "minmax", description="method score: how each side's scores are put on one scale over its candidates "
         "(a side that did not find a chunk contributes its lowest normalised score).")
+    dense_feedback_docs: int = Field(
+        0, ge=0, le=50, description="Lexical-to-dense feedback (Rocchio on the query vector): the dense side searches "
+        "with the query vector moved toward the mean stored vector of the first dense_feedback_docs lexical hits, "
+        "so documents worded like the best keyword matches rank higher; 0 = off. Needs the lexical side first "
+        "(one store read of that many vectors, no extra embedding).")
+    dense_feedback_weight: float = Field(
+        0.5, ge=0, le=5, description="Weight of the feedback centroid: dense query = unit(q) + w x mean(unit(v)).")
 
     @model_validator(mode="after")
     def _some_weight(self) -> "FusionSettings":
@@ -581,6 +588,10 @@ class LexicalSettings(_Model):
     feedback_weight: float = Field(
         0.3, ge=0, le=1, description="Weight of the expanded search: lexical score = (1 - w) x first + w x "
         "expanded, each min-max normalised over its candidates.")
+    query_term_frequency: bool = Field(
+        False, description="Keep a word as often as the query says it (BM25's query term frequency): a long "
+        "question that repeats 'retrieval' four times weighs it four times. Off: each word once. Embedded store "
+        "(FTS5) only; Oracle Text ACCUMulates each word once either way.")
 
     @field_validator("extra_stop_words")
     @classmethod

@@ -13,7 +13,9 @@ from backend.core.enrichment import ChunkEnrichment, EnrichmentInput
 
 from backend.core.types import (
     AliasChange,
+    Candidates,
     ChatRequest,
+    Chunk,
     ConversationTurn,
     DocumentWrite,
     Feedback,
@@ -94,6 +96,52 @@ class VectorStore(Protocol):
     ) -> SearchResult:
         """Top-``k`` chunks by a BM25-style full-text score (higher is better); filters and
         ``visibility`` apply inside the query exactly as in ``search``."""
+        ...
+
+    def dense_candidates(
+        self, target: str, query: QueryVector, k: int, filters: Sequence[FieldFilter] = (), *,
+        visibility: Visibility | None = None,
+    ) -> Candidates:
+        """``search`` without the rows: the same top-``k`` ``(chunk_id, similarity)`` pairs in the
+        same order with the same scores, filters and ``visibility`` applied inside the query the
+        same way, same errors. What fusion ranks before it knows which few chunks it will show."""
+        ...
+
+    def lexical_candidates(
+        self, target: str, text: str, k: int, filters: Sequence[FieldFilter] = (), *,
+        visibility: Visibility | None = None,
+    ) -> Candidates:
+        """``lexical_search`` without the rows: the same ``(chunk_id, lexical score)`` pairs, same
+        order, filters and ``visibility`` inside the query."""
+        ...
+
+    def similarities(
+        self, version: str, query: QueryVector, chunk_ids: Sequence[str], *, visibility: Visibility | None = None,
+    ) -> dict[str, float]:
+        """``chunk_id -> dense similarity`` (as ``search`` scores it) for exactly these chunks of
+        ``version``; unknown ids, and chunks ``visibility`` hides, are absent. Same
+        ``EmbeddingModelMismatch`` as ``search``."""
+        ...
+
+    def fetch_chunks(
+        self, version: str, chunk_ids: Sequence[str], *, visibility: Visibility | None = None,
+    ) -> dict[str, Chunk]:
+        """``chunk_id -> Chunk`` (as ``search`` returns it) for these chunks of ``version``; unknown
+        ids, and chunks ``visibility`` hides, are absent."""
+        ...
+
+    def chunk_vectors(
+        self, version: str, chunk_ids: Sequence[str], *, visibility: Visibility | None = None,
+    ) -> dict[str, Vector]:
+        """``chunk_id -> stored vector`` (float32, as embedded) for these chunks of ``version``, same
+        rules as ``fetch_chunks``: what lexical-to-dense feedback averages (a few vectors a query)."""
+        ...
+
+    def chunk_texts(
+        self, version: str, chunk_ids: Sequence[str], *, visibility: Visibility | None = None,
+    ) -> dict[str, str]:
+        """``chunk_id -> text`` only (no metadata decoding), same rules as ``fetch_chunks``: what
+        lexical feedback reads from its candidates."""
         ...
 
     def resolve_retrieval(self, target: str) -> tuple[str, Mapping[str, Any] | None]:

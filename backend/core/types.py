@@ -162,6 +162,19 @@ class SearchResult:
 
 
 @dataclass(frozen=True)
+class Candidates:
+    """A search's ``(chunk_id, score)`` pairs, best first, without the chunks themselves:
+    fusion ranks a few hundred candidates per side but shows only its final few, so it
+    fetches rows (``VectorStore.fetch_chunks``) for those alone. ``score`` is what the search
+    ordered by (dense similarity, or the lexical score); ``distance`` is the version's."""
+
+    target: str
+    version: str
+    hits: tuple[tuple[str, float], ...]
+    distance: Distance = "cosine"
+
+
+@dataclass(frozen=True)
 class QueryVector:
     """A query embedding and the model stamp that made it; stores refuse a mismatch.
 

@@ -387,6 +387,93 @@ class LexicalSearchTest(_Fixtures):
         assert set(ids(result)) == {"it-password#0", "it-vpn#0"}
 
 
+class CandidateTest(_Fixtures):
+    """Fusion's cheap path: ``(chunk_id, score)`` candidates that rank exactly as the searches that
+    return rows, and reads by id for the few hits it shows."""
+
+    FILTERS = ([], [FieldFilter("tags", any_of=("it",))], [FieldFilter("updated_at", gte="2024-01-01")],
+               [FieldFilter("dept", any_of=("hr", "finance")), FieldFilter("chunk_type", any_of=("text",))])
+
+    @pytest.mark.parametrize("question", ["How many vacation days do employees get?", "When is the kitchen cleaned?",
+                                          "password rules"])
+    @pytest.mark.parametrize("k", [1, 3, 50])
+    def test_dense_candidates_rank_and_score_exactly_as_search(self, store: Any, version: str, embedder: Any,
+                                                                question: str, k: int) -> None:
+        q = self.query(embedder, question)
+        for filters in self.FILTERS:
+            result = store.search(version, q, k, filters)
+            found = store.dense_candidates(version, q, k, filters)
+            assert (found.version, found.distance) == (version, "cosine")
+            self.assert_hits_equal(result.hits, found.hits)
+
+    @pytest.mark.parametrize("text", ["vacation days receipts", "badge ninety vacation", "the office", "?!"])
+    def test_lexical_candidates_rank_and_score_exactly_as_lexical_search(self, store: Any, version: str,
+                                                                          text: str) -> None:
+        for filters in self.FILTERS:
+            for k in (1, 2, 10):
+                expected = [(h.chunk.chunk_id, h.lexical_score) for h in store.lexical_search(version, text, k,
+                                                                                               filters).hits]
+                found = store.lexical_candidates(version, text, k, filters)
+                assert [c for c, _ in found.hits] == [c for c, _ in expected]
+                assert [s for _, s in found.hits] == pytest.approx([s for _, s in expected], abs=1e-6)
+                assert found.version == version
+
+    def test_candidates_resolve_an_alias_to_its_version(self, store: Any, version: str, names: Names,
+                                                        embedder: Any) -> None:
+        alias = names("ACTIVE")
+        store.point_alias(alias, version)
+        q = self.query(embedder, "vacation")
+        dense = store.dense_candidates(alias, q, 3)
+        lexical = store.lexical_candidates(alias, "vacation", 3)
+        assert (dense.target, dense.version, lexical.target, lexical.version) == (alias, version, alias, version)
+
+    def test_similarities_are_the_dense_scores_of_exactly_the_chunks_asked(self, store: Any, version: str,
+                                                                           embedder: Any) -> None:
+        q = self.query(embedder, "What happens to vacation days I did not use?")
+        every = {h.chunk.chunk_id: h.score for h in store.search(version, q, 50).hits}
+        asked = ["kitchen#0", "hr-leave#1", "it-password#1", "no-such#0"]
+        sims = store.similarities(version, q, asked)
+        assert set(sims) == {"kitchen#0", "hr-leave#1", "it-password#1"}
+        for chunk_id, score in sims.items():
+            assert score == pytest.approx(every[chunk_id], abs=1e-5)
+        assert store.similarities(version, q, []) == {}
+
+    def test_chunk_vectors_are_the_written_vectors_of_exactly_the_chunks_asked(self, store: Any, version: str,
+                                                                               embedder: Any) -> None:
+        written = {c.chunk_id: v for d in corpus_docs(embedder) for c, v in zip(d.chunks, d.vectors)}
+        got = store.chunk_vectors(version, ["hr-leave#1", "no-such#0", "kitchen#0", "hr-leave#1"])
+        assert set(got) == {"hr-leave#1", "kitchen#0"}
+        for chunk_id, vector in got.items():
+            assert vector.dtype == np.float32
+            assert np.allclose(vector, written[chunk_id], atol=1e-6)
+        assert store.chunk_vectors(version, []) == {}
+
+    def test_fetch_chunks_and_texts_return_the_stored_chunks_by_id(self, store: Any, version: str,
+                                                                   embedder: Any) -> None:
+        written = {c.chunk_id: stored(c) for d in corpus_docs(embedder) for c in d.chunks}
+        asked = ["it-password#1", "hr-leave#0", "no-such#0", "hr-leave#0"]
+        assert store.fetch_chunks(version, asked) == {c: written[c] for c in ("it-password#1", "hr-leave#0")}
+        assert store.chunk_texts(version, asked) == {c: written[c].text for c in ("it-password#1", "hr-leave#0")}
+        assert store.fetch_chunks(version, []) == {} and store.chunk_texts(version, []) == {}
+        many = sorted(ALL_CHUNK_IDS) + [f"missing#{i}" for i in range(600)]  # more ids than one statement binds
+        assert set(store.fetch_chunks(version, many)) == ALL_CHUNK_IDS
+
+    def test_candidate_methods_check_what_search_checks(self, store: Any, version: str, names: Names,
+                                                        embedder: Any) -> None:
+        q = self.query(embedder, "office")
+        with pytest.raises(StoreError, match="k must be positive"):
+            store.dense_candidates(version, q, 0)
+        with pytest.raises(StoreError, match="k must be positive"):
+            store.lexical_candidates(version, "office", 0)
+        with pytest.raises((AliasNotFound, VersionNotFound), match=names("NOWHERE")):
+            store.dense_candidates(names("NOWHERE"), q, 1)
+        other = QueryVector(q.values, "other/model")
+        with pytest.raises(EmbeddingModelMismatch, match="other/model"):
+            store.dense_candidates(version, other, 3)
+        with pytest.raises(EmbeddingModelMismatch, match="other/model"):
+            store.similarities(version, other, ["kitchen#0"])
+
+
 class VersionTest(_Fixtures):
     def test_create_version_is_idempotent_for_the_same_spec(self, store: Any, names: Names, model: str) -> None:
         spec = VersionSpec(names("V"), model, 384, "cosine", profile="sample")
@@ -858,7 +945,7 @@ class AccessControlTest(_Fixtures):
         unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
         dept_of = {cid: DEPARTMENTS[n % 4] for n, cid in enumerate(order)}
         word_of = {cid: ACL_WORDS[n % len(ACL_WORDS)] for n, cid in enumerate(order)}
-        short = exact = lexical_checked = 0
+        short = exact = lexical_checked = candidates_checked = 0
         for pair in range(1000):
             user = str(rng.choice(ACL_USERS))
             groups = tuple(str(g) for g in rng.choice(ACL_GROUPS, size=int(rng.integers(0, 3)), replace=False))
@@ -874,6 +961,10 @@ class AccessControlTest(_Fixtures):
             q = rng.standard_normal(ACL_DIM).astype(np.float32)
             result = store.search(name, QueryVector(q, ACL_MODEL), k, filters, visibility=visibility)
             got = [h.chunk.chunk_id for h in result.hits]
+            if pair % 10 == 0:  # fusion's candidates apply the ACL inside the same query as search
+                found = store.dense_candidates(name, QueryVector(q, ACL_MODEL), k, filters, visibility=visibility)
+                assert [c for c, _ in found.hits] == got, f"pair {pair}: dense candidates differ from search"
+                candidates_checked += 1
             leaked = [cid for cid in got if not acl_of[cid] & labels]
             assert not leaked, f"pair {pair}: {user} {groups} saw hidden chunks {leaked[:5]}"
             assert len(got) == min(k, len(visible)), f"pair {pair}: {len(got)} hits for k={k}, {len(visible)} visible"
@@ -894,8 +985,10 @@ class AccessControlTest(_Fixtures):
                 assert not [c for c in lgot if not acl_of[c] & labels], f"pair {pair}: lexical leak"
                 assert len(lgot) == min(k, len(matching)), f"pair {pair}: lexical {len(lgot)} hits for k={k}"
                 assert {word_of[c] for c in lgot} <= {word}
+                lex_found = store.lexical_candidates(name, word, k, filters, visibility=visibility)
+                assert [c for c, _ in lex_found.hits] == lgot, f"pair {pair}: lexical candidates differ"
                 lexical_checked += 1
-        assert short > 0 and lexical_checked == 200  # both regimes (k reachable or not) were exercised
+        assert short > 0 and lexical_checked == 200 and candidates_checked == 100
         self.assert_ranking_exact(exact, 1000)
 
     def assert_ranking_exact(self, exact: int, pairs: int) -> None:
@@ -920,6 +1013,18 @@ class AccessControlTest(_Fixtures):
             assert {h.chunk.doc_id for h in store.search(name, q, 50, visibility=vis).hits} == expected, user
             lexical = store.lexical_search(name, "vacation VPN receipts kitchen passwords", 50, visibility=vis)
             assert {h.chunk.doc_id for h in lexical.hits} <= expected, user
+            visible = {h.chunk.chunk_id for h in store.search(name, q, 50, visibility=vis).hits}
+            dense = store.dense_candidates(name, q, 50, visibility=vis)
+            assert {c for c, _ in dense.hits} == visible, user
+            lexical_ids = {c for c, _ in store.lexical_candidates(
+                name, "vacation VPN receipts kitchen passwords", 50, visibility=vis).hits}
+            assert {c.split("#")[0] for c in lexical_ids} <= expected, user
+            # reads by id never show a chunk the reader may not see
+            every_id = sorted(ALL_CHUNK_IDS)
+            assert set(store.fetch_chunks(name, every_id, visibility=vis)) == visible, user
+            assert set(store.chunk_texts(name, every_id, visibility=vis)) == visible, user
+            assert set(store.similarities(name, q, every_id, visibility=vis)) == visible, user
+            assert set(store.chunk_vectors(name, every_id, visibility=vis)) == visible, user
         # "it-password" has an empty ACL: nobody sees it, not even through an id filter
         hidden = store.search(name, q, 5, (FieldFilter("doc_id", any_of=("it-password",)),),
                               visibility=Visibility.of("alice", ("hr", "facilities", "it")))
@@ -1203,6 +1308,7 @@ class EnrichmentTest(_Fixtures):
 
 
 class VectorStoreContract(
+    CandidateTest,
     EnrichmentTest,
     AccessControlTest,
     UpsertTest,
@@ -1221,7 +1327,7 @@ class VectorStoreContract(
 
 
 __all__ = [
-    "VectorStoreContract", "UpsertTest", "DeleteTest", "DenseSearchTest", "LexicalSearchTest", "VersionTest",
+    "VectorStoreContract", "CandidateTest", "UpsertTest", "DeleteTest", "DenseSearchTest", "LexicalSearchTest", "VersionTest",
     "AliasTest", "ModelGuardTest", "InteractionTest", "EmbeddingCacheTest", "LifecycleTest", "CORPUS", "ALL_CHUNK_IDS",
     "Names", "corpus_docs", "embed", "make_doc", "random_vectors", "ids", "EnrichmentTest", "enriched",
     "enriched_corpus", "QUESTIONS", "SUMMARIES",

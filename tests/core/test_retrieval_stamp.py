@@ -139,3 +139,23 @@ def test_stop_words_and_feedback_shape_the_lexical_side_and_are_explained(tmp_pa
                                                           "stamped": False, "stamp": None}
     finally:
         store.close()
+
+
+def test_query_term_frequency_and_dense_feedback_travel_in_the_stamp_and_are_off_for_older_stamps() -> None:
+    live = _retrieval(fusion={"dense_feedback_docs": 5, "dense_feedback_weight": 0.7},
+                      lexical={"query_term_frequency": True})
+    stamp = retrieval_stamp(live, PROFILE)
+    assert stamp["fusion"]["dense_feedback_docs"] == 5 and stamp["lexical"]["query_term_frequency"] is True
+    served = stamped_settings(_retrieval(), PROFILE, stamp)
+    assert (served.fusion.dense_feedback_docs, served.fusion.dense_feedback_weight) == (5, 0.7)
+    assert served.lexical.query_term_frequency is True
+    # a version stamped before these options existed keeps ranking as it did: both off
+    older = {**stamp, "fusion": {k: v for k, v in stamp["fusion"].items() if not k.startswith("dense_feedback")},
+             "lexical": {k: v for k, v in stamp["lexical"].items() if k != "query_term_frequency"}}
+    old_served = stamped_settings(live, PROFILE, older)
+    assert old_served.fusion.dense_feedback_docs == 0 and old_served.lexical.query_term_frequency is False
+    assert stamp_changes(retrieval_stamp(_retrieval(), PROFILE), stamp) == [
+        "fusion.dense_feedback_docs: 0 -> 5", "fusion.dense_feedback_weight: 0.5 -> 0.7",
+        "lexical.query_term_frequency: False -> True"]
+    assert "dense feedback 5@0.7" in describe_stamp(stamp) and "query_term_frequency" in describe_stamp(stamp)
+    assert "dense feedback" not in describe_stamp(older) and "query_term_frequency" not in describe_stamp(older)

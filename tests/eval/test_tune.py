@@ -66,6 +66,23 @@ def test_tune_lexical_adds_stop_words_and_feedback_to_the_grid(cli_env: Settings
     body = json.loads(result.stdout)
     labels = {r["label"]: r for r in body["results"]}
     assert {"fusion score d0.6/l0.4 depth100 stop english feedback 5",
-            "fusion rrf k20 d1.5/l1 depth100 stop english"} <= set(labels)
+            "fusion rrf k20 d1.5/l1 depth100 stop english",
+            "fusion rrf k20 d1/l1 depth100 stop english feedback 5 qtf dense-feedback 5@0.5"} <= set(labels)
     assert len(labels) == len(body["results"])  # no candidate measured twice
     assert all(0.0 <= r["ndcg_at_10"] <= 1.0 for r in body["results"]) and body["applied"] is False
+
+
+def test_the_lexical_grid_adds_query_term_frequency_and_dense_feedback_and_the_snippet_sets_them() -> None:
+    grid = tuning.lexical_grid()
+    assert len(grid) == len(set(grid)) == len(tuning.LEXICAL_SETTINGS) * 2 * 13  # plain fusion is one of them
+    with_feedback = [c for c in grid if c.dense_feedback_docs]
+    assert with_feedback and all(c.query_term_frequency and c.dense_feedback_weight == 0.5 for c in with_feedback)
+    chosen = tuning.Candidate("fusion", "rrf", 1.0, 1.0, 200, k=20, stop_words="english", feedback_docs=5,
+                              query_term_frequency=True, dense_feedback_docs=5)
+    assert chosen in grid
+    settings = chosen.retrieval(Settings().retrieval)
+    assert settings.lexical.query_term_frequency and settings.fusion.dense_feedback_docs == 5
+    snippet = tuning.suggested_config(chosen)
+    assert "query_term_frequency: true" in snippet and "dense_feedback_docs: 5" in snippet
+    plain = tuning.suggested_config(tuning.Candidate())
+    assert "query_term_frequency" not in plain and "dense_feedback" not in plain

@@ -172,6 +172,15 @@ def builder_statements() -> Iterator[str]:
             yield sql.candidate_search_sql("KB_V1", distance, where, 90)  # type: ignore[arg-type]
             yield sql.candidate_search_sql("KB_V1", distance, where)  # type: ignore[arg-type]
             yield sql.lexical_search_sql("KB_V1", where)
+            # fusion's candidates and by-id reads (ids and scores only, rows for the final hits)
+            yield sql.dense_search_sql("KB_V1", distance, where, approx=True, target_accuracy=95,  # type: ignore[arg-type]
+                                       ids_only=True)
+            yield sql.dense_search_sql("KB_V1", distance, where, approx=False, ids_only=True)  # type: ignore[arg-type]
+            yield sql.candidate_search_sql("KB_V1", distance, where, 90, ids_only=True)  # type: ignore[arg-type]
+            yield sql.lexical_search_sql("KB_V1", where, ids_only=True)
+            for columns in sql.BY_ID_COLUMNS:
+                yield sql.chunks_by_id_sql("KB_V1", 1, where, columns, distance)  # type: ignore[arg-type]
+                yield sql.chunks_by_id_sql("KB_V1", sql.IDS_PER_READ, where, columns, distance)  # type: ignore[arg-type]
 
 
 # --- every statement a scenario over the public methods executed ---------------------------
@@ -198,6 +207,9 @@ def executed_statements() -> list[str]:
     statements = catalog.statements()
 
     recorder = RecordingDb([*registry(V1, aliases={"KB_ACTIVE": "KB_V1"}), when("SELECT COUNT(*)", [(10_000,)]),
+                            when("SELECT t.chunk_id, VECTOR_DISTANCE", [("c1", 0.1)]),
+                            when("SELECT t.chunk_id, t.dist", [("c1", 0.1)]),
+                            when("SELECT t.chunk_id, SCORE(1)", [("c1", 2.5)]),
                             when("VECTOR_DISTANCE", [chunk_row("c1", 0.1)]),
                             when("FROM CHAT_INTERACTIONS ORDER BY", [("q", "rag", "x", None, "KB_ACTIVE", 1.0, "{}",
                                                                      None, "t", "alice")])])
@@ -206,8 +218,14 @@ def executed_statements() -> list[str]:
     for filters in FILTERS.values():
         reader.search("KB_ACTIVE", q, 5, filters)
         reader.lexical_search("KB_ACTIVE", "vacation days", 5, filters)
+        reader.dense_candidates("KB_ACTIVE", q, 5, filters)
+        reader.lexical_candidates("KB_ACTIVE", "vacation days", 5, filters)
     reader.asset_refs("KB_V1")
     alice = Visibility.of("alice", ("hr",))
+    for visibility in (None, alice):
+        reader.similarities("KB_V1", q, ["c1", "c2"], visibility=visibility)
+        reader.fetch_chunks("KB_V1", ["c1", "c2"], visibility=visibility)
+        reader.chunk_texts("KB_V1", ["c1", "c2"], visibility=visibility)
     reader.search("KB_ACTIVE", q, 5, visibility=alice)
     reader.lexical_search("KB_ACTIVE", "vacation days", 5, FILTERS["any_of_json"], visibility=alice)
     reader.asset_refs("KB_V1", visibility=alice)

@@ -66,6 +66,17 @@ def query_words(text: str, settings: LexicalSettings) -> list[str]:
     return kept or every
 
 
+def lexical_terms(text: str, settings: LexicalSettings) -> list[str]:
+    """The words the lexical search is sent: ``query_words``, or with ``query_term_frequency``
+    every occurrence of them in query order, so BM25 weighs a word the question repeats as
+    often as it repeats it (the store's full-text query keeps repeats)."""
+    kept = query_words(text, settings)
+    if not settings.query_term_frequency:
+        return kept
+    wanted = set(kept)
+    return [w for w in words(text) if w in wanted]
+
+
 def expansion_terms(query: Sequence[str], feedback: Sequence[str], pool: Sequence[str], n: int,
                     stop: frozenset[str] = ENGLISH_STOP_WORDS) -> list[str]:
     """The ``n`` best new terms from the ``feedback`` texts (the first lexical hits): each text

@@ -118,7 +118,10 @@ def describe_stamp(stamp: Mapping[str, Any] | None) -> str:
     else:
         parts.append(f"fusion rrf k={fusion.get('k')} {fusion.get('dense_weight')}:{fusion.get('lexical_weight')}")
     parts.append(f"depth {fusion.get('dense_depth')}/{fusion.get('lexical_depth')}")
-    parts.append(f"lexical stop_words={lexical.get('stop_words')} feedback_docs={lexical.get('feedback_docs')}")
+    if fusion.get("dense_feedback_docs"):
+        parts.append(f"dense feedback {fusion.get('dense_feedback_docs')}@{fusion.get('dense_feedback_weight')}")
+    parts.append(f"lexical stop_words={lexical.get('stop_words')} feedback_docs={lexical.get('feedback_docs')}"
+                 + (" query_term_frequency" if lexical.get("query_term_frequency") else ""))
     provider = rerank.get("provider", "none")
     parts.append("rerank none" if provider == "none" else f"rerank {provider}@{rerank.get('top_n')}")
     return ", ".join(parts)

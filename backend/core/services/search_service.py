@@ -6,10 +6,14 @@ similarity), ``lexical`` (the store's BM25-style full-text search) and
 ``score`` is the dense similarity of the chunk to the query under the version's
 distance, so the answer-mode thresholds always compare a similarity they were
 tuned for; ``lexical_score`` and ``fused_score`` carry the other scores and the
-strategy's own score decides the order. Hits found only lexically get their
-similarity from a dense search restricted to their chunk ids. Fusion is (weighted)
+strategy's own score decides the order. ``lexical`` and ``fusion`` rank the store's
+``(chunk_id, score)`` candidates and read rows for the hits they return only; hits found
+only lexically get their similarity from ``VectorStore.similarities`` for exactly their
+ids. Fusion is (weighted)
 RRF or a normalised score combination (``fusion.method``; the profile's own
-``fusion`` overrides ``retrieval.fusion``). With ``retrieval.rerank`` a reranker
+``fusion`` overrides ``retrieval.fusion``); with ``fusion.dense_feedback_docs`` the lexical
+side runs first and its best hits' stored vectors move the dense query (``dense_feedback``),
+``score`` staying the similarity to the question itself. With ``retrieval.rerank`` a reranker
 re-orders the first ``top_n`` candidates of any strategy; ``rerank_score`` and the
 rank each hit had before are kept for the explanation, ``score`` stays dense.
 
@@ -37,17 +41,19 @@ from backend.core.services.fusion import (
     reciprocal_rank_fusion,
     score_fusion,
 )
+from backend.core.services.dense_feedback import feedback_query
 from backend.core.services.lexical_query import (
     ENGLISH_STOP_WORDS,
     combine_feedback,
     expansion_terms,
+    lexical_terms,
     query_words,
     stop_words,
 )
 from backend.core.services import hierarchy
 from backend.core.services.hierarchy import DocumentNode
 from backend.core.services.retrieval_stamp import stamped_settings
-from backend.core.types import FieldFilter, QueryVector, ScoredChunk, SearchResult, SummaryHit, Visibility
+from backend.core.types import Candidates, FieldFilter, QueryVector, ScoredChunk, SummaryHit, Visibility
 
 log = structlog.get_logger(__name__)
 
@@ -262,45 +268,41 @@ class SearchService:
 
     def _lexical(self, request: SearchRequest, query: QueryVector, pool: int) -> _Ranked:
         lexical, analysis = self._lexical_hits(request, request.target, pool)
-        ids = [h.chunk.chunk_id for h in lexical.hits]
-        dense = self._similarities(lexical.version, query, ids, request.visibility)
-        hits = tuple(
-            dataclasses.replace(dense[h.chunk.chunk_id], rank=rank, lexical_score=_lexical_score(h), fused_score=None)
-            for rank, h in enumerate((h for h in lexical.hits if h.chunk.chunk_id in dense), start=1)
-        )
+        ids = [c for c, _ in lexical.hits]
+        hits = self._scored(lexical, query, ids, {}, request.visibility,
+                            lexical=dict(lexical.hits))
         details = {"candidates": {"lexical": len(lexical.hits)}, "dense_lookups": len(ids), "lexical": analysis}
         return _Ranked(lexical.version, hits, details)
 
     def _fusion(self, request: SearchRequest, query: QueryVector, pool: int) -> _Ranked:
+        """Both sides as ``(chunk_id, score)`` candidates; rows are read for the fused top
+        ``pool`` only, and only their lexical-only members get a dense similarity lookup."""
         cfg = request.retrieval.fusion if request.retrieval is not None else self._fusion_settings
-        dense = self._store.search(request.target, query, max(cfg.dense_depth, pool), request.filters,
-                                   visibility=request.visibility)
-        lexical, analysis = self._lexical_hits(request, dense.version, max(cfg.lexical_depth, pool))
+        feedback: dict[str, Any] | None = None
+        if cfg.dense_feedback_docs:
+            # lexical first: its best hits move the dense query (dense_feedback); hit.score stays
+            # the similarity to the question itself, looked up for the shown hits below
+            lexical, analysis = self._lexical_hits(request, request.target, max(cfg.lexical_depth, pool))
+            moved, feedback = self._dense_feedback(lexical, query, cfg.dense_feedback_docs,
+                                                   cfg.dense_feedback_weight, request.visibility)
+            dense = self._store.dense_candidates(lexical.version, moved, max(cfg.dense_depth, pool),
+                                                 request.filters, visibility=request.visibility)
+        else:
+            dense = self._store.dense_candidates(request.target, query, max(cfg.dense_depth, pool), request.filters,
+                                                 visibility=request.visibility)
+            lexical, analysis = self._lexical_hits(request, dense.version, max(cfg.lexical_depth, pool))
         weights = {"dense": cfg.dense_weight, "lexical": cfg.lexical_weight}
         if cfg.method == "score":
-            fused = score_fusion(
-                {"dense": [(h.chunk.chunk_id, h.score) for h in dense.hits],
-                 "lexical": [(h.chunk.chunk_id, _lexical_score(h)) for h in lexical.hits]},
-                weights, cfg.normalization,
-            )[:pool]
+            fused = score_fusion({"dense": list(dense.hits), "lexical": list(lexical.hits)},
+                                 weights, cfg.normalization)[:pool]
         else:
             fused = reciprocal_rank_fusion(
-                {"dense": [h.chunk.chunk_id for h in dense.hits], "lexical": [h.chunk.chunk_id for h in lexical.hits]},
-                weights, cfg.k,
+                {"dense": [c for c, _ in dense.hits], "lexical": [c for c, _ in lexical.hits]}, weights, cfg.k,
             )[:pool]
-        by_dense = {h.chunk.chunk_id: h for h in dense.hits}
-        by_lexical = {h.chunk.chunk_id: h for h in lexical.hits}
+        by_dense = dict(dense.hits) if feedback is None else {}
         missing = [f.chunk_id for f in fused if f.chunk_id not in by_dense]
-        by_dense.update(self._similarities(dense.version, query, missing, request.visibility))
-        hits: list[ScoredChunk] = []
-        for f in fused:
-            if f.chunk_id not in by_dense:
-                continue
-            lex = by_lexical.get(f.chunk_id)
-            hits.append(dataclasses.replace(
-                by_dense[f.chunk_id], rank=len(hits) + 1, fused_score=f.score,
-                lexical_score=_lexical_score(lex) if lex is not None else None,
-            ))
+        hits = self._scored(dense, query, [f.chunk_id for f in fused], by_dense, request.visibility,
+                            lexical=dict(lexical.hits), fused={f.chunk_id: f.score for f in fused})
         details = {
             "candidates": {"dense": len(dense.hits), "lexical": len(lexical.hits)},
             "dense_lookups": len(missing),
@@ -309,34 +311,68 @@ class SearchService:
                        "dense_weight": cfg.dense_weight, "lexical_weight": cfg.lexical_weight},
             "lexical": analysis,
         }
-        return _Ranked(dense.version, tuple(hits), details)
+        if feedback is not None:
+            details["dense_feedback"] = feedback
+        return _Ranked(dense.version, hits, details)
 
-    def _lexical_hits(self, request: SearchRequest, target: str, depth: int) -> tuple[SearchResult, dict[str, Any]]:
+    def _dense_feedback(self, lexical: Candidates, query: QueryVector, docs: int, weight: float,
+                        visibility: Visibility | None) -> tuple[QueryVector, dict[str, Any]]:
+        """The query vector moved toward the stored vectors of the first ``docs`` lexical hits
+        (``dense_feedback.feedback_query``): one read of that many vectors, no embedding."""
+        ids = [c for c, _ in lexical.hits[:docs]]
+        vectors = self._store.chunk_vectors(lexical.version, ids, visibility=visibility) if ids else {}
+        used = [c for c in ids if c in vectors]
+        moved = feedback_query(query.values, [vectors[c] for c in used], weight)
+        return (dataclasses.replace(query, values=moved),
+                {"docs": len(used), "weight": weight, "chunk_ids": used})
+
+    def _scored(self, found: Candidates, query: QueryVector, order: Sequence[str], similarity: Mapping[str, float],
+                visibility: Visibility | None, *, lexical: Mapping[str, float],
+                fused: Mapping[str, float] | None = None) -> tuple[ScoredChunk, ...]:
+        """Hits for the ids of ``order`` (in that order, ranked from 1): rows read now, ``score``
+        the dense similarity (``similarity``, else looked up for exactly the ids it lacks);
+        an id whose chunk the store no longer shows (hidden, deleted) is skipped."""
+        missing = [c for c in order if c not in similarity]
+        sims = dict(similarity)
+        if missing:
+            sims.update(self._store.similarities(found.version, query, missing, visibility=visibility))
+            if len([c for c in missing if c in sims]) < len(set(missing)):
+                log.warning("search.similarity_missing", version=found.version, asked=len(set(missing)),
+                            found=len([c for c in set(missing) if c in sims]))
+        shown = [c for c in order if c in sims]
+        chunks = self._store.fetch_chunks(found.version, shown, visibility=visibility) if shown else {}
+        return tuple(
+            ScoredChunk(chunks[c], sims[c], rank, found.distance, lexical_score=lexical.get(c),
+                        fused_score=fused.get(c) if fused is not None else None)
+            for rank, c in enumerate((c for c in shown if c in chunks), start=1))
+
+    def _lexical_hits(self, request: SearchRequest, target: str, depth: int) -> tuple[Candidates, dict[str, Any]]:
         """The lexical side under ``retrieval.lexical``: the query without stop words, then, with
         feedback on, a second search with the best terms of the first ``feedback_docs`` hits,
-        the two score lists combined (``lexical_query.combine_feedback``)."""
+        the two score lists combined (``lexical_query.combine_feedback``). Candidates only: the
+        feedback reads the texts of the first hits (its idf pool), never whole rows."""
         lex = request.retrieval.lexical if request.retrieval is not None else self._settings.lexical
         terms = query_words(request.query, lex)
-        first = self._store.lexical_search(target, " ".join(terms), depth, request.filters,
-                                           visibility=request.visibility)
+        sent = lexical_terms(request.query, lex)
+        first = self._store.lexical_candidates(target, " ".join(sent), depth, request.filters,
+                                               visibility=request.visibility)
         analysis: dict[str, Any] = {"stop_words": lex.stop_words, "terms": len(terms)}
+        if lex.query_term_frequency:
+            analysis["query_term_frequency"] = {"words_sent": len(sent)}
         if not lex.feedback_docs or not first.hits:
             return first, analysis
-        texts = [h.chunk.text for h in first.hits]
+        text_of = self._store.chunk_texts(first.version, [c for c, _ in first.hits], visibility=request.visibility)
+        texts = [text_of[c] for c, _ in first.hits if c in text_of]
         extra = expansion_terms(terms, texts[: lex.feedback_docs], texts, lex.feedback_terms, stop_words(lex)
                                 | ENGLISH_STOP_WORDS)
         analysis["feedback"] = {"docs": min(lex.feedback_docs, len(texts)), "terms": extra,
                                 "weight": lex.feedback_weight}
         if not extra:
             return first, analysis
-        second = self._store.lexical_search(first.version, " ".join(terms + extra), depth, request.filters,
-                                            visibility=request.visibility)
-        combined = combine_feedback([(h.chunk.chunk_id, _lexical_score(h)) for h in first.hits],
-                                    [(h.chunk.chunk_id, _lexical_score(h)) for h in second.hits], lex.feedback_weight)
-        by_id = {h.chunk.chunk_id: h for h in (*second.hits, *first.hits)}
-        hits = tuple(dataclasses.replace(by_id[c], rank=rank, lexical_score=score)
-                     for rank, (c, score) in enumerate(combined[:depth], start=1))
-        return dataclasses.replace(first, hits=hits), analysis
+        second = self._store.lexical_candidates(first.version, " ".join(sent + extra), depth, request.filters,
+                                                visibility=request.visibility)
+        combined = combine_feedback(list(first.hits), list(second.hits), lex.feedback_weight)
+        return dataclasses.replace(first, hits=tuple(combined[:depth])), analysis
 
     # --- seeds 001 and 002: hypothetical questions and summaries ----------------------------
     def _hyde(self, request: SearchRequest, query: QueryVector, pool: int) -> _Ranked:

@@ -42,6 +42,11 @@ class Candidate:
     stop_words: str = "none"
     feedback_docs: int = 0
     normalization: str = "minmax"
+    #: retrieval.lexical.query_term_frequency
+    query_term_frequency: bool = False
+    #: retrieval.fusion.dense_feedback_docs (0 = off) at retrieval.fusion.dense_feedback_weight
+    dense_feedback_docs: int = 0
+    dense_feedback_weight: float = 0.5
 
     @property
     def label(self) -> str:
@@ -54,6 +59,10 @@ class Candidate:
             parts.append(f"stop {self.stop_words}")
         if self.strategy != "dense" and self.feedback_docs:
             parts.append(f"feedback {self.feedback_docs}")
+        if self.strategy != "dense" and self.query_term_frequency:
+            parts.append("qtf")
+        if self.strategy == "fusion" and self.dense_feedback_docs:
+            parts.append(f"dense-feedback {self.dense_feedback_docs}@{self.dense_feedback_weight:g}")
         if self.rerank != "none":
             parts.append(f"rerank {self.rerank}@{self.rerank_n}")
         if self.headers:
@@ -64,9 +73,11 @@ class Candidate:
         """``base`` with this candidate's strategy, fusion and rerank (other fields kept)."""
         fusion = base.fusion.model_copy(update={
             "method": self.method, "k": self.k, "dense_weight": self.dense_weight, "lexical_weight": self.lexical_weight,
-            "dense_depth": self.depth, "lexical_depth": self.depth, "normalization": self.normalization})
+            "dense_depth": self.depth, "lexical_depth": self.depth, "normalization": self.normalization,
+            "dense_feedback_docs": self.dense_feedback_docs, "dense_feedback_weight": self.dense_feedback_weight})
         rerank = base.rerank.model_copy(update={"provider": self.rerank, "top_n": self.rerank_n})
-        lexical = base.lexical.model_copy(update={"stop_words": self.stop_words, "feedback_docs": self.feedback_docs})
+        lexical = base.lexical.model_copy(update={"stop_words": self.stop_words, "feedback_docs": self.feedback_docs,
+                                                  "query_term_frequency": self.query_term_frequency})
         return base.model_copy(update={"strategy": self.strategy, "fusion": FusionSettings.model_validate(
             fusion.model_dump()), "rerank": RerankSettings.model_validate(rerank.model_dump()),
             "lexical": LexicalSettings.model_validate(lexical.model_dump())})
@@ -90,17 +101,26 @@ def default_grid(*, rerankers: Sequence[str] = ("none",), headers: Sequence[bool
     return list(dict.fromkeys(out))
 
 
-def lexical_grid(depths: Sequence[int] = (100, 200)) -> list[Candidate]:
-    """Lexical analysis (stop words, feedback) crossed with fusion methods, weights, ``k`` and
-    depth: the grid ``rag bench --section quality`` tunes on one half of the judged queries."""
+#: lexical analysis settings the grid crosses with fusion: (stop words, feedback docs, query term
+#: frequency, dense feedback docs); the last four add query term frequency and lexical-to-dense feedback
+LEXICAL_SETTINGS = (("none", 0, False, 0), ("english", 0, False, 0), ("english", 5, False, 0),
+                    ("english", 0, True, 0), ("english", 5, True, 0), ("english", 0, True, 5), ("english", 5, True, 5))
+
+
+def lexical_grid(depths: Sequence[int] = (100, 200),
+                 settings: Sequence[tuple[str, int, bool, int]] = LEXICAL_SETTINGS) -> list[Candidate]:
+    """Lexical analysis (stop words, feedback, query term frequency, lexical-to-dense feedback)
+    crossed with fusion methods, weights, ``k`` and depth: the grid ``rag bench --section quality``
+    tunes on one half of the judged queries."""
     fusions = [("rrf", dw, 1.0, k, "minmax") for k in (20, 40, 60) for dw in (1.0, 1.5, 2.0)]
     fusions += [("score", dw, round(1 - dw, 2), 60, norm) for norm in ("minmax", "zscore") for dw in (0.6, 0.7)]
     out = [Candidate()]
-    for stop, feedback in (("none", 0), ("english", 0), ("english", 5)):
+    for stop, feedback, qtf, dense_feedback in settings:
         for depth in depths:
             for method, dw, lw, k, norm in fusions:
                 out.append(Candidate("fusion", method, dw, lw, depth, k=k, stop_words=stop, feedback_docs=feedback,
-                                     normalization=norm))
+                                     normalization=norm, query_term_frequency=qtf,
+                                     dense_feedback_docs=dense_feedback))
     return list(dict.fromkeys(out))
 
 
@@ -182,8 +202,13 @@ def suggested_config(best: Candidate, profile: str | None = None) -> str:
                                "lexical_depth": best.depth}
         if best.method == "score":
             retrieval["fusion"]["normalization"] = best.normalization
-    if best.strategy != "dense" and (best.stop_words != "none" or best.feedback_docs):
+        if best.dense_feedback_docs:
+            retrieval["fusion"]["dense_feedback_docs"] = best.dense_feedback_docs
+            retrieval["fusion"]["dense_feedback_weight"] = best.dense_feedback_weight
+    if best.strategy != "dense" and (best.stop_words != "none" or best.feedback_docs or best.query_term_frequency):
         retrieval["lexical"] = {"stop_words": best.stop_words, "feedback_docs": best.feedback_docs}
+        if best.query_term_frequency:
+            retrieval["lexical"]["query_term_frequency"] = True
     retrieval["rerank"] = {"provider": best.rerank, "top_n": best.rerank_n} if best.rerank != "none" else \
         {"provider": "none"}
     doc: dict[str, Any] = {"retrieval": retrieval}

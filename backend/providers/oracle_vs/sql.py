@@ -596,11 +596,12 @@ def count_matching_sql(version: str, where: str) -> str:
 
 
 def dense_search_sql(version: str, distance: Distance, where: str, *, approx: bool,
-                     target_accuracy: int | None = None) -> str:
+                     target_accuracy: int | None = None, ids_only: bool = False) -> str:
     """Top ``:k`` rows by ``VECTOR_DISTANCE``; filters inside the same query.
 
     ``approx`` uses the vector index (``FETCH APPROX``); without it the search is
-    exact, which is what guarantees ``k`` hits under a selective filter.
+    exact, which is what guarantees ``k`` hits under a selective filter. ``ids_only``:
+    ``chunk_id, dist`` only (fusion's candidates; no text or metadata crosses the wire).
     """
     if approx:
         # an approximate search may order by the distance alone, or the index is not used
@@ -610,31 +611,55 @@ def dense_search_sql(version: str, distance: Distance, where: str, *, approx: bo
     else:
         order = "ORDER BY dist, t.chunk_id FETCH FIRST :k ROWS ONLY"
     return (
-        f"SELECT {_cols('t')}, VECTOR_DISTANCE(t.embedding, :q, {metric(distance)}) AS dist "
-        f"FROM {_t(version)} t WHERE {where} {order}"
+        f"SELECT {'t.chunk_id' if ids_only else _cols('t')}, VECTOR_DISTANCE(t.embedding, :q, {metric(distance)}) "
+        f"AS dist FROM {_t(version)} t WHERE {where} {order}"
     )
 
 
-def candidate_search_sql(version: str, distance: Distance, where: str, target_accuracy: int | None = None) -> str:
+def candidate_search_sql(version: str, distance: Distance, where: str, target_accuracy: int | None = None, *,
+                         ids_only: bool = False) -> str:
     """Approximate top ``:depth`` candidates first, the filter after, then the best ``:k``.
 
     Used for non-selective filters: widening ``:depth`` until ``k`` candidates
     survive the filter keeps the index in play without losing hits.
     """
     accuracy = f" WITH TARGET ACCURACY {int(target_accuracy)}" if target_accuracy is not None else ""
+    # the filter reads any column, so the inner select keeps them all; ids_only narrows the result
     return (
-        f"SELECT {_cols('t')}, t.dist FROM ("
+        f"SELECT {'t.chunk_id' if ids_only else _cols('t')}, t.dist FROM ("
         f"SELECT {CHUNK_COLUMNS}, VECTOR_DISTANCE(embedding, :q, {metric(distance)}) AS dist FROM {_t(version)} "
         f"ORDER BY dist FETCH APPROX FIRST :depth ROWS ONLY{accuracy}) t "
         f"WHERE {where} ORDER BY t.dist, t.chunk_id FETCH FIRST :k ROWS ONLY"
     )
 
 
-def lexical_search_sql(version: str, where: str) -> str:
+def lexical_search_sql(version: str, where: str, *, ids_only: bool = False) -> str:
     return (
-        f"SELECT {_cols('t')}, SCORE(1) AS score FROM {_t(version)} t "
+        f"SELECT {'t.chunk_id' if ids_only else _cols('t')}, SCORE(1) AS score FROM {_t(version)} t "
         f"WHERE CONTAINS(t.text, :query, 1) > 0 AND {where} ORDER BY score DESC, t.chunk_id FETCH FIRST :k ROWS ONLY"
     )
+
+
+#: Chunk ids one by-id read binds (Oracle allows 1000 expressions in an IN list).
+IDS_PER_READ = 500
+#: What a by-id read selects: the whole chunk, its text only, its distance to ``:q``, or its vector.
+BY_ID_COLUMNS = ("chunk", "text", "distance", "vector")
+
+
+def chunks_by_id_sql(version: str, count: int, where: str, columns: str = "chunk",
+                     distance: Distance = "cosine") -> str:
+    """``count`` chunks by id (binds ``:c0`` ...), filtered by ``where`` (filters and access control
+    over alias ``t``): the whole chunk, ``chunk_id, text``, or ``chunk_id, dist`` (``VECTOR_DISTANCE``
+    to ``:q``): fusion reads rows for its final hits only, and similarities for lexical-only ids."""
+    if not 1 <= count <= IDS_PER_READ:
+        raise ValueError(f"chunks_by_id_sql reads 1..{IDS_PER_READ} chunks at a time, got {count}")
+    if columns not in BY_ID_COLUMNS:
+        raise ValueError(f"columns must be one of {', '.join(BY_ID_COLUMNS)}, got {columns!r}")
+    selected = {"chunk": _cols("t"), "text": "t.chunk_id, t.text",
+                "distance": f"t.chunk_id, VECTOR_DISTANCE(t.embedding, :q, {metric(distance)}) AS dist",
+                "vector": "t.chunk_id, t.embedding"}[columns]
+    marks = ", ".join(f":c{i}" for i in range(count))
+    return f"SELECT {selected} FROM {_t(version)} t WHERE t.chunk_id IN ({marks}) AND {where}"
 
 
 def json_text(expr: str, name: str) -> str:

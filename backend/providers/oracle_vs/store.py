@@ -22,6 +22,7 @@ import structlog
 from backend.common.config import OracleSettings
 from backend.common.errors import EmbeddingModelMismatch, StoreError, VersionServed
 from backend.core.types import (
+    Candidates,
     Chunk,
     DocumentWrite,
     FieldFilter,
@@ -384,15 +385,84 @@ class OracleVectorStore(OracleIndexAdmin, OracleConversationLog):
             cur = con.cursor()
             v = self._resolve_target(cur, target)
             self._check_query(v, query)
-            hits = self._dense(cur, v, query, k, filters, where, fbinds)
+            rows = self._dense(cur, v, query, k, filters, where, fbinds)
+        hits = tuple(
+            ScoredChunk(row_to_chunk(r), sql.similarity(v.distance, float(r[8])), rank, v.distance)  # type: ignore[arg-type]
+            for rank, r in enumerate(rows, start=1)
+        )
         return SearchResult(target=target, version=v.name, hits=hits, strategy="dense")
+
+    def dense_candidates(self, target: str, query: QueryVector, k: int, filters: Sequence[FieldFilter] = (), *,
+                         visibility: Visibility | None = None) -> Candidates:
+        """``search``'s plan and statements, selecting ``chunk_id`` and the distance only."""
+        filters, where, fbinds = _search_conditions(target, k, filters, visibility)
+        with self._db.connection(f"searching {target}") as con:
+            cur = con.cursor()
+            v = self._resolve_target(cur, target)
+            self._check_query(v, query)
+            rows = self._dense(cur, v, query, k, filters, where, fbinds, ids_only=True)
+        hits = tuple((str(r[0]), sql.similarity(v.distance, float(r[1]))) for r in rows)  # type: ignore[arg-type]
+        return Candidates(target, v.name, hits, v.distance)  # type: ignore[arg-type]
+
+    def _by_id(self, cur: Any, v: VersionRow, chunk_ids: Sequence[str], visibility: Visibility | None,
+               columns: str, extra: dict[str, Any] | None = None) -> list[Any]:
+        """Rows of these chunks (``sql.chunks_by_id_sql``), ``sql.IDS_PER_READ`` ids a statement, hidden
+        ones left out by the same access condition every search applies."""
+        where, binds = sql.filter_clause((visibility.as_filter(),) if visibility is not None else ())
+        wanted = list(dict.fromkeys(chunk_ids))
+        rows: list[Any] = []
+        for start in range(0, len(wanted), sql.IDS_PER_READ):
+            part = wanted[start:start + sql.IDS_PER_READ]
+            cur.execute(sql.chunks_by_id_sql(v.name, len(part), where, columns, v.distance),  # type: ignore[arg-type]
+                        {**binds, **(extra or {}), **{f"c{i}": c for i, c in enumerate(part)}})
+            rows += cur.fetchall()
+        return rows
+
+    def similarities(self, version: str, query: QueryVector, chunk_ids: Sequence[str], *,
+                     visibility: Visibility | None = None) -> dict[str, float]:
+        sql.oracle_name(version, "retrieval target")
+        with self._db.connection(f"scoring chunks of {version}") as con:
+            cur = con.cursor()
+            v = self._resolve_target(cur, version)
+            self._check_query(v, query)
+            rows = self._by_id(cur, v, chunk_ids, visibility, "distance", {"q": to_float32(query.values)})
+        return {str(r[0]): sql.similarity(v.distance, float(r[1])) for r in rows}  # type: ignore[arg-type]
+
+    def fetch_chunks(self, version: str, chunk_ids: Sequence[str], *,
+                     visibility: Visibility | None = None) -> dict[str, Chunk]:
+        sql.oracle_name(version, "retrieval target")
+        with self._db.connection(f"reading chunks of {version}") as con:
+            cur = con.cursor()
+            v = self._resolve_target(cur, version)
+            rows = self._by_id(cur, v, chunk_ids, visibility, "chunk")
+        return {c.chunk_id: c for c in map(row_to_chunk, rows)}
+
+    def chunk_vectors(self, version: str, chunk_ids: Sequence[str], *,
+                      visibility: Visibility | None = None) -> dict[str, np.ndarray]:
+        sql.oracle_name(version, "retrieval target")
+        with self._db.connection(f"reading vectors of {version}") as con:
+            cur = con.cursor()
+            v = self._resolve_target(cur, version)
+            rows = self._by_id(cur, v, chunk_ids, visibility, "vector")
+        return {str(r[0]): np.asarray(r[1], dtype=np.float32) for r in rows}
+
+    def chunk_texts(self, version: str, chunk_ids: Sequence[str], *,
+                    visibility: Visibility | None = None) -> dict[str, str]:
+        sql.oracle_name(version, "retrieval target")
+        with self._db.connection(f"reading chunk texts of {version}") as con:
+            cur = con.cursor()
+            v = self._resolve_target(cur, version)
+            rows = self._by_id(cur, v, chunk_ids, visibility, "text")
+        return {str(r[0]): _text(r[1]) for r in rows}
 
     def _count(self, cur: Any, statement: str, binds: dict[str, Any]) -> int:
         cur.execute(statement, binds)
         return int(cur.fetchone()[0])
 
     def _dense(self, cur: Any, v: VersionRow, query: QueryVector, k: int, filters: Sequence[FieldFilter],
-               where: str, fbinds: dict[str, Any]) -> tuple[ScoredChunk, ...]:
+               where: str, fbinds: dict[str, Any], *, ids_only: bool = False) -> list[tuple[Any, ...]]:
+        """The rows of the search plan that keeps the k-hits promise: the chunk columns and the
+        distance last (``ids_only``: ``chunk_id, dist``)."""
         idx = v.vector_index(self._settings.vector_index)
         counts: dict[str, int] = {}
 
@@ -407,7 +477,7 @@ class OracleVectorStore(OracleIndexAdmin, OracleConversationLog):
             return counts["matching"]
 
         if filters and matching() == 0:
-            return ()
+            return []
         index_type = v.index_type if v.index_type in ("hnsw", "ivf") else "none"
         plan = search_plan.first_plan(k=k, filtered=bool(filters), matching=counts.get("matching"),
                                       index_type=index_type, threshold=idx.exact_filter_threshold,
@@ -417,11 +487,12 @@ class OracleVectorStore(OracleIndexAdmin, OracleConversationLog):
         def run(p: search_plan.SearchPlan) -> list[tuple[Any, ...]]:
             binds: dict[str, Any] = {**fbinds, "q": q, "k": k}
             if p.mode == "candidates":
-                statement = sql.candidate_search_sql(v.name, v.distance, where, idx.target_accuracy)  # type: ignore[arg-type]
+                statement = sql.candidate_search_sql(v.name, v.distance, where, idx.target_accuracy,  # type: ignore[arg-type]
+                                                     ids_only=ids_only)
                 binds["depth"] = p.depth
             else:
                 statement = sql.dense_search_sql(v.name, v.distance, where, approx=p.mode == "approx",  # type: ignore[arg-type]
-                                                 target_accuracy=idx.target_accuracy)
+                                                 target_accuracy=idx.target_accuracy, ids_only=ids_only)
             cur.execute(statement, binds)
             return list(cur.fetchall())
 
@@ -429,10 +500,7 @@ class OracleVectorStore(OracleIndexAdmin, OracleConversationLog):
             run, plan, k=k, matching=matching if filters else total, total=total, factor=idx.candidate_factor)
         if len(tried) > 1:
             log.info("store.search_widened", version=v.name, plans=[f"{p.mode}:{p.depth}" for p in tried])
-        return tuple(
-            ScoredChunk(row_to_chunk(r), sql.similarity(v.distance, float(r[8])), rank, v.distance)  # type: ignore[arg-type]
-            for rank, r in enumerate(rows, start=1)
-        )
+        return list(rows)
 
     def search_questions(self, target: str, query: QueryVector, k: int, filters: Sequence[FieldFilter] = (), *,
                          visibility: Visibility | None = None) -> QuestionResult:
@@ -471,8 +539,9 @@ class OracleVectorStore(OracleIndexAdmin, OracleConversationLog):
             for rank, r in enumerate(rows, start=1))
         return SummaryResult(target=target, version=v.name, hits=hits)
 
-    def lexical_search(self, target: str, text: str, k: int, filters: Sequence[FieldFilter] = (), *,
-                       visibility: Visibility | None = None) -> SearchResult:
+    def _lexical(self, target: str, text: str, k: int, filters: Sequence[FieldFilter],
+                 visibility: Visibility | None, *, ids_only: bool) -> tuple[VersionRow, list[Any]]:
+        """The Oracle Text search's version and rows (the chunk columns or ``chunk_id``, the score last)."""
         sql.oracle_name(target, "retrieval target")
         if k <= 0:
             raise StoreError(f"k must be positive, got {k}")
@@ -485,14 +554,23 @@ class OracleVectorStore(OracleIndexAdmin, OracleConversationLog):
             cur = con.cursor()
             v = self._resolve_target(cur, target)
             if not query:
-                return SearchResult(target=target, version=v.name, hits=(), strategy="lexical")
-            cur.execute(sql.lexical_search_sql(v.name, where), {**binds, "query": query, "k": k})
-            rows = cur.fetchall()
+                return v, []
+            cur.execute(sql.lexical_search_sql(v.name, where, ids_only=ids_only), {**binds, "query": query, "k": k})
+            return v, list(cur.fetchall())
+
+    def lexical_search(self, target: str, text: str, k: int, filters: Sequence[FieldFilter] = (), *,
+                       visibility: Visibility | None = None) -> SearchResult:
+        v, rows = self._lexical(target, text, k, filters, visibility, ids_only=False)
         hits = tuple(
             ScoredChunk(row_to_chunk(r), float(r[8]), rank, v.distance, lexical_score=float(r[8]))  # type: ignore[arg-type]
             for rank, r in enumerate(rows, start=1)
         )
         return SearchResult(target=target, version=v.name, hits=hits, strategy="lexical")
+
+    def lexical_candidates(self, target: str, text: str, k: int, filters: Sequence[FieldFilter] = (), *,
+                           visibility: Visibility | None = None) -> Candidates:
+        v, rows = self._lexical(target, text, k, filters, visibility, ids_only=True)
+        return Candidates(target, v.name, tuple((str(r[0]), float(r[1])) for r in rows), v.distance)  # type: ignore[arg-type]
 
     def version_vectors(self, target: str) -> tuple[list[str], np.ndarray]:
         """All chunk ids and vectors of a version, for recall checks against exact search."""

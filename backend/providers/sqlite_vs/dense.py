@@ -38,15 +38,22 @@ class Matrix:
     generation: int
     rowids: np.ndarray  # int64, sorted ascending
     vectors: Vector  # (n, dim); unit rows for cosine
+    #: the chunk id of each row (chunk matrices only), so candidates need no row reads
+    ids: np.ndarray | None = None
+    #: ``chunk_id -> position`` (chunk matrices only): lookups by id without an index probe
+    positions: dict[str, int] | None = None
 
 
-def prepare(rowids: np.ndarray, vectors: Vector, distance: Distance, generation: int) -> Matrix:
+def prepare(rowids: np.ndarray, vectors: Vector, distance: Distance, generation: int,
+            ids: np.ndarray | None = None) -> Matrix:
     order = np.argsort(rowids, kind="stable")
     rowids, vectors = rowids[order], vectors[order]
     if distance == "cosine" and len(vectors):
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         vectors = vectors / np.maximum(norms, 1e-12)
-    return Matrix(generation, rowids, np.ascontiguousarray(vectors, dtype=np.float32))
+    ids = ids[order] if ids is not None else None
+    return Matrix(generation, rowids, np.ascontiguousarray(vectors, dtype=np.float32), ids,
+                  {c: i for i, c in enumerate(ids.tolist())} if ids is not None else None)
 
 
 def scores(matrix: Vector, query: Vector, distance: Distance) -> np.ndarray:

@@ -33,6 +33,7 @@ from backend.common.identifiers import validate_identifier
 from backend.core.types import (
     ACL_FIELD,
     AliasChange,
+    Candidates,
     Chunk,
     DocumentWrite,
     FieldFilter,
@@ -87,12 +88,23 @@ def _row_to_chunk(row: sqlite3.Row) -> Chunk:
     )
 
 
+def _tuples(con: sqlite3.Connection, statement: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+    """Rows as plain tuples: building a ``sqlite3.Row`` per row costs more than the query
+    itself on the hot paths that read a few hundred (id, score) or (id, text) pairs."""
+    cur = con.cursor()
+    cur.row_factory = None
+    return cur.execute(statement, list(params)).fetchall()
+
+
 def fts_query(text: str) -> str:
-    """User text as an FTS5 query: every word quoted (no operators), OR-ed."""
+    """User text as an FTS5 query: every word quoted (no operators), OR-ed. A repeated word
+    stays repeated: ``bm25()`` sums over the query's phrases, so it counts once per occurrence
+    (query term frequency, ``retrieval.lexical.query_term_frequency``; the search service
+    sends each word once when that is off)."""
     import re
 
     words = re.findall(r"\w+", text.lower())
-    return " OR ".join(f'"{w}"' for w in dict.fromkeys(words))
+    return " OR ".join(f'"{w}"' for w in words)
 
 
 def _with_visibility(filters: Sequence[FieldFilter], visibility: Visibility | None) -> tuple[FieldFilter, ...]:
@@ -601,14 +613,17 @@ class SqliteVectorStore(SqliteConversationLog):
         key = f"{name}@{vrow['created_at']}" + (f"#{side}" if side else "")
         m = _MATRICES.get(self.path, key, generation)
         if m is None:
-            rows = con.execute(f"SELECT rowid, embedding FROM {name}{'_' + side if side else ''}").fetchall()
+            # chunk matrices keep each row's chunk id, so dense candidates need no row reads
+            columns = "rowid, embedding, chunk_id" if not side else "rowid, embedding"
+            rows = con.execute(f"SELECT {columns} FROM {name}{'_' + side if side else ''}").fetchall()
             dim = vrow["dimension"]
             rowids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
             vectors = (
                 np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), dim)
                 if rows else np.zeros((0, dim), dtype=np.float32)
             )
-            m = dense.prepare(rowids, vectors, vrow["distance"], generation)
+            ids = np.array([r[2] for r in rows], dtype=object) if not side else None
+            m = dense.prepare(rowids, vectors, vrow["distance"], generation, ids)
             _MATRICES.put(self.path, key, m)
         return m
 
@@ -621,36 +636,122 @@ class SqliteVectorStore(SqliteConversationLog):
                 out[row["rowid"]] = _row_to_chunk(row)
         return out
 
+    def _dense_best(self, con: sqlite3.Connection, vrow: sqlite3.Row, query: QueryVector, k: int,
+                    filters: Sequence[FieldFilter]) -> tuple[dense.Matrix, np.ndarray, np.ndarray]:
+        """The top-``k`` chunks passing ``filters``: their positions in the version's matrix and
+        their similarities, best first (ties by position, i.e. by rowid)."""
+        t = vrow["name"]
+        self._check_query(vrow, query)
+        m = self._matrix(con, vrow)
+        vectors = m.vectors
+        positions: np.ndarray | None = None
+        if filters:
+            where, params = filter_sql(filters, t)
+            allowed = np.fromiter(
+                (r[0] for r in con.execute(f"SELECT t.rowid FROM {t} AS t WHERE {where}", params)), dtype=np.int64
+            )
+            positions = np.searchsorted(m.rowids, np.sort(allowed))
+            vectors = vectors[positions]
+        sims = dense.scores(vectors, query.values.astype(np.float32), vrow["distance"])
+        best = dense.top_k(sims, k)
+        return m, (positions[best] if positions is not None else best), sims[best]
+
     def search(self, target: str, query: QueryVector, k: int, filters: Sequence[FieldFilter] = (), *,
                visibility: Visibility | None = None) -> SearchResult:
         filters = _search_conditions(target, k, filters, visibility)
         with self._read() as con:
             vrow = self._resolve_target(con, target)
             t = vrow["name"]
-            where, params = filter_sql(filters, t)
-            if not query.fits(vrow["model"], vrow["dimension"]):
-                raise EmbeddingModelMismatch(
-                    f"query embedded with {query.model} ({query.dimension} dims) but {t} holds vectors from "
-                    f"{vrow['model']} ({vrow['dimension']} dims); embed the query with the version's model"
-                    " (or declare both runtimes in embeddings.local.compatible_runtimes)",
-                    version=t,
-                )
-            m = self._matrix(con, vrow)
-            vectors, rowids = m.vectors, m.rowids
-            if filters:
-                allowed = np.fromiter(
-                    (r[0] for r in con.execute(f"SELECT t.rowid FROM {t} AS t WHERE {where}", params)), dtype=np.int64
-                )
-                positions = np.searchsorted(rowids, np.sort(allowed))
-                vectors, rowids = vectors[positions], rowids[positions]
-            sims = dense.scores(vectors, query.values.astype(np.float32), vrow["distance"])
-            best = dense.top_k(sims, k)
-            chunks = self._fetch(con, t, rowids[best].tolist())
+            m, best, sims = self._dense_best(con, vrow, query, k, filters)
+            rowids = m.rowids[best].tolist()
+            chunks = self._fetch(con, t, rowids)
             hits = tuple(
-                ScoredChunk(chunks[int(rowids[i])], float(sims[i]), rank, vrow["distance"])
-                for rank, i in enumerate(best, start=1)
+                ScoredChunk(chunks[rid], score, rank, vrow["distance"])
+                for rank, (rid, score) in enumerate(zip(rowids, sims.tolist()), start=1)
             )
         return SearchResult(target=target, version=t, hits=hits, strategy="dense")
+
+    def dense_candidates(self, target: str, query: QueryVector, k: int, filters: Sequence[FieldFilter] = (), *,
+                         visibility: Visibility | None = None) -> Candidates:
+        """``search``'s ranking; chunk ids come from the cached matrix, so no row is read."""
+        filters = _search_conditions(target, k, filters, visibility)
+        with self._read() as con:
+            vrow = self._resolve_target(con, target)
+            m, best, sims = self._dense_best(con, vrow, query, k, filters)
+            assert m.ids is not None
+            hits = tuple(zip(m.ids[best].tolist(), sims.tolist()))
+        return Candidates(target, vrow["name"], hits, vrow["distance"])
+
+    def similarities(self, version: str, query: QueryVector, chunk_ids: Sequence[str], *,
+                     visibility: Visibility | None = None) -> dict[str, float]:
+        """Scores the rows of exactly these chunks, as ``search`` restricted to them by a filter would
+        (the same rows in the same rowid order)."""
+        validate_identifier(version, "retrieval target")
+        with self._read() as con:
+            vrow = self._resolve_target(con, version)
+            self._check_query(vrow, query)
+            m = self._matrix(con, vrow)
+            rowids = self._visible_rowids(con, vrow["name"], m, chunk_ids, visibility)
+        positions = np.searchsorted(m.rowids, rowids)
+        sims = dense.scores(m.vectors[positions], query.values.astype(np.float32), vrow["distance"])
+        assert m.ids is not None
+        return dict(zip(m.ids[positions].tolist(), sims.tolist()))
+
+    def chunk_vectors(self, version: str, chunk_ids: Sequence[str], *,
+                      visibility: Visibility | None = None) -> dict[str, np.ndarray]:
+        """The stored vectors of these chunks, from the cached matrix (no row read)."""
+        validate_identifier(version, "retrieval target")
+        with self._read() as con:
+            vrow = self._resolve_target(con, version)
+            m = self._matrix(con, vrow)
+            rowids = self._visible_rowids(con, vrow["name"], m, chunk_ids, visibility)
+        positions = np.searchsorted(m.rowids, rowids)
+        assert m.ids is not None
+        return {c: np.array(m.vectors[p], dtype=np.float32)
+                for c, p in zip(m.ids[positions].tolist(), positions.tolist())}
+
+    def fetch_chunks(self, version: str, chunk_ids: Sequence[str], *,
+                     visibility: Visibility | None = None) -> dict[str, Chunk]:
+        validate_identifier(version, "retrieval target")
+        with self._read() as con:
+            vrow = self._resolve_target(con, version)
+            rowids = self._visible_rowids(con, vrow["name"], self._matrix(con, vrow), chunk_ids, visibility)
+            return {c.chunk_id: c for c in self._fetch(con, vrow["name"], rowids.tolist()).values()}
+
+    def chunk_texts(self, version: str, chunk_ids: Sequence[str], *,
+                    visibility: Visibility | None = None) -> dict[str, str]:
+        validate_identifier(version, "retrieval target")
+        with self._read() as con:
+            vrow = self._resolve_target(con, version)
+            t = vrow["name"]
+            m = self._matrix(con, vrow)
+            rowids = self._visible_rowids(con, t, m, chunk_ids, visibility)
+            assert m.ids is not None
+            chunk_of = dict(zip(rowids.tolist(), m.ids[np.searchsorted(m.rowids, rowids)].tolist()))
+            out: dict[str, str] = {}
+            for start in range(0, len(rowids), 500):
+                part = rowids[start:start + 500].tolist()
+                out.update((chunk_of[rid], text) for rid, text in _tuples(
+                    con, f"SELECT rowid, text FROM {t} WHERE rowid IN ({','.join('?' * len(part))})", part))
+            return out
+
+    @staticmethod
+    def _visible_rowids(con: sqlite3.Connection, t: str, m: dense.Matrix, chunk_ids: Sequence[str],
+                        visibility: Visibility | None) -> np.ndarray:
+        """Sorted rowids of these chunks (ids from the cached matrix, no index probe); with
+        ``visibility``, hidden ones are left out by the same facet condition every search applies."""
+        assert m.positions is not None
+        known = sorted({m.positions[c] for c in chunk_ids if c in m.positions})
+        rowids = m.rowids[np.asarray(known, dtype=np.int64)]
+        if visibility is None or not len(rowids):
+            return rowids
+        where, params = filter_sql(_with_visibility((), visibility), t)
+        kept: list[int] = []
+        for start in range(0, len(rowids), 500):
+            part = rowids[start:start + 500].tolist()
+            kept += [r[0] for r in _tuples(con, f"SELECT t.rowid FROM {t} AS t WHERE t.rowid IN "
+                                                f"({','.join('?' * len(part))}) AND {where}", [*part, *params])]
+        return np.sort(np.asarray(kept, dtype=np.int64))
 
     # --- questions (HyDE) and summaries -----------------------------------------------
     @staticmethod
@@ -761,27 +862,56 @@ class SqliteVectorStore(SqliteConversationLog):
             hits = tuple(SummaryHit(rows[int(rowids[i])], float(sims[i]), rank) for rank, i in enumerate(best, start=1))
         return SummaryResult(target=target, version=t, hits=hits)
 
+    @staticmethod
+    def _lexical_rows(con: sqlite3.Connection, t: str, text: str, k: int, filters: Sequence[FieldFilter]
+                      ) -> list[tuple[int, float]]:
+        """``(rowid, score)`` of the top-``k`` full-text matches, best first (ties by rowid). Without
+        filters the FTS table is ranked alone: joining the chunk table costs as much as bm25 itself
+        when a query word occurs in most chunks."""
+        match = fts_query(text)
+        if not match:
+            return []
+        if filters:
+            where, params = filter_sql(filters, t)
+            statement = (f"SELECT t.rowid AS rid, -bm25({t}_fts) AS score FROM {t}_fts JOIN {t} AS t "
+                         f"ON t.rowid = {t}_fts.rowid WHERE {t}_fts MATCH ? AND {where} ORDER BY score DESC, t.rowid "
+                         f"LIMIT ?")
+        else:
+            params = []
+            statement = (f"SELECT rowid AS rid, -bm25({t}_fts) AS score FROM {t}_fts WHERE {t}_fts MATCH ? "
+                         f"ORDER BY score DESC, rowid LIMIT ?")
+        return _tuples(con, statement, [match, *params, k])
+
     def lexical_search(self, target: str, text: str, k: int, filters: Sequence[FieldFilter] = (), *,
                        visibility: Visibility | None = None) -> SearchResult:
         filters = _search_conditions(target, k, filters, visibility)
-        match = fts_query(text)
         with self._read() as con:
             vrow = self._resolve_target(con, target)
             t = vrow["name"]
-            where, params = filter_sql(filters, t)
-            if not match:
-                return SearchResult(target=target, version=t, hits=(), strategy="lexical")
-            rows = con.execute(
-                f"SELECT t.rowid AS rid, -bm25({t}_fts) AS score FROM {t}_fts JOIN {t} AS t ON t.rowid = {t}_fts.rowid "
-                f"WHERE {t}_fts MATCH ? AND {where} ORDER BY score DESC, t.rowid LIMIT ?",
-                [match, *params, k],
-            ).fetchall()
-            chunks = self._fetch(con, t, [r["rid"] for r in rows])
+            rows = self._lexical_rows(con, t, text, k, filters)
+            chunks = self._fetch(con, t, [rid for rid, _ in rows])
             hits = tuple(
-                ScoredChunk(chunks[r["rid"]], float(r["score"]), rank, vrow["distance"], lexical_score=float(r["score"]))
-                for rank, r in enumerate(rows, start=1)
+                ScoredChunk(chunks[rid], score, rank, vrow["distance"], lexical_score=score)
+                for rank, (rid, score) in enumerate((r for r in rows if r[0] in chunks), start=1)
             )
         return SearchResult(target=target, version=t, hits=hits, strategy="lexical")
+
+    def lexical_candidates(self, target: str, text: str, k: int, filters: Sequence[FieldFilter] = (), *,
+                           visibility: Visibility | None = None) -> Candidates:
+        filters = _search_conditions(target, k, filters, visibility)
+        with self._read() as con:
+            vrow = self._resolve_target(con, target)
+            t = vrow["name"]
+            rows = self._lexical_rows(con, t, text, k, filters)
+            m = self._matrix(con, vrow)  # cached per generation; fusion's dense side reads it anyway
+        # chunk ids by rowid from the matrix: no row read (a rowid without a chunk is dropped)
+        rowids = np.fromiter((rid for rid, _ in rows), dtype=np.int64, count=len(rows))
+        positions = np.minimum(np.searchsorted(m.rowids, rowids), max(len(m.rowids) - 1, 0))
+        assert m.ids is not None
+        known = (m.rowids[positions] == rowids).tolist() if len(m.rowids) else [False] * len(rows)
+        ids = m.ids[positions].tolist() if len(m.rowids) else []
+        hits = tuple((ids[i], score) for i, (_, score) in enumerate(rows) if known[i])
+        return Candidates(target, t, hits, vrow["distance"])
 
     def version_vectors(self, target: str) -> tuple[list[str], np.ndarray]:
         """All chunk ids and raw vectors of a version (benchmarks compare against this)."""
