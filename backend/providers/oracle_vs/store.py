@@ -376,8 +376,8 @@ class OracleVectorStore(OracleIndexAdmin, OracleConversationLog):
                 f"{v.model} ({v.dimension} dims); embed the query with the version's model (or declare both "
                 "runtimes in embeddings.local.compatible_runtimes)", version=v.name)
 
-    def search(self, target: str, query: QueryVector, k: int, filters: Sequence[FieldFilter] = (), *,
-               visibility: Visibility | None = None) -> SearchResult:
+    def _dense_read(self, target: str, query: QueryVector, k: int, filters: Sequence[FieldFilter],
+                    visibility: Visibility | None, *, ids_only: bool = False) -> tuple[VersionRow, list[Any]]:
         filters, where, fbinds = _search_conditions(target, k, filters, visibility)
         # no read-only transaction: the alias is resolved by one statement and the search is another on
         # the one version it named (a served version is immutable), so two round trips, not four
@@ -385,7 +385,11 @@ class OracleVectorStore(OracleIndexAdmin, OracleConversationLog):
             cur = con.cursor()
             v = self._resolve_target(cur, target)
             self._check_query(v, query)
-            rows = self._dense(cur, v, query, k, filters, where, fbinds)
+            return v, self._dense(cur, v, query, k, filters, where, fbinds, ids_only=ids_only)
+
+    def search(self, target: str, query: QueryVector, k: int, filters: Sequence[FieldFilter] = (), *,
+               visibility: Visibility | None = None) -> SearchResult:
+        v, rows = self._dense_read(target, query, k, filters, visibility)
         hits = tuple(
             ScoredChunk(row_to_chunk(r), sql.similarity(v.distance, float(r[8])), rank, v.distance)  # type: ignore[arg-type]
             for rank, r in enumerate(rows, start=1)
@@ -395,12 +399,7 @@ class OracleVectorStore(OracleIndexAdmin, OracleConversationLog):
     def dense_candidates(self, target: str, query: QueryVector, k: int, filters: Sequence[FieldFilter] = (), *,
                          visibility: Visibility | None = None) -> Candidates:
         """``search``'s plan and statements, selecting ``chunk_id`` and the distance only."""
-        filters, where, fbinds = _search_conditions(target, k, filters, visibility)
-        with self._db.connection(f"searching {target}") as con:
-            cur = con.cursor()
-            v = self._resolve_target(cur, target)
-            self._check_query(v, query)
-            rows = self._dense(cur, v, query, k, filters, where, fbinds, ids_only=True)
+        v, rows = self._dense_read(target, query, k, filters, visibility, ids_only=True)
         hits = tuple((str(r[0]), sql.similarity(v.distance, float(r[1]))) for r in rows)  # type: ignore[arg-type]
         return Candidates(target, v.name, hits, v.distance)  # type: ignore[arg-type]
 
