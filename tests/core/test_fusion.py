@@ -116,3 +116,23 @@ def test_parse_timestamp_treats_naive_values_as_utc() -> None:
     assert parse_timestamp("2025-01-02T03:04:05").isoformat() == "2025-01-02T03:04:05+00:00"  # type: ignore[union-attr]
     assert parse_timestamp(None) is None
     assert parse_timestamp(20250102) is None
+
+
+def test_a_limit_returns_exactly_the_first_entries_of_the_full_fusion() -> None:
+    """``limit`` picks with a heap; ties (equal scores and best ranks) must still fall by first appearance."""
+    import random
+
+    from backend.core.services.fusion import score_fusion
+
+    rng = random.Random(7)
+    for _ in range(50):
+        ids = [f"c{i}" for i in range(40)]
+        dense, lexical = rng.sample(ids, 25), rng.sample(ids, 25)
+        full = reciprocal_rank_fusion({"dense": dense, "lexical": lexical}, {"dense": 1.0, "lexical": 1.0}, 20)
+        for limit in (1, 8, 30, 100):
+            assert reciprocal_rank_fusion({"dense": dense, "lexical": lexical}, {"dense": 1.0, "lexical": 1.0}, 20,
+                                          limit=limit) == full[:limit]
+        scored = {"dense": [(c, float(rng.randint(0, 3))) for c in dense],
+                  "lexical": [(c, float(rng.randint(0, 3))) for c in lexical]}
+        whole = score_fusion(scored, {"dense": 0.6, "lexical": 0.4}, "minmax")
+        assert score_fusion(scored, {"dense": 0.6, "lexical": 0.4}, "minmax", limit=8) == whole[:8]

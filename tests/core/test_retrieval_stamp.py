@@ -84,6 +84,29 @@ def test_expansion_takes_frequent_distinctive_new_terms_from_the_feedback_texts(
     assert expansion_terms(["x"], [], pool, 3) == []
 
 
+def test_expansion_weights_each_term_by_its_idf_over_the_whole_pool() -> None:
+    """The reference formula written out: relative frequency in each feedback text x log((|pool| + 1) / df)."""
+    import math
+    import random
+    from collections import Counter
+
+    from backend.core.services.lexical_query import ENGLISH_STOP_WORDS, words
+
+    rng = random.Random(3)
+    vocabulary = [f"term{i}" for i in range(60)] + ["the", "of", "42", "ab"]
+    for _ in range(30):
+        pool = [" ".join(rng.choices(vocabulary, k=rng.randint(3, 25))) for _ in range(40)]
+        feedback = pool[:5]
+        df = Counter(w for text in pool for w in set(words(text)))
+        weight: dict[str, float] = {}
+        for text in feedback:
+            terms = [w for w in words(text) if w not in ENGLISH_STOP_WORDS and len(w) > 2 and not w.isdigit()]
+            for term, count in Counter(terms).items():
+                weight[term] = weight.get(term, 0.0) + count / len(terms) * math.log(41 / df[term]) / 5
+        expected = [t for t in sorted(weight, key=lambda t: -weight[t]) if t != "term1"][:6]
+        assert expansion_terms(["term1"], feedback, pool, 6) == expected
+
+
 def test_feedback_combination_normalises_each_side_and_keeps_ids_of_both() -> None:
     first = [("a", 10.0), ("b", 5.0), ("c", 0.0)]
     expanded = [("c", 3.0), ("d", 2.0), ("a", 1.0)]

@@ -8,6 +8,7 @@ so the search service can explain exactly what was compared.
 from __future__ import annotations
 
 import dataclasses
+import heapq
 from dataclasses import dataclass
 from datetime import date, datetime, timezone
 from typing import Mapping, Sequence
@@ -26,7 +27,7 @@ class FusedRank:
 
 
 def reciprocal_rank_fusion(
-    rankings: Mapping[str, Sequence[str]], weights: Mapping[str, float], k: int
+    rankings: Mapping[str, Sequence[str]], weights: Mapping[str, float], k: int, limit: int | None = None
 ) -> list[FusedRank]:
     """Fuse ranked id lists: ``score(id) = sum over sides of w_side / (k + rank_side)``.
 
@@ -34,20 +35,31 @@ def reciprocal_rank_fusion(
     on one scale. A larger ``k`` flattens the curve (deep ranks count almost as much
     as the top ones). Equal fused scores are ordered by the best single-side rank,
     then by first appearance (sides in mapping order), so the result is deterministic.
+    ``limit`` returns the first ``limit`` only (the same ones, cheaper than slicing).
     """
     if k < 1:
         raise ValueError(f"k must be at least 1, got {k}")
     scores: dict[str, float] = {}
     ranks: dict[str, dict[str, int]] = {}
-    first_seen: dict[str, int] = {}
     for side, ids in rankings.items():
         weight = weights.get(side, 1.0)
         for rank, chunk_id in enumerate(dict.fromkeys(ids), start=1):
-            first_seen.setdefault(chunk_id, len(first_seen))
-            ranks.setdefault(chunk_id, {})[side] = rank
-            scores[chunk_id] = scores.get(chunk_id, 0.0) + weight / (k + rank)
-    order = sorted(scores, key=lambda c: (-scores[c], min(ranks[c].values()), first_seen[c]))
-    return [FusedRank(c, scores[c], dict(ranks[c])) for c in order]
+            side_ranks = ranks.get(chunk_id)
+            if side_ranks is None:
+                ranks[chunk_id] = {side: rank}
+                scores[chunk_id] = weight / (k + rank)
+            else:
+                side_ranks[side] = rank
+                scores[chunk_id] += weight / (k + rank)
+    return _ordered(scores, ranks, limit)
+
+
+def _ordered(scores: dict[str, float], ranks: dict[str, dict[str, int]], limit: int | None) -> list[FusedRank]:
+    """Best fused score first, then best single-side rank, then first appearance (the
+    insertion order of ``scores``)."""
+    keys = [(-score, min(ranks[c].values()), i, c) for i, (c, score) in enumerate(scores.items())]
+    best = heapq.nsmallest(limit, keys) if limit is not None and limit < len(keys) else sorted(keys)
+    return [FusedRank(c, scores[c], ranks[c]) for _, _, _, c in best]
 
 
 def normalise_scores(scores: Sequence[float], method: str) -> list[float]:
@@ -66,7 +78,8 @@ def normalise_scores(scores: Sequence[float], method: str) -> list[float]:
 
 
 def score_fusion(
-    scored: Mapping[str, Sequence[tuple[str, float]]], weights: Mapping[str, float], normalization: str
+    scored: Mapping[str, Sequence[tuple[str, float]]], weights: Mapping[str, float], normalization: str,
+    limit: int | None = None,
 ) -> list[FusedRank]:
     """Fuse ``(id, score)`` lists by a convex combination of normalised scores:
     ``score(id) = sum over sides of w_side / sum(w) x norm_side(id)``.
@@ -95,8 +108,7 @@ def score_fusion(
         chunk_id: sum(weights.get(side, 1.0) / total * norms[side].get(chunk_id, floors[side]) for side in scored)
         for chunk_id in first_seen
     }
-    order = sorted(scores, key=lambda c: (-scores[c], min(ranks[c].values()), first_seen[c]))
-    return [FusedRank(c, scores[c], dict(ranks[c])) for c in order]
+    return _ordered(scores, ranks, limit)
 
 
 @dataclass(frozen=True)

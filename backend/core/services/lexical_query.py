@@ -85,12 +85,15 @@ def expansion_terms(query: Sequence[str], feedback: Sequence[str], pool: Sequenc
     than 3 letters and the query's own words are never added. Ties keep first-seen order."""
     if not feedback or n <= 0:
         return []
-    df = Counter(w for text in pool for w in set(words(text)))
+    votes = [[w for w in words(text) if w not in stop and len(w) > 2 and not w.isdigit()] for text in feedback]
+    candidates = {w for terms in votes for w in terms}
+    df: Counter[str] = Counter()
+    for text in pool:  # document frequencies of the candidate terms only
+        df.update(candidates.intersection(words(text)))
     size = len(pool)
     own = set(query)
     weight: dict[str, float] = {}
-    for text in feedback:
-        terms = [w for w in words(text) if w not in stop and len(w) > 2 and not w.isdigit()]
+    for terms in votes:
         if not terms:
             continue
         for term, count in Counter(terms).items():

@@ -52,6 +52,7 @@ from backend.core.services.lexical_query import (
 )
 from backend.core.services import hierarchy
 from backend.core.services.hierarchy import DocumentNode
+from backend.core.services.query_embedding import LEXICAL_FIRST, PendingQuery
 from backend.core.services.retrieval_stamp import stamped_settings
 from backend.core.types import Candidates, FieldFilter, QueryVector, ScoredChunk, SummaryHit, Visibility
 
@@ -189,7 +190,8 @@ class SearchService:
         want = request.top_k * 2 if fresh.enabled else request.top_k
         rerank_n = cfg.rerank.top_n if reranker is not None else 0
         want = max(want, rerank_n)
-        query = self.embed_query(request.query)
+        # lexical-first strategies embed the question beside their full-text search (query_embedding)
+        query = PendingQuery(lambda: self.embed_query(request.query), overlap=strategy in LEXICAL_FIRST)
         run = {"dense": self._dense, "lexical": self._lexical, "fusion": self._fusion, "hyde": self._hyde,
                "hierarchical": self._hierarchical}.get(strategy) or self._fused(FUSED_SIDES[strategy])
         pool = want
@@ -262,46 +264,48 @@ class SearchService:
         return reranked
 
     # --- strategies ---------------------------------------------------------------
-    def _dense(self, request: SearchRequest, query: QueryVector, pool: int) -> _Ranked:
-        result = self._store.search(request.target, query, pool, request.filters, visibility=request.visibility)
+    def _dense(self, request: SearchRequest, query: PendingQuery, pool: int) -> _Ranked:
+        result = self._store.search(request.target, query.get(), pool, request.filters, visibility=request.visibility)
         return _Ranked(result.version, result.hits, {"candidates": {"dense": len(result.hits)}})
 
-    def _lexical(self, request: SearchRequest, query: QueryVector, pool: int) -> _Ranked:
+    def _lexical(self, request: SearchRequest, query: PendingQuery, pool: int) -> _Ranked:
         lexical, analysis = self._lexical_hits(request, request.target, pool)
         ids = [c for c, _ in lexical.hits]
-        hits = self._scored(lexical, query, ids, {}, request.visibility,
+        hits = self._scored(lexical, query.get(), ids, {}, request.visibility,
                             lexical=dict(lexical.hits))
         details = {"candidates": {"lexical": len(lexical.hits)}, "dense_lookups": len(ids), "lexical": analysis}
         return _Ranked(lexical.version, hits, details)
 
-    def _fusion(self, request: SearchRequest, query: QueryVector, pool: int) -> _Ranked:
+    def _fusion(self, request: SearchRequest, query: PendingQuery, pool: int) -> _Ranked:
         """Both sides as ``(chunk_id, score)`` candidates; rows are read for the fused top
-        ``pool`` only, and only their lexical-only members get a dense similarity lookup."""
+        ``pool`` only, and only their lexical-only members get a dense similarity lookup.
+        The lexical side runs first, while the question is being embedded."""
         cfg = request.retrieval.fusion if request.retrieval is not None else self._fusion_settings
         feedback: dict[str, Any] | None = None
         if cfg.dense_feedback_docs:
             # lexical first: its best hits move the dense query (dense_feedback); hit.score stays
             # the similarity to the question itself, looked up for the shown hits below
             lexical, analysis = self._lexical_hits(request, request.target, max(cfg.lexical_depth, pool))
-            moved, feedback = self._dense_feedback(lexical, query, cfg.dense_feedback_docs,
+            moved, feedback = self._dense_feedback(lexical, query.get(), cfg.dense_feedback_docs,
                                                    cfg.dense_feedback_weight, request.visibility)
             dense = self._store.dense_candidates(lexical.version, moved, max(cfg.dense_depth, pool),
                                                  request.filters, visibility=request.visibility)
         else:
-            dense = self._store.dense_candidates(request.target, query, max(cfg.dense_depth, pool), request.filters,
-                                                 visibility=request.visibility)
-            lexical, analysis = self._lexical_hits(request, dense.version, max(cfg.lexical_depth, pool))
+            lexical, analysis = self._lexical_hits(request, request.target, max(cfg.lexical_depth, pool))
+            dense = self._store.dense_candidates(lexical.version, query.get(), max(cfg.dense_depth, pool),
+                                                 request.filters, visibility=request.visibility)
         weights = {"dense": cfg.dense_weight, "lexical": cfg.lexical_weight}
         if cfg.method == "score":
             fused = score_fusion({"dense": list(dense.hits), "lexical": list(lexical.hits)},
-                                 weights, cfg.normalization)[:pool]
+                                 weights, cfg.normalization, limit=pool)
         else:
             fused = reciprocal_rank_fusion(
                 {"dense": [c for c, _ in dense.hits], "lexical": [c for c, _ in lexical.hits]}, weights, cfg.k,
-            )[:pool]
+                limit=pool,
+            )
         by_dense = dict(dense.hits) if feedback is None else {}
         missing = [f.chunk_id for f in fused if f.chunk_id not in by_dense]
-        hits = self._scored(dense, query, [f.chunk_id for f in fused], by_dense, request.visibility,
+        hits = self._scored(dense, query.get(), [f.chunk_id for f in fused], by_dense, request.visibility,
                             lexical=dict(lexical.hits), fused={f.chunk_id: f.score for f in fused})
         details = {
             "candidates": {"dense": len(dense.hits), "lexical": len(lexical.hits)},
@@ -375,10 +379,11 @@ class SearchService:
         return dataclasses.replace(first, hits=tuple(combined[:depth])), analysis
 
     # --- seeds 001 and 002: hypothetical questions and summaries ----------------------------
-    def _hyde(self, request: SearchRequest, query: QueryVector, pool: int) -> _Ranked:
+    def _hyde(self, request: SearchRequest, pending: PendingQuery, pool: int) -> _Ranked:
         """Seed 001: the query against the hypothetical questions; parent chunks (once each, by
         their best question) in question-similarity order, each scored with its own dense
         similarity so thresholds compare what they were tuned for."""
+        query = pending.get()
         found = self._store.search_questions(request.target, query, pool, request.filters,
                                              visibility=request.visibility)
         ids = [h.chunk.chunk_id for h in found.hits]
@@ -390,11 +395,12 @@ class SearchService:
         details = {"candidates": {"hyde": len(found.hits)}, "dense_lookups": len(ids)}
         return _Ranked(found.version, hits, details)
 
-    def _hierarchical(self, request: SearchRequest, query: QueryVector, pool: int) -> _Ranked:
+    def _hierarchical(self, request: SearchRequest, pending: PendingQuery, pool: int) -> _Ranked:
         """Seed 002: chunks and page/document summaries of one version, scores normalised per
         type, chunks ordered by their own, their page's and their document's score
         (``hierarchy.rank``). A document found only by its summaries gets its best chunks looked
         up (``hierarchical.chunks_per_document``), so its passages can be cited."""
+        query = pending.get()
         cfg = (request.retrieval or self._settings).hierarchical
         chunks = self._store.search(request.target, query, max(cfg.chunk_depth, pool), request.filters,
                                     visibility=request.visibility)
@@ -428,13 +434,13 @@ class SearchService:
         }
         return _Ranked(version, hits, details, summaries.hits, ranking)
 
-    def _fused(self, sides: Sequence[str]) -> Callable[[SearchRequest, QueryVector, int], _Ranked]:
+    def _fused(self, sides: Sequence[str]) -> Callable[[SearchRequest, PendingQuery, int], _Ranked]:
         """A runner fusing ``sides`` (strategies above) by ``fusion.method``, the way ``fusion``
         fuses dense and lexical; every side after the first searches the version the first resolved."""
         runners = {"dense": self._dense, "lexical": self._lexical, "hyde": self._hyde,
                    "hierarchical": self._hierarchical}
 
-        def run(request: SearchRequest, query: QueryVector, pool: int) -> _Ranked:
+        def run(request: SearchRequest, query: PendingQuery, pool: int) -> _Ranked:
             settings = request.retrieval or self._settings
             cfg = settings.fusion if request.retrieval is not None else self._fusion_settings
             depth = {"dense": cfg.dense_depth, "lexical": cfg.lexical_depth, "hyde": settings.hyde.depth,
@@ -447,10 +453,10 @@ class SearchService:
                 runs[side] = runners[side](req, query, max(depth[side], pool))
             if cfg.method == "score":
                 fused = score_fusion({side: [(h.chunk.chunk_id, _order_score(side, h)) for h in r.hits]
-                                      for side, r in runs.items()}, weights, cfg.normalization)[:pool]
+                                      for side, r in runs.items()}, weights, cfg.normalization, limit=pool)
             else:
                 fused = reciprocal_rank_fusion({side: [h.chunk.chunk_id for h in r.hits] for side, r in runs.items()},
-                                               weights, cfg.k)[:pool]
+                                               weights, cfg.k, limit=pool)
             by_id: dict[str, ScoredChunk] = {}
             for r in runs.values():
                 for h in r.hits:
