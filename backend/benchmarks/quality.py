@@ -264,9 +264,10 @@ def measure_options(settings: Settings, plain_store: Any, headed_store: Any | No
             f"{r.ndcg:.4f} ({r.ndcg - baseline.ndcg:+.4f}; wins {wins} / losses {losses}; "
             f"{r.ms_per_query:.1f} ms/query = {r.ms_per_query / max(baseline.ms_per_query, 1e-9):.2f}x)")
     section.figures["best option"] = best.candidate.label
-    section.target("best option nDCG@10 (issue 21 target)", best.ndcg, ">=", 0.46)
-    section.target("best option ms/query / plain fusion", best.ms_per_query / max(baseline.ms_per_query, 1e-9),
-                   "<=", 2.0)
+    # chosen on the queries that judge it: a reference, not the issue 21 target (the held-out choice below is)
+    section.figures["best option nDCG@10 (chosen on the judged queries; reference)"] = round(best.ndcg, 4)
+    section.figures["best option ms/query / plain fusion"] = round(
+        best.ms_per_query / max(baseline.ms_per_query, 1e-9), 2)
     section.notes.append("options: wins/losses count judged queries whose nDCG@10 is above/below plain fusion "
                          "(unweighted RRF, no reranker, no headers); ms/query is the whole search on CISI "
                          "(1460 chunks) in this process, reranking included")
