@@ -417,41 +417,37 @@ class OracleVectorStore(OracleIndexAdmin, OracleConversationLog):
             rows += cur.fetchall()
         return rows
 
-    def similarities(self, version: str, query: QueryVector, chunk_ids: Sequence[str], *,
-                     visibility: Visibility | None = None) -> dict[str, float]:
+    def _read_by_id(self, version: str, chunk_ids: Sequence[str], visibility: Visibility | None, columns: str,
+                    purpose: str, query: QueryVector | None = None) -> tuple[VersionRow, list[Any]]:
+        """``_by_id`` on its own connection, the version resolved (and the query checked) first."""
         sql.oracle_name(version, "retrieval target")
-        with self._db.connection(f"scoring chunks of {version}") as con:
+        with self._db.connection(f"{purpose} of {version}") as con:
             cur = con.cursor()
             v = self._resolve_target(cur, version)
-            self._check_query(v, query)
-            rows = self._by_id(cur, v, chunk_ids, visibility, "distance", {"q": to_float32(query.values)})
+            extra = None
+            if query is not None:
+                self._check_query(v, query)
+                extra = {"q": to_float32(query.values)}
+            return v, self._by_id(cur, v, chunk_ids, visibility, columns, extra)
+
+    def similarities(self, version: str, query: QueryVector, chunk_ids: Sequence[str], *,
+                     visibility: Visibility | None = None) -> dict[str, float]:
+        v, rows = self._read_by_id(version, chunk_ids, visibility, "distance", "scoring chunks", query)
         return {str(r[0]): sql.similarity(v.distance, float(r[1])) for r in rows}  # type: ignore[arg-type]
 
     def fetch_chunks(self, version: str, chunk_ids: Sequence[str], *,
                      visibility: Visibility | None = None) -> dict[str, Chunk]:
-        sql.oracle_name(version, "retrieval target")
-        with self._db.connection(f"reading chunks of {version}") as con:
-            cur = con.cursor()
-            v = self._resolve_target(cur, version)
-            rows = self._by_id(cur, v, chunk_ids, visibility, "chunk")
+        _, rows = self._read_by_id(version, chunk_ids, visibility, "chunk", "reading chunks")
         return {c.chunk_id: c for c in map(row_to_chunk, rows)}
 
     def chunk_vectors(self, version: str, chunk_ids: Sequence[str], *,
                       visibility: Visibility | None = None) -> dict[str, np.ndarray]:
-        sql.oracle_name(version, "retrieval target")
-        with self._db.connection(f"reading vectors of {version}") as con:
-            cur = con.cursor()
-            v = self._resolve_target(cur, version)
-            rows = self._by_id(cur, v, chunk_ids, visibility, "vector")
+        _, rows = self._read_by_id(version, chunk_ids, visibility, "vector", "reading vectors")
         return {str(r[0]): np.asarray(r[1], dtype=np.float32) for r in rows}
 
     def chunk_texts(self, version: str, chunk_ids: Sequence[str], *,
                     visibility: Visibility | None = None) -> dict[str, str]:
-        sql.oracle_name(version, "retrieval target")
-        with self._db.connection(f"reading chunk texts of {version}") as con:
-            cur = con.cursor()
-            v = self._resolve_target(cur, version)
-            rows = self._by_id(cur, v, chunk_ids, visibility, "text")
+        _, rows = self._read_by_id(version, chunk_ids, visibility, "text", "reading chunk texts")
         return {str(r[0]): _text(r[1]) for r in rows}
 
     def _count(self, cur: Any, statement: str, binds: dict[str, Any]) -> int:
