@@ -7,7 +7,7 @@ settings slice; services receive the built objects and never import adapters.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Mapping, TypeVar
 
 from backend.common.config import ChatProviderSettings, EmbeddingSettings, Settings, StoreSettings
 from backend.common.errors import ConfigError
@@ -87,25 +87,27 @@ CHAT_MODELS: dict[str, Callable[[ChatProviderSettings, Settings], Any]] = {
 }
 
 
-def build_store(settings: Settings) -> Any:
-    factory = STORES.get(settings.store.backend)
+F = TypeVar("F")
+
+
+def _factory(registry: Mapping[str, F], name: str, field: str, kind: str) -> F:
+    """``registry[name]``, or a ConfigError naming the config field and the known names."""
+    factory = registry.get(name)
     if factory is None:
-        raise ConfigError(f"store.backend: unknown store {settings.store.backend!r}; known: {sorted(STORES)}")
-    return factory(settings.store, settings.resolve_path)
+        raise ConfigError(f"{field}: unknown {kind} {name!r}; known: {sorted(registry)}")
+    return factory
+
+
+def build_store(settings: Settings) -> Any:
+    return _factory(STORES, settings.store.backend, "store.backend", "store")(settings.store, settings.resolve_path)
 
 
 def build_embedder(settings: Settings) -> Any:
-    factory = EMBEDDERS.get(settings.embeddings.provider)
-    if factory is None:
-        raise ConfigError(f"embeddings.provider: unknown provider {settings.embeddings.provider!r}; known: {sorted(EMBEDDERS)}")
-    return factory(settings.embeddings)
+    return _factory(EMBEDDERS, settings.embeddings.provider, "embeddings.provider", "provider")(settings.embeddings)
 
 
 def build_chat_model(provider: ChatProviderSettings, settings: Settings) -> Any:
-    factory = CHAT_MODELS.get(provider.provider)
-    if factory is None:
-        raise ConfigError(f"llm: unknown chat provider {provider.provider!r}; known: {sorted(CHAT_MODELS)}")
-    return factory(provider, settings)
+    return _factory(CHAT_MODELS, provider.provider, "llm", "chat provider")(provider, settings)
 
 
 def _sentences_reranker(settings: Settings, embedder: Any) -> Any:
@@ -151,10 +153,7 @@ def build_reranker(settings: Settings, embedder: Any = None) -> Any:
     provider = settings.retrieval.rerank.provider
     if provider == "none":
         return None
-    factory = RERANKERS.get(provider)
-    if factory is None:
-        raise ConfigError(f"retrieval.rerank.provider: unknown reranker {provider!r}; known: {sorted(RERANKERS)}")
-    return factory(settings, embedder)
+    return _factory(RERANKERS, provider, "retrieval.rerank.provider", "reranker")(settings, embedder)
 
 
 def reranker_factory(settings: Settings, embedder: Any = None) -> Callable[[Any], Any]:
@@ -232,10 +231,7 @@ def build_enricher(settings: Settings, profile: Any) -> Any:
     provider = profile.enrichment.provider
     if provider == "none":
         return None
-    factory = ENRICHERS.get(provider)
-    if factory is None:
-        raise ConfigError(f"enrichment.provider: unknown enricher {provider!r}; known: {sorted(ENRICHERS)}")
-    return factory(settings, profile)
+    return _factory(ENRICHERS, provider, "enrichment.provider", "enricher")(settings, profile)
 
 
 def build_enrichment_cache(store: Any) -> Any:

@@ -101,3 +101,14 @@ def chat_text(response: Any, chat_format: str, what: str, endpoint: str) -> str:
     if not isinstance(text, str):
         raise ProviderError(f"{what}: malformed response from {endpoint}: no answer text")
     return text
+
+
+def chat_details(model: str, compartment_id: str | None, chat_request: Any) -> Any:
+    """``ChatDetails`` for ``model``: a dedicated endpoint when it is an endpoint OCID, else on demand."""
+    from oci.generative_ai_inference import models
+
+    if model.startswith("ocid1.generativeaiendpoint"):
+        serving: Any = models.DedicatedServingMode(endpoint_id=model)
+    else:
+        serving = models.OnDemandServingMode(model_id=model)
+    return models.ChatDetails(compartment_id=compartment_id, serving_mode=serving, chat_request=chat_request)

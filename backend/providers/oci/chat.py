@@ -21,7 +21,7 @@ from backend.common.errors import ConfigError, ProviderError
 from backend.core.prompt import Prompt, build_prompt
 from backend.core.types import ChatRequest
 from backend.providers.oci import auth
-from backend.providers.oci.calls import call_with_retry, chat_text
+from backend.providers.oci.calls import call_with_retry, chat_details, chat_text
 
 log = structlog.get_logger(__name__)
 
@@ -71,14 +71,7 @@ class OciChatModel:
         return models.GenericChatRequest(messages=messages, is_stream=stream, **kwargs, **common)
 
     def _details(self, request: ChatRequest, stream: bool) -> Any:
-        from oci.generative_ai_inference import models
-
-        if self.model_id.startswith("ocid1.generativeaiendpoint"):
-            serving: Any = models.DedicatedServingMode(endpoint_id=self.model_id)
-        else:
-            serving = models.OnDemandServingMode(model_id=self.model_id)
-        return models.ChatDetails(compartment_id=self._oci.compartment_id, serving_mode=serving,
-                                  chat_request=self._chat_request(request, stream))
+        return chat_details(self.model_id, self._oci.compartment_id, self._chat_request(request, stream))
 
     def generate(self, request: ChatRequest) -> str:
         details = self._details(request, stream=False)

@@ -13,37 +13,23 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 from backend.common.config import EnrichmentSettings, MetadataFieldSettings, OciSettings, Settings
-from backend.common.errors import ConfigError, ProviderError
-from backend.core.enrichment import (
-    SUMMARY_SCHEMA,
-    ChunkEnrichment,
-    EnrichmentInput,
-    enrich_messages,
-    enrichable_fields,
-    parse_reply,
-    parse_summary,
-    reply_schema,
-    summary_messages,
-)
+from backend.common.errors import ConfigError
+from backend.providers.json_chat_enricher import JsonChatEnricher
 from backend.providers.oci import auth
-from backend.providers.oci.calls import call_with_retry, chat_text
+from backend.providers.oci.calls import call_with_retry, chat_details, chat_text
 
 
-class OciEnricher:
+class OciEnricher(JsonChatEnricher):
     def __init__(self, client: Any, oci_settings: OciSettings, settings: EnrichmentSettings, model: str,
                  schema: Mapping[str, MetadataFieldSettings], content_types: Sequence[str], *,
                  limiter: Any = None) -> None:
+        super().__init__(settings, schema, content_types)
         self._client = client
         self._oci = oci_settings
-        self._settings = settings
         self._model = model
-        self._fields = enrichable_fields(schema)
-        self._content_types = tuple(content_types)
-        self._schema = reply_schema(self._content_types, self._fields, settings.questions)
         self._limiter = limiter
         self.endpoint = auth.endpoint_of(client, oci_settings)
         self.model_id = f"oci/{model}"
-        self.calls = 0
 
     @classmethod
     def from_settings(cls, settings: Settings, enrichment: EnrichmentSettings, schema: Mapping[str, MetadataFieldSettings],
@@ -57,24 +43,9 @@ class OciEnricher:
         return cls(auth.inference_client(oci_settings), oci_settings, enrichment, model, schema, content_types,
                    limiter=limiter)
 
-    def enrich(self, items: Sequence[EnrichmentInput]) -> list[ChunkEnrichment]:
-        out = []
-        for item in items:
-            messages = enrich_messages(item, self._content_types, self._fields, self._settings.questions)
-            text = self._ask(messages, "chunk_enrichment", self._schema)
-            try:
-                out.append(parse_reply(text))
-            except ValueError as exc:
-                raise ProviderError(f"OCI enrichment ({self._model}) at {self.endpoint}, chunk {item.chunk_id}: "
-                                    f"{exc}") from exc
-        return out
-
-    def summarize(self, title: str, texts: Sequence[str]) -> str:
-        text = self._ask(summary_messages(title, texts), "summary", SUMMARY_SCHEMA)
-        try:
-            return parse_summary(text)
-        except ValueError as exc:
-            raise ProviderError(f"OCI enrichment ({self._model}) at {self.endpoint}: {exc}") from exc
+    @property
+    def _where(self) -> str:
+        return f"OCI enrichment ({self._model}) at {self.endpoint}"
 
     def _request(self, messages: list[dict[str, str]], name: str, schema: Mapping[str, Any]) -> Any:
         from oci.generative_ai_inference import models
@@ -94,14 +65,7 @@ class OciEnricher:
             **common)
 
     def _ask(self, messages: list[dict[str, str]], name: str, schema: Mapping[str, Any]) -> str:
-        from oci.generative_ai_inference import models
-
-        if self._model.startswith("ocid1.generativeaiendpoint"):
-            serving: Any = models.DedicatedServingMode(endpoint_id=self._model)
-        else:
-            serving = models.OnDemandServingMode(model_id=self._model)
-        details = models.ChatDetails(compartment_id=self._oci.compartment_id, serving_mode=serving,
-                                     chat_request=self._request(messages, name, schema))
+        details = chat_details(self._model, self._oci.compartment_id, self._request(messages, name, schema))
         what = f"OCI enrichment ({self._model}, {self._oci.chat_format})"
 
         def call() -> Any:

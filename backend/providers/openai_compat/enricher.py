@@ -16,61 +16,33 @@ import httpx
 
 from backend.common.config import EnrichmentSettings, MetadataFieldSettings
 from backend.common.errors import ConfigError, ProviderError, ProviderTimeout, ProviderUnavailable
-from backend.core.enrichment import (
-    SUMMARY_SCHEMA,
-    ChunkEnrichment,
-    EnrichmentInput,
-    enrich_messages,
-    enrichable_fields,
-    parse_reply,
-    parse_summary,
-    reply_schema,
-    summary_messages,
-)
 from backend.providers.http_json import check_status, json_client, transient_retrying
+from backend.providers.json_chat_enricher import JsonChatEnricher
 
 
-class OpenAICompatEnricher:
+class OpenAICompatEnricher(JsonChatEnricher):
     def __init__(self, settings: EnrichmentSettings, schema: Mapping[str, MetadataFieldSettings],
                  content_types: Sequence[str], *, limiter: Any = None,
                  transport: httpx.BaseTransport | None = None) -> None:
         if not settings.base_url or not settings.model:
             raise ConfigError("enrichment: provider openai_compat needs base_url and model", field="enrichment")
-        self._settings = settings
-        self._fields = enrichable_fields(schema)
-        self._content_types = tuple(content_types)
-        self._schema = reply_schema(self._content_types, self._fields, settings.questions)
+        super().__init__(settings, schema, content_types)
         self._url = settings.base_url.rstrip("/") + "/chat/completions"
         self._client = json_client(settings.api_key, settings.timeout_s, transport)
         self._limiter = limiter
         self.model_id = f"openai_compat/{settings.model}"
-        self.calls = 0
 
     def close(self) -> None:
         self._client.close()
 
-    def enrich(self, items: Sequence[EnrichmentInput]) -> list[ChunkEnrichment]:
-        out = []
-        for item in items:
-            messages = enrich_messages(item, self._content_types, self._fields, self._settings.questions)
-            text = self._ask(messages, "chunk_enrichment", self._schema, self._settings.max_tokens)
-            try:
-                out.append(parse_reply(text))
-            except ValueError as exc:
-                raise ProviderError(f"enrichment endpoint {self._url}, chunk {item.chunk_id}: {exc}") from exc
-        return out
+    @property
+    def _where(self) -> str:
+        return f"enrichment endpoint {self._url}"
 
-    def summarize(self, title: str, texts: Sequence[str]) -> str:
-        text = self._ask(summary_messages(title, texts), "summary", SUMMARY_SCHEMA, self._settings.max_tokens)
-        try:
-            return parse_summary(text)
-        except ValueError as exc:
-            raise ProviderError(f"enrichment endpoint {self._url}: {exc}") from exc
-
-    def _ask(self, messages: list[dict[str, str]], name: str, schema: Mapping[str, Any], max_tokens: int) -> str:
+    def _ask(self, messages: list[dict[str, str]], name: str, schema: Mapping[str, Any]) -> str:
         body = {
             "model": self._settings.model, "messages": messages, "temperature": self._settings.temperature,
-            "max_tokens": max_tokens, "stream": False,
+            "max_tokens": self._settings.max_tokens, "stream": False,
             "response_format": {"type": "json_schema", "json_schema": {"name": name, "schema": dict(schema),
                                                                        "strict": True}},
         }
