@@ -86,8 +86,10 @@ class Citation(_Out):
     chunk_type: str
     image_ref: str | None = Field(None, description="Figures: image path relative to the assets directory.")
     figure_id: str | None = None
-    page: str | None = Field(None, description="Where in the source: the PDF page number, or the heading path "
-                             "(\"Leave > Carry-over\") of DOCX / Markdown / HTML; null when ingest recorded neither.")
+    page: str | None = Field(None, description="PDF page number of the cited sentence (a passage cited as a whole, "
+                             "e.g. by an LLM: the page it starts on); null for documents without pages.")
+    section: str | None = Field(None, description="Heading path (\"Leave > Carry-over\") or heading the cited "
+                                "sentence stands under; null when the document has no headings there.")
 
 
 class RetrievedChunkMeta(_Out):
@@ -174,8 +176,12 @@ class RetrievalSettingsOut(_Out):
 
 class DecisionExplain(_Out):
     mode: Mode
-    decided_mode: Mode = Field(..., description="Mode before a blank primary answer forced fallback.")
+    decided_mode: Mode = Field(..., description="Mode before a blank primary answer, or the primary LLM's "
+                               "NOT_ANSWERABLE reply, forced fallback.")
     blank_primary_answer: bool
+    llm_judged_unanswerable: bool = Field(
+        False, description="The primary LLM replied NOT_ANSWERABLE (the passages do not contain the answer), so the "
+        "answer fell back; false for the extractive answerer, which never abstains this way.")
     short_query_active: bool
     thresholds: ThresholdsOut
     max_similarity: float | None
@@ -219,7 +225,8 @@ class ChatResponse(_Out):
     mode: Mode
     citations: list[Citation]
     retrieved_chunks_metadata: list[RetrievedChunkMeta]
-    used_chunks: list[str] = Field(..., description="chunk_ids that reached the prompt, in citation order.")
+    used_chunks: list[str] = Field(..., description="chunk_ids that reached the prompt, in prompt order (the "
+                                   "answer's citations are those it cites, renumbered in answer order).")
     sources_used: Literal["all", "partial", "none"]
     decision_explain: DecisionExplain
 

@@ -20,6 +20,7 @@ from backend.api.chat import DOMAIN_HEADER, FieldOutOfRange
 from backend.common.errors import RequestError, RequestTooLarge
 from backend.common.config import SearchStrategy
 from backend.core.metadata_schema import filterable_fields, parse_filters
+from backend.core.services.citing import shown_source
 from backend.core.services.hierarchy import as_dict, page_of
 from backend.core.services.search_service import (
     SearchOutcome,
@@ -109,7 +110,8 @@ class SearchResponse(BaseModel):
 
 def _hit(hit: ScoredChunk) -> SearchHit:
     c = hit.chunk
-    return SearchHit(rank=hit.rank, chunk_id=c.chunk_id, doc_id=c.doc_id, source=c.source, chunk_type=c.chunk_type,
+    return SearchHit(rank=hit.rank, chunk_id=c.chunk_id, doc_id=c.doc_id, source=shown_source(c.source),
+                     chunk_type=c.chunk_type,
                      chunk_index=c.chunk_index, text=c.text, dense_similarity=hit.score,
                      lexical_score=hit.lexical_score, fused_score=hit.fused_score, rerank_score=hit.rerank_score,
                      rank_before_rerank=hit.rank_before_rerank, matched_question=hit.matched_question,

@@ -5,7 +5,8 @@
 * ``event: meta``: mode, ``decision_explain``, citations, retrieved chunks and the cited
   sources with their text (figures with an image URL, signed when keys are on);
 * ``event: delta`` (any number): ``{"text": ...}``, the answer piece by piece;
-* ``event: done``: interaction id, final mode and explanation, timings.
+* ``event: done``: interaction id, the final answer (markers renumbered in answer order),
+  mode, explanation, citations and sources (only the passages the answer cites), timings.
 
 The request is checked and the question routed, condensed, searched and decided before
 the response starts, so a bad request, an unknown domain or an unreachable store still
@@ -48,9 +49,9 @@ def sse(event: str, data: dict[str, Any]) -> str:
     return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
 
 
-def _page(metadata: Any) -> int | None:
-    value = metadata.get("page")
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+def _page(citation: Any) -> int | None:
+    value = citation.page
+    return int(value) if isinstance(value, str) and value.isdigit() else None
 
 
 def _first_heading(text: str) -> str | None:
@@ -59,7 +60,8 @@ def _first_heading(text: str) -> str | None:
 
 
 def sources(answer: ChatAnswer, settings: Any) -> list[dict[str, Any]]:
-    """The cited chunks as the page shows them."""
+    """The cited chunks as the page shows them: the citation's source, section and page (those
+    of the cited sentence, ``context.cited_answer``), with the chunk's text."""
     by_id = {c.chunk_id: c for c in answer.cited_chunks}
     out = []
     for citation in answer.citations:
@@ -67,12 +69,13 @@ def sources(answer: ChatAnswer, settings: Any) -> list[dict[str, Any]]:
         if chunk is None:
             continue
         meta = chunk.metadata
-        section = next((meta[k] for k in ("section", "heading", "title") if isinstance(meta.get(k), str) and meta[k]),
-                       None) or _first_heading(chunk.text)
+        section = citation.section or next(
+            (meta[k] for k in ("section", "heading", "title") if isinstance(meta.get(k), str) and meta[k]),
+            None) or _first_heading(chunk.text)
         image_url = signed_assets.asset_url(settings, citation.image_ref) if citation.image_ref else None
-        out.append(SourceOut(marker=citation.marker, chunk_id=chunk.chunk_id, doc_id=chunk.doc_id, source=chunk.source,
-                             chunk_type=chunk.chunk_type, section=section, page=_page(meta), text=chunk.text,
-                             image_url=image_url).model_dump(mode="json"))
+        out.append(SourceOut(marker=citation.marker, chunk_id=chunk.chunk_id, doc_id=chunk.doc_id,
+                             source=citation.source, chunk_type=chunk.chunk_type, section=section,
+                             page=_page(citation), text=chunk.text, image_url=image_url).model_dump(mode="json"))
     return out
 
 
@@ -86,11 +89,15 @@ def meta_event(answer: ChatAnswer, settings: Any) -> dict[str, Any]:
     }).model_dump(mode="json")
 
 
-def done_event(answer: ChatAnswer) -> dict[str, Any]:
+def done_event(answer: ChatAnswer, settings: Any) -> dict[str, Any]:
+    """The final answer with its final citations: with a token-streaming LLM, ``meta`` went out
+    before the text existed, so only ``done`` knows which passages the answer cites."""
     timings = {**answer.timings, "total_ms": answer.latency_ms}
+    body = answer.to_dict()
     return StreamDone.model_validate({
         "interaction_id": answer.interaction_id, "mode": answer.mode, "answer": answer.answer,
-        "decision_explain": answer.decision_explain, "timings": timings,
+        "decision_explain": answer.decision_explain, "citations": body["citations"],
+        "sources": sources(answer, settings), "timings": timings,
     }).model_dump(mode="json")
 
 
@@ -117,7 +124,7 @@ def chat_stream() -> Response:
                 elif name == "delta":
                     yield sse("delta", StreamDelta(text=payload).model_dump())
                 elif name == "done":
-                    yield sse("done", done_event(payload))
+                    yield sse("done", done_event(payload, settings))
                 name, payload = next(events)
         except StopIteration:
             return

@@ -24,10 +24,12 @@ class SourceOut(_Out):
     marker: str | None = Field(..., description="'[n]' as in the answer; null for figures.")
     chunk_id: str
     doc_id: str
-    source: str
+    source: str = Field(..., description="Path relative to the manifest (or the repository), or the document "
+                        "title; never a server path.")
     chunk_type: str
-    section: str | None = Field(..., description="Heading or section the chunk stands under, when the loader kept it.")
-    page: int | None = Field(..., description="Page number (PDF), when known.")
+    section: str | None = Field(..., description="Heading path or heading the cited sentence stands under, when "
+                                "known.")
+    page: int | None = Field(..., description="Page number (PDF) of the cited sentence, when known.")
     text: str = Field(..., description="The chunk's full text (as stored: sanitized at ingest when configured).")
     image_url: str | None = Field(..., description="Figures: URL of the image (a signed, short-lived one when API keys "
                                   "are on, so an <img> needs no header).")
@@ -37,8 +39,8 @@ class StreamMeta(_Out):
     """``event: meta``, sent first: how the question will be answered and from what."""
 
     interaction_id: str = Field(..., description="What POST /feedback names; the turn is stored when done is sent.")
-    mode: Mode = Field(..., description="Planned mode; with a token-streaming LLM a blank answer can still end as "
-                       "fallback (done carries the final mode).")
+    mode: Mode = Field(..., description="Planned mode; with a token-streaming LLM a blank answer or a "
+                       "NOT_ANSWERABLE reply can still end as fallback (done carries the final mode).")
     decision_explain: DecisionExplain
     citations: list[Citation]
     retrieved_chunks_metadata: list[RetrievedChunkMeta]
@@ -64,8 +66,14 @@ class StreamDone(_Out):
 
     interaction_id: str
     mode: Mode
-    answer: str = Field(..., description="The whole answer (the deltas joined).")
+    answer: str = Field(..., description="The whole answer: the deltas joined, its citation markers renumbered "
+                        "[1]..[m] in the order the answer cites them (an LLM's streamed deltas carry its own "
+                        "numbers, so the page shows this text once done arrives).")
     decision_explain: DecisionExplain
+    citations: list[Citation] = Field(..., description="The final citations: only the passages the answer cites, "
+                                      "in marker order (meta's, sent before an LLM wrote its answer, list every "
+                                      "used passage).")
+    sources: list[SourceOut] = Field(..., description="The cited sources as meta's, for the final citations.")
     timings: Timings
 
 

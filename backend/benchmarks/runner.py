@@ -30,7 +30,7 @@ def machine() -> dict[str, Any]:
 
 
 def run(cisi_dir: Path, sizes: tuple[int, ...], sections: tuple[str, ...], config: Path = DEFAULT_CONFIG,
-        emit: Any = print) -> list[Section]:
+        emit: Any = print, quick: bool = False) -> list[Section]:
     from backend.providers.local.embedder import make_local_embedder
     from backend.providers.sqlite_vs.dense import limit_blas_threads
 
@@ -84,6 +84,12 @@ def run(cisi_dir: Path, sizes: tuple[int, ...], sections: tuple[str, ...], confi
             emit(section.render())
         if "pii" in sections:
             section = pii.measure(config)
+            out.append(section)
+            emit(section.render())
+        if "answers" in sections:
+            from backend.benchmarks import answers
+
+            section = answers.measure(config, embedder, work, quick=quick)
             out.append(section)
             emit(section.render())
         if "enrich" in sections:

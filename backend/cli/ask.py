@@ -31,8 +31,10 @@ def render(answer: ChatAnswer) -> str:
         f"target: {explain['retrieval_target']} -> {explain['version']}  strategy={explain['strategy']}",
         "reasons: " + "; ".join(explain["reasons"]),
     ]
+    # the answer's markers were renumbered in answer order; the explanation keeps context positions
+    shown = {c.chunk_id: c.marker for c in answer.citations if c.marker}
     for sentence in why.get("sentences", []):
-        lines.append(f"{sentence['role']}: {sentence['marker']} score {sentence['score']:.3f} (dense {sentence['dense']:.3f}, "
+        lines.append(f"{sentence['role']}: {shown.get(sentence['chunk_id'], sentence['marker'])} score {sentence['score']:.3f} (dense {sentence['dense']:.3f}, "
                      f"lexical {sentence['lexical']:.2f}, answer type {'yes' if sentence['answer_type_match'] else 'no'}"
                      f"{', asks ' + why['question_type'] if why.get('question_type') else ''})")
     if answer.citations:

@@ -19,7 +19,8 @@ from backend.common.config import Settings
 from backend.common.errors import VersionNotFound
 from backend.core.services import context as ctx
 from backend.core.services.calibration import CalibrationQuery, CalibrationResult, Grid, Score, cross_validate
-from backend.core.services.evidence import SentenceScorer, attach_evidence
+from backend.core.services.answerability import attach_scores
+from backend.core.services.evidence import SentenceScorer
 from backend.core.services.golden import load_golden_set
 from backend.core.services.promotion import resolve_target
 from backend.core.services.retrieval_service import is_short_query
@@ -70,7 +71,7 @@ def collect(settings: Settings, services: Any, sets: list[tuple[str, str]], grid
             for min_sim in min_sims:
                 probe = retrieval.model_copy(update={"hybrid": retrieval.hybrid.model_copy(
                     update={"min_similarity_for_hybrid": min_sim})})
-                cands = attach_evidence(base, question, scorer, probe) if retrieval.decision_score == "evidence" else base
+                cands = attach_scores(base, question, scorer, probe)
                 per_sim[min_sim] = tuple(cands)
             queries.append(CalibrationQuery(f"{golden.path.name}:{q.id}", golden.path.name, q.expected_mode,
                                             is_short_query(question, retrieval.short_query), per_sim))

@@ -511,6 +511,32 @@ class HybridGateSettings(_Model):
     max_context_chars: int = Field(6000, ge=100, description="Prompt context budget.")
 
 
+class AnswerabilitySettings(_Model):
+    """The answerability model (``decision_score: answerability``): logistic weights per
+    feature, fitted by ``rag calibrate --answerability`` (docs/CALIBRATION.md)."""
+
+    intercept: float = Field(-4.0, description="Logit of a sentence with every feature at 0.")
+    weights: dict[str, float] = Field(
+        default_factory=lambda: {"dense": 3.0, "lexical": 2.0, "answer_type": 0.8, "passage_cover": 2.0,
+                                 "context_cover": 0.5, "missing_topic": -1.0, "entity_cover": 1.0,
+                                 "entity_missing": -1.5, "similarity": 0.5},
+        description="Weight per feature (dense, lexical, answer_type, passage_cover, context_cover, missing_topic, "
+        "entity_cover, entity_missing, similarity); a feature left out weighs 0.")
+    min_sentence_relevance: float = Field(
+        0.2, ge=0, le=1, description="A sentence is quoted (and counts as evidence for hybrid) only at or above this "
+        "probability and when it shares a content word with the question; no such sentence means fallback.")
+
+    @field_validator("weights")
+    @classmethod
+    def _known_features(cls, v: dict[str, float]) -> dict[str, float]:
+        from backend.core.services.answerability import FEATURES
+
+        unknown = sorted(set(v) - set(FEATURES))
+        if unknown:
+            raise ValueError(f"unknown feature(s) {unknown}; known: {', '.join(FEATURES)}")
+        return v
+
+
 class FusionSettings(_Model):
     k: int = Field(60, ge=1, description="Reciprocal rank fusion constant.")
     dense_depth: int = Field(100, ge=1, description="Candidates taken from dense search.")
@@ -722,12 +748,14 @@ class RetrievalSettings(_Model):
     )
     threshold_low: float = Field(0.35, description="normalized: hybrid starts here.")
     threshold_high: float = Field(0.55, description="normalized: rag starts here.")
-    decision_score: Literal["similarity", "evidence"] = Field(
+    decision_score: Literal["similarity", "evidence", "answerability"] = Field(
         "similarity",
-        description="What the thresholds compare: `similarity` (best chunk similarity) or `evidence` (best sentence "
-        "score of the usable chunks times the question's word coverage, in [0, 1]; needs score_mode normalized; "
-        "see docs/CALIBRATION.md).",
+        description="What the thresholds compare: `similarity` (best chunk similarity), `evidence` (best sentence "
+        "score of the usable chunks times the question's word coverage, in [0, 1]) or `answerability` (the best "
+        "sentence's probability of answering under `answerability`, in [0, 1]); the last two need score_mode "
+        "normalized; see docs/CALIBRATION.md.",
     )
+    answerability: AnswerabilitySettings = AnswerabilitySettings()
     raw_dot_low: float | None = Field(None, description="raw mode, dot distance: hybrid starts at this dot product.")
     raw_dot_high: float | None = Field(None, description="raw mode, dot distance: rag starts at this dot product.")
     raw_cosine_low: float | None = Field(None, description="raw mode, cosine distance: hybrid starts at this cosine similarity.")
@@ -780,8 +808,8 @@ class RetrievalSettings(_Model):
 
     @model_validator(mode="after")
     def _consistent(self) -> "RetrievalSettings":
-        if self.decision_score == "evidence" and self.score_mode != "normalized":
-            raise ValueError("decision_score 'evidence' compares a [0, 1] score with threshold_low/high; "
+        if self.decision_score in ("evidence", "answerability") and self.score_mode != "normalized":
+            raise ValueError(f"decision_score {self.decision_score!r} compares a [0, 1] score with threshold_low/high; "
                              "it needs score_mode 'normalized'")
         if self.score_mode == "raw":
             if self.distance == "euclidean":
@@ -811,6 +839,9 @@ class ChatProviderSettings(_Model):
     max_tokens: int = Field(512, ge=1, description="Longest answer, in tokens.")
     timeout_s: float = Field(60.0, gt=0, description="Read timeout of one answer request.")
     max_sentences: int = Field(4, ge=1, description="extractive: most sentences in the answer (the lead, then supporting ones that add something).")
+    max_answer_chars: int = Field(
+        1200, ge=80, le=20_000, description="extractive with decision_score answerability: the answer's length limit; "
+        "sentences past it are left out (the leading answer never).")
     local: LocalLlmSettings = Field(LocalLlmSettings(), description="local_llm: the local model's files, threads, "
                                     "context window and the longest context put in one prompt.")
     retry: RetrySettings = Field(
@@ -821,13 +852,16 @@ class ChatProviderSettings(_Model):
 class PromptSettings(_Model):
     rag: str = Field(
         "Answer strictly from the numbered context passages. Cite each fact with its passage number like [1]. "
-        "If the passages do not contain the answer, say so.",
-        description="System prompt of the rag mode.",
+        "If the passages do not contain the answer, reply with exactly NOT_ANSWERABLE and nothing else.",
+        description="System prompt of the rag mode. A reply of exactly NOT_ANSWERABLE turns the answer into "
+        "fallback; a prompt that does not name NOT_ANSWERABLE gets that rule appended to the request.",
     )
     hybrid: str = Field(
         "Use the numbered context passages first and cite them like [1]. The passages only partly cover the "
-        "question: you may add general knowledge, but say clearly which parts are not from the knowledge base.",
-        description="System prompt of the hybrid mode.",
+        "question: you may add general knowledge, but say clearly which parts are not from the knowledge base. "
+        "If the passages contain nothing that answers the question, reply with exactly NOT_ANSWERABLE and "
+        "nothing else.",
+        description="System prompt of the hybrid mode (NOT_ANSWERABLE as for rag).",
     )
     fallback: str = Field(
         "The knowledge base has no passage that answers this question. Say so plainly, then give a brief general "

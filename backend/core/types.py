@@ -369,3 +369,7 @@ class ChatRequest:
     system_prompt: str
     question: str
     context: tuple[Chunk, ...] = ()
+    #: the retrieval similarity of each context passage (same order), when the caller knows it
+    similarities: tuple[float, ...] = ()
+    #: the question's words the knowledge base never uses (an answerability feature), when known
+    unknown_words: tuple[str, ...] = ()

@@ -14,7 +14,10 @@ upserts the same rows, and ``char_start`` in the metadata lets figure chunks fin
 the text chunk that covers a picture. Every chunk also records where it stands:
 ``heading_path`` (the section > subsection headings in force, a list, empty when the
 document has none) and, for PDF, ``page`` (the page number the chunk starts on); citations
-and page summaries read them.
+and page summaries read them. ``section_breaks`` (``[[offset, heading path], ...]``) and, for
+PDF, ``page_breaks`` (``[[offset, page], ...]``) name where a section or page begins inside
+the chunk (offsets into its text), so a citation gives the section and page of the sentence
+it quotes, not of the chunk's start.
 """
 
 from __future__ import annotations
@@ -164,9 +167,11 @@ class TextChunker:
             body = text[span.start:span.end]
             path = heading_path(headings, span.start)
             header = chunk_header(self.profile, title, path)
-            where: dict[str, Any] = {"char_start": span.start, "heading_path": path}
+            where: dict[str, Any] = {"char_start": span.start, "heading_path": path,
+                                     "section_breaks": section_breaks(headings, span.start, span.end)}
             if pages:
                 where["page"] = page_at(pages, span.start)
+                where["page_breaks"] = page_breaks(pages, span.start, span.end)
             out.append(Chunk(
                 chunk_id=f"{document.doc_id}::{index}", doc_id=document.doc_id, text=body, source=document.source,
                 chunk_index=index, chunk_type="text", metadata={**metadata, **where},
@@ -203,6 +208,18 @@ def page_at(pages: Sequence[tuple[int, int]], offset: int) -> int:
             break
         number = page
     return number
+
+
+def page_breaks(pages: Sequence[tuple[int, int]], start: int, end: int) -> list[list[int]]:
+    """Pure: ``[offset in the chunk, page]`` of each page that begins inside ``text[start:end]``
+    (after its first character), so a cited sentence's page can be found."""
+    return [[offset - start, page] for offset, page in pages if start < offset < end]
+
+
+def section_breaks(headings: Sequence[tuple[int, int, str]], start: int, end: int) -> list[list[Any]]:
+    """Pure: ``[offset in the chunk, heading path]`` of each heading that begins inside
+    ``text[start:end]`` (after its first character): the section in force from there on."""
+    return [[offset - start, heading_path(headings, offset)] for offset, _, _ in headings if start < offset < end]
 
 
 def heading_offsets(document: LoadedDocument, text: str) -> list[tuple[int, int, str]]:

@@ -10,6 +10,10 @@ neither ``..`` nor a symlink can reach files outside them.
 Problems are reported as ``manifest.jsonl:17: <what is wrong>``: strict mode raises
 the first as ``ManifestError``; otherwise the line is skipped and the problem is
 returned with the good entries.
+
+Chunks store a document's ``source`` as a path relative to the repository, the manifest's
+folder or the allowed root that holds the file (:func:`source_name`), never as the absolute
+path the server read it from.
 """
 
 from __future__ import annotations
@@ -18,11 +22,11 @@ import errno
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from backend.common.config import Settings
+from backend.common.config import REPO_ROOT, Settings
 from backend.common.errors import ManifestError
 from backend.common.jsonl import parse_model_line
 from backend.core.access import acl_labels, default_labels
@@ -79,6 +83,8 @@ class ManifestEntry:
     where: str
     profiles: tuple[str, ...] = ()
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    #: what chunks store as ``source`` (:func:`source_name`); never an absolute server path
+    source: str = ""
 
 
 @dataclass
@@ -142,6 +148,27 @@ def default_doc_id(path: Path, base: Path) -> str:
     return Path(os.path.relpath(path, base)).as_posix()
 
 
+def source_name(path: Path, base: Path, roots: Sequence[Path], metadata: Mapping[str, Any] | None = None) -> str:
+    """What a document's chunks store as ``source``, never an absolute server path: the path
+    relative to the repository when the file lies in it (as before, so in-repo documents keep
+    their stored source and hash), else relative to the manifest's folder, else to the
+    innermost allowed root that holds it; a file beneath none of them (only possible for an
+    entry not built from a manifest) is named by its manifest ``title`` or its file name.
+    ``path`` is the file as the manifest names it, resolved or not."""
+    real = path.resolve()
+    if real.is_relative_to(REPO_ROOT):
+        return real.relative_to(REPO_ROOT).as_posix()
+    base = base.resolve()
+    for candidate in (Path(os.path.normpath(path.absolute())), real):
+        if candidate.is_relative_to(base):
+            return candidate.relative_to(base).as_posix()
+    holding = [root for root in roots if real.is_relative_to(root)]
+    if holding:
+        return real.relative_to(max(holding, key=lambda r: len(r.parts))).as_posix()
+    title = (metadata or {}).get("title")
+    return title.strip() if isinstance(title, str) and title.strip() else real.name
+
+
 def chunk_metadata(line: ManifestLine) -> dict[str, Any]:
     meta: dict[str, Any] = dict(line.metadata)
     meta["tags"] = list(line.tags)
@@ -179,7 +206,7 @@ def _entries(line: ManifestLine, base: Path, roots: list[Path], settings: Settin
         meta[ACL_FIELD] = default_labels(settings.access)
     return [
         ManifestEntry(path=p.resolve(), doc_id=line.doc_id or default_doc_id(p, base), where=where,
-                      profiles=tuple(line.profiles), metadata=meta)
+                      profiles=tuple(line.profiles), metadata=meta, source=source_name(p, base, roots, meta))
         for p in _expand(line, base, roots)
     ]
 

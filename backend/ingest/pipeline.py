@@ -56,8 +56,10 @@ from backend.ingest.report import IngestReport
 log = structlog.get_logger(__name__)
 
 #: bump when the pipeline changes chunks for unchanged inputs, so every document is redone
-#: (2: every chunk records ``heading_path`` and, for PDF, ``page``)
-PIPELINE_FORMAT = 2
+#: (2: every chunk records ``heading_path`` and, for PDF, ``page``; 3: ``section_breaks`` and, for
+#: PDF, ``page_breaks`` (where a section or page begins inside the chunk), and ``source`` is relative
+#: to the manifest or allowed root for files outside the repository)
+PIPELINE_FORMAT = 3
 _FIGURE_ATTRS = ("caption", "title", "alt", "near_text")
 
 
@@ -90,8 +92,16 @@ def _batched(items: Sequence[Pending], size: int) -> Iterator[list[Pending]]:
 
 
 def display_source(path: Path) -> str:
-    """Repo-relative when possible, so stored sources do not depend on the checkout location."""
-    return path.relative_to(REPO_ROOT).as_posix() if path.is_relative_to(REPO_ROOT) else str(path)
+    """Repo-relative when possible, so stored sources do not depend on the checkout location;
+    else the file name: a stored source is never an absolute server path. Entries read from a
+    manifest carry their own (``ManifestEntry.source``: relative to the manifest's folder or
+    allowed root), which :func:`entry_source` prefers."""
+    return path.relative_to(REPO_ROOT).as_posix() if path.is_relative_to(REPO_ROOT) else path.name
+
+
+def entry_source(entry: ManifestEntry) -> str:
+    """What the entry's chunks store as ``source``."""
+    return entry.source or display_source(entry.path)
 
 
 class IngestPipeline:
@@ -168,7 +178,7 @@ class IngestPipeline:
         s = self.settings
         fingerprint = {
             "format": PIPELINE_FORMAT, "model": self.embedder.model_id, "doc_id": entry.doc_id,
-            "source": display_source(entry.path), "metadata": entry.metadata,
+            "source": entry_source(entry), "metadata": entry.metadata,
             "profile": target.profile.model_dump(mode="json", exclude=profile_fingerprint_exclude(target.profile)),
             "sanitize": s.sanitize.model_dump(mode="json", exclude={"audit_path", "batch_size", "sanitize_questions", "worker"})
             if s.sanitize.enabled else None,
@@ -196,7 +206,7 @@ class IngestPipeline:
             raise
         except Exception as exc:  # a parser bug on hostile input must fail the file, not the run
             raise LoaderError(describe_failure(entry.path, exc), path=str(entry.path)) from exc
-        doc.source = display_source(entry.path)
+        doc.source = entry_source(entry)
         doc.metadata = dict(entry.metadata)
         return doc
 

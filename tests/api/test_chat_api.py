@@ -25,8 +25,8 @@ from tests.api.corpus import (
 )
 
 EXPLAIN_KEYS = {
-    "mode", "decided_mode", "blank_primary_answer", "short_query_active", "thresholds", "max_similarity",
-    "max_eligible_similarity", "gates", "excluded_chunk_ids", "reasons", "effective_query", "query_tokens",
+    "mode", "decided_mode", "blank_primary_answer", "llm_judged_unanswerable", "short_query_active", "thresholds",
+    "max_similarity", "max_eligible_similarity", "gates", "excluded_chunk_ids", "reasons", "effective_query", "query_tokens",
     "used_llm", "answered_by", "score_mode", "distance", "retrieval_target", "domain", "version", "strategy",
     "score_source", "top_k", "candidates", "decision_score", "max_evidence", "answer_explain",
     "condensed_by", "condensed_rule", "rerank", "retrieval_settings",
@@ -71,7 +71,7 @@ def test_answerable_question_is_rag_with_citations_and_full_explain(client: Flas
     assert body["citations"][0] == {
         "marker": "[1]", "chunk_id": "hr-handbook#0", "doc_id": "hr-handbook", "source": "data/hr/handbook.docx",
         "score": body["retrieved_chunks_metadata"][0]["similarity"], "chunk_type": "text", "image_ref": None,
-        "figure_id": None, "page": None,
+        "figure_id": None, "page": None, "section": None,
     }
     assert "25 days of paid annual leave" in body["answer"] and "[1]" in body["answer"]
     why = explain["answer_explain"]  # which sentence won, and why
@@ -163,7 +163,7 @@ def test_figure_chunks_never_reach_prompt_but_appear_in_metadata(corpus: Corpus,
     assert figure_citations == [{"marker": None, "chunk_id": FIGURE_ID, "doc_id": "hr-handbook",
                                  "source": "data/hr/handbook.docx", "score": figure["similarity"],
                                  "chunk_type": "figure", "image_ref": IMAGE_REF, "figure_id": "fig-001",
-                                 "page": None}]
+                                 "page": None, "section": None}]
     assert FIGURE_ID not in body["used_chunks"]
 
 
@@ -173,7 +173,18 @@ def test_prompt_receives_mode_template_and_numbered_context(corpus: Corpus, embe
     body = post(client, HYBRID_QUESTION).get_json()
     sent = recorder.requests[0]
     assert sent.mode == "hybrid" and sent.system_prompt == corpus.settings.llm.prompts.hybrid
-    assert [c.chunk_id for c in sent.context] == body["used_chunks"]
+    assert [c.chunk_id for c in sent.context] == body["used_chunks"] and len(body["used_chunks"]) >= 2
+    # the answer ("Recorded answer [1].") cites the first passage only: it alone is a source
+    assert [(c["marker"], c["chunk_id"]) for c in body["citations"] if c["marker"]] == [("[1]", body["used_chunks"][0])]
+
+
+def test_an_llm_answer_without_markers_lists_every_used_passage(corpus: Corpus, embedder: Any) -> None:
+    """Documented choice: an answer that cites nothing lists the passages it was written from."""
+    client = app_with(corpus, embedder, primary=RecordingChatModel(answer="Take leave when the manager agrees.")
+                      ).test_client()
+    body = post(client, HYBRID_QUESTION).get_json()
+    assert body["answer"] == "Take leave when the manager agrees."
+    assert [c["marker"] for c in body["citations"] if c["marker"]] == [f"[{n}]" for n in range(1, len(body["used_chunks"]) + 1)]
     assert [c["chunk_id"] for c in body["citations"] if c["marker"]] == body["used_chunks"]
 
 

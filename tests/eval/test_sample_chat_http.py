@@ -8,6 +8,7 @@ question hits the DOCX with pictures, whose figure chunks must be cited with an
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -57,7 +58,12 @@ def test_each_mode_is_decided_explained_and_logged(client: FlaskClient, eval_sto
     if mode == "fallback":
         assert body["used_chunks"] == [] and explain["used_llm"] == "fallback"
     else:
-        assert body["used_chunks"] and {c["chunk_id"] for c in body["citations"]} >= set(body["used_chunks"])
+        # the sources are the passages the answer cites, as many as its distinct markers, numbered in answer order
+        cited = [c for c in body["citations"] if c["marker"]]
+        markers = list(dict.fromkeys(re.findall(r"\[\d+\]", body["answer"])))
+        assert body["used_chunks"] and cited and {c["chunk_id"] for c in cited} <= set(body["used_chunks"])
+        assert [c["marker"] for c in cited] == markers == [f"[{n}]" for n in range(1, len(markers) + 1)]
+        assert not any(c["source"].startswith("/") for c in body["citations"])
     rows = eval_store.interactions(limit=1000)
     assert len(rows) == before + 1
     assert (rows[0].question, rows[0].resp_mode, rows[0].retrieval_target) == (question, mode, "KB_ACTIVE")

@@ -69,3 +69,30 @@ def test_docx_heading_styles_give_the_levels(tmp_path: Path) -> None:
     document.save(str(path))
     paths = [c.metadata["heading_path"] for c in chunks_of(path, tmp_path)]
     assert paths[0] == ["Leave"] and ["Leave", "Carry-over"] in paths and paths[-1] == ["Sick leave"]
+
+
+def test_a_chunk_records_where_pages_and_sections_begin_inside_it(tmp_path: Path) -> None:
+    """So a citation gives the page and section of the sentence it quotes, not of the chunk's start."""
+    from fpdf import FPDF
+
+    whole = PROFILE.model_copy(update={"chunker": PROFILE.chunker.model_copy(update={"size": 5000})})
+    pdf = FPDF()
+    pdf.set_font("Helvetica", size=11)
+    for page in range(1, 4):
+        pdf.add_page()
+        pdf.multi_cell(0, 6, f"Page {page} text. " + PARA)
+    path = tmp_path / "handbook.pdf"
+    pdf.output(str(path))
+    (chunk,) = TextChunker(whole).chunk(load_document(path, "handbook", make_settings(tmp_path)))
+    assert chunk.metadata["page"] == 1 and chunk.metadata["section_breaks"] == []
+    breaks = chunk.metadata["page_breaks"]
+    assert [page for _, page in breaks] == [2, 3]
+    assert all(chunk.text[offset:].startswith(f"Page {page} text.") for offset, page in breaks)
+
+    md = tmp_path / "leave.md"
+    md.write_text(f"# Leave\n\n{PARA}\n\n## Carry-over\n\n{PARA}\n\n# Sick leave\n\n{PARA}\n", encoding="utf-8")
+    (chunk,) = TextChunker(whole).chunk(load_document(md, "leave", make_settings(tmp_path)))
+    assert chunk.metadata["heading_path"] == ["Leave"] and "page_breaks" not in chunk.metadata
+    sections = chunk.metadata["section_breaks"]
+    assert [path for _, path in sections] == [["Leave", "Carry-over"], ["Sick leave"]]
+    assert [chunk.text[offset:].split("\n")[0] for offset, _ in sections] == ["Carry-over", "Sick leave"]

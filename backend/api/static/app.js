@@ -148,6 +148,12 @@ async function ask(question, domain) {
         renderAnswer(turn.answerText, text, openSource);
       }
       else if (name === "done") {
+        // done carries the final citations: only the passages the answer cites, numbered in answer order
+        // (meta's were sent before an LLM had written its answer)
+        if (Array.isArray(data.sources)) {
+          markers = renderSources(turn.sources, turn.figures, data.sources);
+          turn.sourcesDetails.hidden = data.sources.length === 0;
+        }
         renderAnswer(turn.answerText, data.answer, openSource);
         turn.badge.replaceChildren(modeBadge(data.mode));
         turn.li.dataset.mode = data.mode;

@@ -141,7 +141,10 @@ def _features(queries: Sequence[CalibrationQuery], min_sim: float, base: Retriev
     compared, gates_ok, has_context, low_off, high_off = [], [], [], [], []
     for q in queries:
         d = decide_answer_mode(q.candidates[min_sim], probe, q.short_query)
-        value = d.max_evidence if base.decision_score == "evidence" else d.max_eligible_similarity
+        value = d.max_evidence if base.decision_score in ("evidence", "answerability") else d.max_eligible_similarity
+        if base.decision_score == "answerability" and value is not None \
+                and value < base.answerability.min_sentence_relevance:
+            value = -1.0  # no relevant sentence: fallback whatever the thresholds
         compared.append(np.nan if value is None or d.max_eligible_similarity is None else value)
         gates_ok.append(d.usable_chunks >= min_chunks and d.usable_context_chars >= min_chars)
         has_context.append(d.usable_chunks > 0)
@@ -152,11 +155,13 @@ def _features(queries: Sequence[CalibrationQuery], min_sim: float, base: Retriev
 
 
 def fit(queries: Sequence[CalibrationQuery], base: RetrievalSettings, grid: Grid = Grid(),
-        rag_penalty: float = 1.0) -> tuple[Setting, float]:
-    """The grid setting with the best objective on ``queries`` (and that objective)."""
+        rag_penalty: float = 1.0, weights: np.ndarray | None = None) -> tuple[Setting, float]:
+    """The grid setting with the best objective on ``queries`` (and that objective);
+    ``weights`` weigh each query (default: all 1)."""
     expected = np.array([_MODE_INDEX[q.expected_mode] for q in queries])
     answerable = expected == 0
-    n = max(len(queries), 1)
+    w = np.ones(len(queries)) if weights is None else np.asarray(weights, dtype=float)
+    n = max(float(w.sum()), 1e-9)
     best: list[tuple[float, Setting]] = []
     top = -np.inf
     explicit_short = base.short_query.threshold_low is not None or base.short_query.threshold_high is not None
@@ -178,7 +183,7 @@ def fit(queries: Sequence[CalibrationQuery], base: RetrievalSettings, grid: Grid
             rag = valid & (value >= highs) & has_context
             hybrid = valid & ~rag & (value >= lows) & (value < highs) & gates_ok
             decided = np.where(rag, 0, np.where(hybrid, 1, 2))
-            objective = (np.sum(decided == expected) - rag_penalty * np.sum(rag & ~answerable)) / n
+            objective = (np.sum(w * (decided == expected)) - rag_penalty * np.sum(w * (rag & ~answerable))) / n
             setting = Setting(low, high, min_sim, min_chunks, min_chars)
             if objective > top + 1e-12:
                 top, best = objective, [(objective, setting)]

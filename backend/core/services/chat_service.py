@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 import time
 import uuid
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Iterator, Mapping
 
 import structlog
@@ -22,14 +22,16 @@ from backend.common.errors import ConfigError, RequestError, UnknownDomain, Vers
 from backend.core.ports import ChatModel, ConversationLog, IndexAdmin, InteractionLog
 from backend.core.services import context as ctx
 from backend.core.services.conversation import Condensed, condense, conversation_key, stream_pieces
-from backend.core.services.evidence import SentenceScorer, attach_evidence
+from backend.core.services.answerability import attach_scores, usable
+from backend.core.services.evidence import SentenceScorer
 from backend.core.services.retrieval_service import (
     Candidate,
     ModeDecision,
     count_tokens,
     decide_answer_mode,
-    downgrade_on_blank_answer,
+    downgrade_on_unusable_answer,
     is_short_query,
+    may_be_abstention,
     sources_used,
     threshold_kind,
 )
@@ -179,8 +181,8 @@ class ChatService:
         threshold_kind(settings.distance, settings.score_mode)
         if evidence is None and isinstance(getattr(primary, "scorer", None), SentenceScorer):
             evidence = primary.scorer  # type: ignore[attr-defined]  # the extractive answerer's, one vector cache
-        if settings.decision_score == "evidence" and evidence is None:
-            raise ConfigError("retrieval.decision_score 'evidence' needs a sentence scorer (build_services makes one)",
+        if settings.decision_score != "similarity" and evidence is None:
+            raise ConfigError(f"retrieval.decision_score {settings.decision_score!r} needs a sentence scorer (build_services makes one)",
                               field="retrieval.decision_score")
         self._evidence = evidence
         missing = {routing.default_profile, *(p for _, p in routing.domains.values())} - set(searches)
@@ -233,8 +235,10 @@ class ChatService:
         """The answer as events: ``meta`` (mode, explanation, citations), ``delta`` pieces of
         text, ``done`` (the final answer, recorded). A model with ``stream`` (an LLM) sends
         its tokens as they come, so ``meta`` then carries the planned decision and ``done``
-        the final one (a blank answer still falls back); any other model answers first and
-        its text is sent sentence by sentence."""
+        the final one (a blank answer or an LLM's ``NOT_ANSWERABLE`` still falls back: the
+        primary's first characters are held back while they may still be that token, so it is
+        never sent as text); any other model answers first and its text is sent sentence by
+        sentence."""
         plan = self._plan(query)
         model = self._primary if plan.decision.mode != "fallback" else self._fallback
         streamer = getattr(model, "stream", None)
@@ -248,15 +252,21 @@ class ChatService:
         used_llm = "primary" if plan.decision.mode != "fallback" else "fallback"
         yield "meta", self._result(plan, "", used_llm, plan.decision, model.name, None, 0.0)
         pieces: list[str] = []
+        held = used_llm == "primary"  # the start is held back while it may still be NOT_ANSWERABLE
         for token in streamer(self._request(plan.decision.mode, plan.effective_query, plan.decision)):
             pieces.append(token)
-            yield "delta", token
+            if held and may_be_abstention("".join(pieces)):
+                continue
+            yield "delta", ("".join(pieces) if held else token)
+            held = False
         text, decision, answered_by = "".join(pieces), plan.decision, model.name
-        if not text.strip():
-            if decision.mode != "fallback":
-                decision = downgrade_on_blank_answer(decision, text)
+        if decision.mode != "fallback":
+            decision = downgrade_on_unusable_answer(decision, text)  # blank, or the LLM's NOT_ANSWERABLE
+        if decision.mode == "fallback" and (used_llm == "primary" or not text.strip()):
             text, _, _, answered_by, _ = self._generate_fallback(decision, plan.effective_query)
             used_llm = "fallback"
+            yield "delta", text
+        elif held:  # all of it was held back, and it is an answer after all
             yield "delta", text
         yield "done", self._finish(query, plan, text.strip(), used_llm, decision, answered_by, None)
 
@@ -281,9 +291,13 @@ class ChatService:
         candidates = ctx.to_candidates(outcome.hits, self._settings.score_mode)
         if outcome.tree:  # hierarchical: the context follows document -> page -> chunk
             candidates = ctx.tree_order(candidates, outcome.tree)
-        if self._evidence is not None and self._settings.decision_score == "evidence":
-            candidates = attach_evidence(candidates, condensed.query, self._evidence, self._settings)
-        decision = decide_answer_mode(candidates, self._settings, short)
+        unknown: tuple[str, ...] = ()
+        if self._settings.decision_score == "answerability":
+            context = [c.chunk for c in usable(candidates, self._settings)]
+            unknown = self._searches[route.profile].unknown_words(outcome.version, condensed.query, context,
+                                                                  query.visibility) if context else ()
+        candidates = attach_scores(candidates, condensed.query, self._evidence, self._settings, unknown)
+        decision = replace(decide_answer_mode(candidates, self._settings, short), unknown_words=unknown)
         planned_ms = round((time.perf_counter() - started) * 1000, 3)
         return _Plan(route, condensed, short, outcome, candidates, decision, started, planned_ms, self._top_k(query))
 
@@ -293,7 +307,8 @@ class ChatService:
             return Condensed(" ".join(query.question.split()), "none")
         principal = query.visibility.principal if query.visibility is not None else None
         previous = [t.effective_query for t in self.history(query.conversation_id, principal)]
-        return condense(query.question, previous, self._condense_llm)
+        similarity = self._evidence.phrase_similarities if self._evidence is not None else None
+        return condense(query.question, previous, self._condense_llm, similarity)
 
     def _result(self, plan: _Plan, text: str, used_llm: str, decision: ModeDecision, answered_by: str,
                 answer_explain: dict[str, Any] | None, generated_ms: float) -> ChatAnswer:
@@ -312,7 +327,10 @@ class ChatService:
         explain["rerank"] = outcome.details.get("rerank")
         # which retrieval settings chose the chunks: the served version's stamp, or the live config
         explain["retrieval_settings"] = outcome.details.get("retrieval_settings")
-        cited = tuple(ctx.citations(decision, candidates))
+        # only the passages the answer cites, renumbered [1]..[m] in the order the answer cites them
+        # (an answer with no marker, e.g. the meta event before an LLM streams, lists every used one)
+        text, citations = ctx.cited_answer(decision, candidates, text, answer_explain)
+        cited = tuple(citations)
         by_id = {c.chunk.chunk_id: c.chunk for c in candidates}
         return ChatAnswer(
             answer=text, mode=decision.mode, used_llm=used_llm, citations=cited, interaction_id=plan.interaction_id,
@@ -366,11 +384,12 @@ class ChatService:
     def _generate(self, decision: ModeDecision, question: str
                   ) -> tuple[str, str, ModeDecision, str, dict[str, Any] | None]:
         """Primary model for rag/hybrid; fallback model (or the fixed message) otherwise,
-        including when the primary answer is blank. The last item is the answerer's own
+        including when the primary answer is blank or the LLM replied ``NOT_ANSWERABLE``
+        (it judged the passages insufficient). The last item is the answerer's own
         explanation (which sentence won and why), when it gives one."""
         if decision.mode != "fallback":
             text, why = _generate_explained(self._primary, self._request(decision.mode, question, decision))
-            decision = downgrade_on_blank_answer(decision, text)
+            decision = downgrade_on_unusable_answer(decision, text)  # blank, or the LLM's NOT_ANSWERABLE
             if decision.mode != "fallback":
                 return text.strip(), "primary", decision, self._primary.name, why
         return self._generate_fallback(decision, question)
@@ -380,7 +399,8 @@ class ChatService:
             return ChatRequest("fallback", self._prompts.fallback, question, ())
         prompt = self._prompts.rag if mode == "rag" else self._prompts.hybrid
         return ChatRequest("rag" if mode == "rag" else "hybrid", prompt, question,
-                           tuple(c.chunk for c in decision.context.used))
+                           tuple(c.chunk for c in decision.context.used),
+                           tuple(c.similarity for c in decision.context.used), decision.unknown_words)
 
     def _generate_fallback(self, decision: ModeDecision, question: str
                            ) -> tuple[str, str, ModeDecision, str, dict[str, Any] | None]:

@@ -11,7 +11,8 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from backend.core.services.hierarchy import DocumentNode, page_of
+from backend.core.services.citing import cite, locate, quoted_sentences, shown_source
+from backend.core.services.hierarchy import DocumentNode
 from backend.core.services.retrieval_service import Candidate, ModeDecision, normalize_similarity
 from backend.core.types import ACL_FIELD, ScoredChunk
 
@@ -31,8 +32,10 @@ class Citation:
     chunk_type: str
     image_ref: str | None = None
     figure_id: str | None = None
-    #: PDF page number or heading path ("Leave > Carry-over"), as ingest recorded it
+    #: PDF page number of the cited sentence (a passage cited as a whole: the page it starts on)
     page: str | None = None
+    #: heading path ("Leave > Carry-over") or heading the cited sentence stands under
+    section: str | None = None
 
 
 @dataclass(frozen=True)
@@ -67,26 +70,45 @@ def _str_or_none(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def citations(decision: ModeDecision, candidates: Sequence[Candidate]) -> list[Citation]:
-    """Used chunks in prompt order (``[1]`` first), then figures that belong to a used
-    chunk or are themselves relevant (similarity >= ``min_similarity_for_hybrid``)."""
+def citations(decision: ModeDecision, candidates: Sequence[Candidate], answer: str | None = None,
+              answer_explain: dict[str, Any] | None = None) -> list[Citation]:
+    """See :func:`cited_answer`; the citations alone (without an answer: every used chunk)."""
+    return cited_answer(decision, candidates, answer, answer_explain)[1]
+
+
+def cited_answer(decision: ModeDecision, candidates: Sequence[Candidate], answer: str | None,
+                 answer_explain: dict[str, Any] | None = None) -> tuple[str, list[Citation]]:
+    """The answer with its markers renumbered ``[1]..[m]`` in reading order, and its citations:
+    the used chunks the answer cites, in marker order (``citing.cite``: an answer that cites
+    no used chunk, e.g. an LLM that wrote no marker, lists them all in prompt order), each
+    with the section and page of the sentence it quoted (``citing.locate``); then figures
+    related to a cited chunk: its own figures (``parent_chunk_id``) and figures of a cited
+    document whose own similarity reaches ``min_similarity_for_hybrid``. ``source`` never
+    shows a server path (``citing.shown_source``)."""
+    text = answer or ""
     if decision.mode == "fallback":
-        return []
-    used = decision.context.used
-    used_ids = {c.chunk.chunk_id for c in used}
-    out = [
-        Citation(f"[{i}]", c.chunk.chunk_id, c.chunk.doc_id, c.chunk.source, round(c.similarity, 6), c.chunk.chunk_type,
-                 page=page_of(c.chunk))
-        for i, c in enumerate(used, start=1)
-    ]
+        return text, []
+    cited = cite(text, decision.context.used)
+    quoted = quoted_sentences(answer_explain)
+    out = []
+    for i, c in enumerate(cited.passages, start=1):
+        where = locate(c.chunk.text, c.chunk.metadata, quoted.get(c.chunk.chunk_id, ()))
+        out.append(Citation(f"[{i}]", c.chunk.chunk_id, c.chunk.doc_id, shown_source(c.chunk.source),
+                            round(c.similarity, 6), c.chunk.chunk_type,
+                            page=None if where.page is None else str(where.page), section=where.section))
+    cited_ids = {c.chunk.chunk_id for c in cited.passages}
+    cited_docs = {c.chunk.doc_id for c in cited.passages}
     for c in candidates:
         meta = c.chunk.metadata
-        related = meta.get("parent_chunk_id") in used_ids or c.similarity >= decision.min_similarity_for_hybrid
+        related = meta.get("parent_chunk_id") in cited_ids or (
+            c.chunk.doc_id in cited_docs and c.similarity >= decision.min_similarity_for_hybrid)
         if c.chunk.chunk_type == "figure" and related:
-            out.append(Citation(None, c.chunk.chunk_id, c.chunk.doc_id, c.chunk.source, round(c.similarity, 6),
-                                "figure", _str_or_none(meta.get("image_ref")), _str_or_none(meta.get("figure_id")),
-                                page_of(c.chunk)))
-    return out
+            where = locate(c.chunk.text, meta)
+            out.append(Citation(None, c.chunk.chunk_id, c.chunk.doc_id, shown_source(c.chunk.source),
+                                round(c.similarity, 6), "figure", _str_or_none(meta.get("image_ref")),
+                                _str_or_none(meta.get("figure_id")),
+                                None if where.page is None else str(where.page), where.section))
+    return cited.text, out
 
 
 def tree_order(candidates: Sequence[Candidate], tree: Sequence[DocumentNode]) -> list[Candidate]:
@@ -109,7 +131,7 @@ def retrieved_metadata(
     for c in sorted(candidates, key=lambda c: (-c.similarity, c.rank)):
         meta = {k: v for k, v in c.chunk.metadata.items() if k != ACL_FIELD}  # who else may read it is not shown
         rows.append(RetrievedChunk(
-            rank=c.rank, chunk_id=c.chunk.chunk_id, doc_id=c.chunk.doc_id, source=c.chunk.source,
+            rank=c.rank, chunk_id=c.chunk.chunk_id, doc_id=c.chunk.doc_id, source=shown_source(c.chunk.source),
             chunk_type=c.chunk.chunk_type, similarity=round(c.similarity, 6), raw_score=round(c.raw_score, 6),
             used=c.chunk.chunk_id in used_ids, excluded_from_llm=c.chunk.chunk_type in exclusions,
             text_preview=preview(c.chunk.text), image_ref=_str_or_none(meta.get("image_ref")),
@@ -131,6 +153,7 @@ def decision_explain(decision: ModeDecision, **facts: Any) -> dict[str, Any]:
         "mode": decision.mode,
         "decided_mode": decision.decided_mode,
         "blank_primary_answer": decision.blank_primary_answer,
+        "llm_judged_unanswerable": decision.llm_judged_unanswerable,
         "short_query_active": th.short_query_active,
         "thresholds": {
             "low": round(th.low, 6), "high": round(th.high, 6),

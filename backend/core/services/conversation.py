@@ -6,10 +6,17 @@ without one, ``condense_offline`` applies this documented rule to the previous
 (already standalone) question:
 
 1. **Connective follow-up**: the question starts with "and", "but", "also", "or",
-   "what about", "how about" or "what if" -> the previous question without its final
-   punctuation, a comma, and the rest of the follow-up:
-   "How many days of annual leave do employees get?" + "and for part-time staff?"
-   -> "How many days of annual leave do employees get, for part-time staff?"
+   "what about", "how about", "same for" or "what if".
+
+   a. When the rest is a new question ("and who approves it?") it is read on its own,
+      with rule 2.
+   b. Otherwise the rest is a new *constraint*, and it replaces the phrase of the
+      previous question it stands for (:func:`substitute`): "How many days of annual
+      leave do full-time employees get?" + "and for part-time staff?" -> "How many days
+      of annual leave do part-time staff get?". The phrase replaced is the run of one to
+      three content words of the previous question whose meaning is closest to the new
+      constraint (cosine of the local model's vectors, at least ``SUBSTITUTE_MIN``).
+   c. With no such phrase (or no model) the rest is appended: "..., for part-time staff?".
 2. **Elliptical follow-up**: at most ``MAX_ELLIPTICAL_TOKENS`` words and a pronoun that
    points back ("it", "they", "that", "there", ...) -> the follow-up with the previous
    question's topic words in parentheses:
@@ -26,7 +33,7 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
-from typing import Literal, Sequence
+from typing import Callable, Literal, Sequence
 
 import structlog
 
@@ -36,8 +43,17 @@ from backend.core.types import ChatRequest
 
 log = structlog.get_logger(__name__)
 
-CONNECTIVE = re.compile(r"^\s*(?:and\s+what\s+about|and\s+how\s+about|what\s+about|how\s+about|what\s+if|and|but|also|or)"
-                        r"\b[\s,]*", re.IGNORECASE)
+CONNECTIVE = re.compile(r"^\s*(?:and\s+what\s+about|and\s+how\s+about|what\s+about|how\s+about|what\s+if|"
+                        r"(?:and\s+)?(?:the\s+)?same\s+for|and|but|also|or)\b[\s,]*", re.IGNORECASE)
+#: the rest of a connective follow-up that asks a question of its own ("and who approves it?")
+NEW_QUESTION = re.compile(r"^(?:what|which|who|whom|whose|when|where|why|how|is|are|was|were|do|does|did|can|could|"
+                          r"may|must|should|will|would|has|have)\b", re.IGNORECASE)
+#: words a constraint phrase starts with that the replaced phrase keeps from the previous question
+_LEAD_PREPOSITIONS = re.compile(r"^(?:for|in|at|on|with|by|to|from|about|of|during|under|over|the|a|an)\s+",
+                                re.IGNORECASE)
+#: the least cosine between the new constraint and the phrase it replaces
+SUBSTITUTE_MIN = 0.3
+MAX_SPAN_WORDS = 3
 BACK_REFERENCE = re.compile(r"\b(?:it|its|they|them|their|this|that|these|those|there|he|she|his|her|one|ones|same)\b",
                             re.IGNORECASE)
 MAX_ELLIPTICAL_TOKENS = 8
@@ -55,6 +71,8 @@ CONDENSE_PROMPT = (
 )
 
 CondensedBy = Literal["none", "rule", "llm"]
+#: cosine of a phrase with each of several texts (the local model's, see ``SentenceScorer.phrase_similarities``)
+Similarity = Callable[[str, Sequence[str]], Sequence[float]]
 
 
 @dataclass(frozen=True)
@@ -84,8 +102,40 @@ def topic_words(question: str) -> str:
     return " ".join(seen.values())
 
 
-def condense_offline(question: str, previous: str | None) -> Condensed:
-    """The offline rule of the module docstring; pure."""
+def spans(question: str) -> list[tuple[int, int, str]]:
+    """``(start, end, text)`` of every run of one to ``MAX_SPAN_WORDS`` consecutive content
+    words of ``question`` (what a substitution may replace)."""
+    words = [(m.start(), m.end(), m.group()) for m in _WORD.finditer(question)]
+    out = []
+    for i in range(len(words)):
+        for j in range(i, min(i + MAX_SPAN_WORDS, len(words))):
+            run = words[i:j + 1]
+            if any(w.lower() in _FUNCTION_WORDS or w.isdigit() for _, _, w in run):
+                break
+            out.append((run[0][0], run[-1][1], question[run[0][0]:run[-1][1]]))
+    return out
+
+
+def substitute(previous: str, constraint: str, similarity: Similarity | None) -> str | None:
+    """``previous`` with the phrase closest in meaning to ``constraint`` replaced by it,
+    or None when no phrase reaches ``SUBSTITUTE_MIN`` (or there is no model)."""
+    phrase = _LEAD_PREPOSITIONS.sub("", constraint.strip()).strip()
+    while _LEAD_PREPOSITIONS.match(phrase):
+        phrase = _LEAD_PREPOSITIONS.sub("", phrase).strip()
+    candidates = spans(previous)
+    if similarity is None or not phrase or not candidates:
+        return None
+    scores = similarity(phrase, [text for _, _, text in candidates])
+    best = max(range(len(candidates)), key=lambda i: (scores[i], candidates[i][1] - candidates[i][0]))
+    if scores[best] < SUBSTITUTE_MIN:
+        return None
+    start, end, _ = candidates[best]
+    return previous[:start] + phrase + previous[end:]
+
+
+def condense_offline(question: str, previous: str | None, similarity: Similarity | None = None) -> Condensed:
+    """The offline rule of the module docstring; pure but for ``similarity`` (phrase
+    cosines from the local model, cached)."""
     question = " ".join(question.split())
     if not previous or not previous.strip():
         return Condensed(question, "none")
@@ -93,13 +143,20 @@ def condense_offline(question: str, previous: str | None) -> Condensed:
     lead = CONNECTIVE.match(question)
     if lead and lead.end() < len(question):
         rest = question[lead.end():].rstrip(" ?!.")
-        if rest:
+        if rest and NEW_QUESTION.match(rest):
+            question = rest[0].upper() + rest[1:] + "?"
+        elif rest:
+            replaced = substitute(previous, rest, similarity)
+            if replaced is not None:
+                return Condensed(replaced, "rule", "substitution")
             return Condensed(f"{previous.rstrip(' ?!.')}, {rest}?", "rule", "connective")
     if len(_tokens(question)) <= MAX_ELLIPTICAL_TOKENS and BACK_REFERENCE.search(question):
         topic = topic_words(previous)
         if topic:
             end = question[-1] if question[-1] in "?!." else "?"
             return Condensed(f"{question.rstrip(' ?!.')} ({topic}){end}", "rule", "elliptical")
+    if lead and NEW_QUESTION.match(question):  # "and who approves the request?" read on its own
+        return Condensed(question, "rule", "connective")
     return Condensed(question, "none")
 
 
@@ -120,13 +177,14 @@ def condense_with_llm(model: ChatModel, question: str, history: Sequence[str]) -
     return Condensed(" ".join(lines[0].split()), "llm")
 
 
-def condense(question: str, history: Sequence[str], llm: ChatModel | None) -> Condensed:
+def condense(question: str, history: Sequence[str], llm: ChatModel | None,
+             similarity: Similarity | None = None) -> Condensed:
     """A standalone question from the conversation's previous standalone questions."""
     if not history:
         return Condensed(" ".join(question.split()), "none")
     if llm is not None:
         return condense_with_llm(llm, question, history)
-    return condense_offline(question, history[-1])
+    return condense_offline(question, history[-1], similarity)
 
 
 _PIECE = re.compile(r"(?<=[.!?\]])\s+(?!\[)")

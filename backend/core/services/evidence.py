@@ -504,6 +504,14 @@ class SentenceScorer:
             vecs = vecs / np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
         return np.asarray(vecs @ q, dtype=np.float32)
 
+    def phrase_similarities(self, phrase: str, texts: Sequence[str]) -> list[float]:
+        """Cosine of ``phrase`` with each text, all embedded as documents (symmetric, cached);
+        zeros without an embedder. Follow-ups use it to find the phrase a constraint replaces."""
+        if self._embedder is None or not texts:
+            return [0.0] * len(texts)
+        vecs = self._vectors([phrase, *texts], query=False)
+        return [float(v) for v in vecs[1:] @ vecs[0]]
+
     def _dense(self, question: str, sentences: list[str]) -> np.ndarray:
         """Cosine of each sentence with the question; 0 without an embedder (then only
         the lexical and answer-type terms rank, so a remote embedder is never called)."""

@@ -3,7 +3,9 @@
 Pure functions over stored ``Feedback`` (newest verdict per answer wins):
 
 * thumbs **up** on a ``rag``/``hybrid`` answer -> a golden query: the standalone query,
-  the cited documents as ``expected_sources``, the served mode as ``expected_mode``;
+  the cited documents as ``expected_sources`` (only the documents of the passages the
+  answer cites, as its turn recorded them from ``ChatAnswer.citations``; not every passage
+  that reached the prompt), the served mode as ``expected_mode``;
   thumbs up on a ``fallback`` answer -> ``expected_mode: fallback`` with no sources.
 * thumbs **down** (or a thumbs up that cites nothing in rag/hybrid, which is no valid
   golden query) -> a review line: the same golden fields as a starting point plus a

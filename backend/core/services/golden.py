@@ -43,6 +43,10 @@ class GoldenQuery(BaseModel):
         None, min_length=1, max_length=64,
         description="Run the query as this configured principal (access.principals): it sees only what the "
         "principal may see. Without it the query runs unrestricted.")
+    group: str | None = Field(
+        None, min_length=1, max_length=128,
+        description="Queries of one group (an article, a document) stay on one side of every calibration fold, "
+        "so a threshold is never judged on the material it was fitted on. Default: the first expected source.")
 
     @field_validator("expected_sources", mode="before")
     @classmethod

@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
+from backend.core.services.citing import shown_source
 from backend.core.services.fusion import normalise_scores
 from backend.core.types import Chunk, SummaryHit
 
@@ -183,7 +184,7 @@ def documents_without_chunks(chunk_doc_ids: Sequence[str], summaries: Sequence[S
 
 def as_dict(nodes: Sequence[DocumentNode]) -> list[dict[str, object]]:
     """The tree as JSON-ready dicts (``/search``'s ``tree`` and ``decision_explain``)."""
-    return [{"doc_id": d.doc_id, "source": d.source, "score": d.score, "summary": d.summary,
+    return [{"doc_id": d.doc_id, "source": shown_source(d.source), "score": d.score, "summary": d.summary,
              "pages": [{"page": p.page, "score": p.score, "summary": p.summary,
                         "chunks": [{"chunk_id": c.chunk_id, "score": round(c.score, 6)} for c in p.chunks]}
                        for p in d.pages]}

@@ -19,11 +19,14 @@ Rules, in the order they apply:
    hybrid gate holds; ``fallback`` otherwise. A figure alone can never make an
    answer ``rag``: the answerer would see nothing to ground it on.
 5. A blank primary answer turns any mode into ``fallback``
-   (:func:`downgrade_on_blank_answer`).
+   (:func:`downgrade_on_blank_answer`), and so does an LLM's reply that the
+   passages do not answer the question, ``NOT_ANSWERABLE`` (:func:`is_abstention`,
+   :func:`downgrade_on_unusable_answer`).
 """
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from dataclasses import dataclass, replace
@@ -31,6 +34,7 @@ from typing import Literal, Sequence
 
 from backend.common.config import RetrievalSettings, ShortQuerySettings
 from backend.common.errors import ConfigError
+from backend.core.prompt import ABSTAIN_TOKEN
 from backend.core.types import Chunk
 
 AnswerMode = Literal["rag", "hybrid", "fallback"]
@@ -97,9 +101,13 @@ class ModeDecision:
     context: ContextSelection
     decided_mode: AnswerMode = "fallback"
     blank_primary_answer: bool = False
+    #: the primary LLM replied that the passages do not answer the question (``NOT_ANSWERABLE``)
+    llm_judged_unanswerable: bool = False
     #: what the thresholds compared: ``similarity`` or ``evidence`` (then ``max_evidence`` is that value)
     decision_score: str = "similarity"
     max_evidence: float | None = None
+    #: ``answerability``: the question's words the knowledge base never uses (a model feature)
+    unknown_words: tuple[str, ...] = ()
 
     @property
     def gates_passed(self) -> dict[str, bool]:
@@ -241,15 +249,22 @@ def decide_answer_mode(
     reasons: list[str] = []
     if short_query_active:
         reasons.append(f"short query: thresholds tightened to low={th.low:.4g} high={th.high:.4g}")
-    by_evidence = settings.decision_score == "evidence"
+    by_evidence = settings.decision_score in ("evidence", "answerability")
     best_evidence = _max([c.evidence for c in context.used if c.evidence is not None])
-    compared, label = (best_evidence, "max evidence") if by_evidence else (eligible, "max similarity")
+    label = {"evidence": "max evidence", "answerability": "best sentence's answerability"}.get(
+        settings.decision_score, "max similarity")
+    compared = best_evidence if by_evidence else eligible
+    bar = settings.answerability.min_sentence_relevance if settings.decision_score == "answerability" else None
     mode: AnswerMode
     if eligible is None:
         reasons.append("no retrieved chunk may reach the LLM" if candidates else "no chunks retrieved")
         mode = "fallback"
     elif compared is None:  # evidence only: no usable chunk, or none was scored
         reasons.append(f"no usable chunk (similarity >= {gates.min_similarity_for_hybrid:.4g}) has evidence to compare")
+        mode = "fallback"
+    elif bar is not None and compared < bar:
+        reasons.append(f"no retrieved sentence is relevant to the question: {label} {compared:.4f} < relevance bar "
+                       f"{bar:.4g} (answerability.min_sentence_relevance)")
         mode = "fallback"
     elif compared >= th.high:
         if n_used:
@@ -299,6 +314,85 @@ def downgrade_on_blank_answer(decision: ModeDecision, primary_answer: str | None
         mode="fallback",
         blank_primary_answer=True,
         reasons=decision.reasons + (f"primary model returned a blank answer in mode {decision.mode}",),
+    )
+
+
+#: Longest reply :func:`is_abstention` accepts, and so how much of a stream is held back at most.
+ABSTAIN_MAX_CHARS = 256
+#: ``NOT_ANSWERABLE`` in any case, with ``_``, ``-``, spaces or nothing between the words
+_ABSTAIN_WORDS = re.compile(r"not[\s_-]*answerable", re.IGNORECASE)
+_FENCE = re.compile(r"^```(?:json|text)?\s*(.*?)\s*```$", re.IGNORECASE | re.DOTALL)
+_WRAPPERS = "`\"'\u201c\u201d\u2018\u2019*"
+#: what :func:`may_be_abstention` ignores: wrappers, whitespace, separators and end punctuation
+_SQUEEZE = re.compile(r"[\s`\"'\u201c\u201d\u2018\u2019*_.!-]+")
+_SQUEEZED_TOKEN = _SQUEEZE.sub("", ABSTAIN_TOKEN).lower()
+
+
+def _unwrap(text: str) -> str:
+    """``text`` without surrounding whitespace, a code fence (plain, ``json`` or ``text``),
+    backticks, quotes, bold stars and a trailing period or exclamation mark."""
+    previous: str | None = None
+    while text != previous:
+        previous = text
+        text = text.strip()
+        fenced = _FENCE.match(text)
+        if fenced:
+            text = fenced.group(1)
+        text = text.strip(_WRAPPERS).rstrip(".!")
+    return text
+
+
+def is_abstention(text: str | None) -> bool:
+    """Whether an LLM's whole reply says the passages do not answer the question: the token
+    ``NOT_ANSWERABLE`` (``backend.core.prompt.ABSTAIN_TOKEN``), leniently (surrounding
+    whitespace, quotes, backticks or a code fence, a trailing period, any case, a space for
+    the underscore), or a JSON object with ``"answerable": false``. A reply that merely
+    mentions the words in a sentence is an answer, and so is anything longer than
+    ``ABSTAIN_MAX_CHARS``."""
+    if text is None or len(text) > ABSTAIN_MAX_CHARS:
+        return False
+    body = _unwrap(text)
+    if _ABSTAIN_WORDS.fullmatch(body):
+        return True
+    if not body.startswith("{"):
+        return False
+    try:
+        value = json.loads(body)
+    except ValueError:
+        return False
+    return isinstance(value, dict) and value.get("answerable") is False
+
+
+def may_be_abstention(prefix: str) -> bool:
+    """Whether a streamed reply that starts with ``prefix`` can still turn out to be an
+    abstention (:func:`is_abstention`); while it can, the stream holds its text back.
+    Lenient on purpose: a wrong ``True`` only delays a few characters, a wrong ``False``
+    would show the token. Every prefix of a reply ``is_abstention`` accepts gets ``True``."""
+    if len(prefix) > ABSTAIN_MAX_CHARS:
+        return False
+    squeezed = _SQUEEZE.sub("", prefix).lower()
+    for tag in ("", "json", "text"):  # a code fence's language tag, if any
+        if tag.startswith(squeezed):
+            return True
+        rest = squeezed.removeprefix(tag) if squeezed.startswith(tag) else None
+        if rest is not None and (_SQUEEZED_TOKEN.startswith(rest) or rest.startswith("{")):
+            return True
+    return False
+
+
+def downgrade_on_unusable_answer(decision: ModeDecision, primary_answer: str | None) -> ModeDecision:
+    """:func:`downgrade_on_blank_answer`, and also ``fallback`` when the primary model
+    abstained (:func:`is_abstention`: it judged the passages insufficient). Returns the
+    decision unchanged for an answer, or when the mode already is fallback."""
+    decision = downgrade_on_blank_answer(decision, primary_answer)
+    if decision.mode == "fallback" or not is_abstention(primary_answer):
+        return decision
+    return replace(
+        decision,
+        mode="fallback",
+        llm_judged_unanswerable=True,
+        reasons=decision.reasons + (
+            f"the answer model judged the passages insufficient to answer ({ABSTAIN_TOKEN}) in mode {decision.mode}",),
     )
 
 

@@ -54,7 +54,7 @@ from backend.core.services import hierarchy
 from backend.core.services.hierarchy import DocumentNode
 from backend.core.services.query_embedding import LEXICAL_FIRST, PendingQuery
 from backend.core.services.retrieval_stamp import stamped_settings
-from backend.core.types import Candidates, FieldFilter, QueryVector, ScoredChunk, SummaryHit, Visibility
+from backend.core.types import Candidates, Chunk, FieldFilter, QueryVector, ScoredChunk, SummaryHit, Visibility
 
 log = structlog.get_logger(__name__)
 
@@ -169,6 +169,14 @@ class SearchService:
     def embed_query(self, text: str) -> QueryVector:
         vec = self._embedder.embed_queries([query_input(text, self._profile)])[0]
         return QueryVector(vec, self._embedder.model_id, getattr(self._embedder, "compatible_models", frozenset()))
+
+    def unknown_words(self, version: str, question: str, context: Sequence[Chunk],
+                      visibility: Visibility | None = None) -> tuple[str, ...]:
+        """The question's words ``version``'s knowledge base never uses (the answerability
+        model's ``unknown_words``), through the store's full-text index and ``visibility``."""
+        from backend.core.services.answerability import unknown_words
+
+        return unknown_words(self._store, version, question, context, visibility)
 
     def search(self, request: SearchRequest) -> SearchOutcome:
         """Top ``request.top_k`` hits under the request's strategy (default

@@ -44,7 +44,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from backend.common.config import AnswerabilitySettings
 from backend.core.ports import Embedder
+from backend.core.services.answerability import AnswerabilityJudge, QuestionReading, model_from
 from backend.core.services.evidence import (  # noqa: F401 - re-exported: the answerer's vocabulary
     ANAPHORA,
     ANSWER_TYPE_WEIGHT,
@@ -72,10 +74,16 @@ class ExtractiveChatModel:
 
     name = "extractive"
 
-    def __init__(self, embedder: Embedder | None = None, max_sentences: int = 4, cache_size: int = 20_000) -> None:
+    def __init__(self, embedder: Embedder | None = None, max_sentences: int = 4, cache_size: int = 20_000,
+                 answerability: AnswerabilitySettings | None = None, max_answer_chars: int = 1200) -> None:
         self._max_sentences = max_sentences
+        self._max_chars = max_answer_chars
         #: the sentence scorer, shared with the chat service's evidence decision (one vector cache)
         self.scorer = SentenceScorer(embedder, cache_size)
+        #: with it, sentences are chosen by their probability of answering (``answerability``), and a
+        #: sentence below ``min_sentence_relevance`` or sharing no word with the question is never quoted
+        self._judge = AnswerabilityJudge(self.scorer, model_from(answerability)) if answerability else None
+        self._bar = answerability.min_sentence_relevance if answerability else 0.0
 
     def generate(self, request: ChatRequest) -> str:
         return self.generate_explained(request)[0]
@@ -86,6 +94,8 @@ class ExtractiveChatModel:
         sentence left out is reported as ``runner_up``."""
         if request.mode == "fallback" or not request.context:
             return NO_ANSWER, None
+        if self._judge is not None:
+            return self._generate_judged(request)
         sentences = self.scorer.sentences(request.context)
         if not sentences:
             return "", None
@@ -112,20 +122,74 @@ class ExtractiveChatModel:
         }
         return text, explain
 
-    def _choose(self, ranked: list[ScoredSentence], in_order: list[ScoredSentence]) -> list[ScoredSentence]:
+    def _generate_judged(self, request: ChatRequest) -> tuple[str, dict[str, Any] | None]:
+        """Quote only sentences that answer: the most probable one leads, then (in document
+        order) what supports it, the rest of a list, the second part of a two-part question;
+        framing sentences, document fact lines and sentences sharing no word with the question
+        never. Nothing relevant -> a blank answer (the chat service falls back)."""
+        judge = self._judge
+        assert judge is not None
+        judged = judge.judge(request.question, request.context, request.similarities or None,
+                             len(request.unknown_words))
+        reading = QuestionReading.of(request.question)
+        prob = {j.sentence.position: j.probability for j in judged}
+        in_order = [j.scored for j in judged]
+        quotable = {j.sentence.position for j in judged
+                    if j.probability >= self._bar and j.shares_key_term(reading) and j.sentence.kind != "meta"
+                    and not FRAMING.match(j.sentence.text)}
+        explain: dict[str, Any] = {
+            "method": "extractive", "question_type": reading.qtype, "content_words": sorted(reading.content),
+            "candidates": len(judged), "relevant": len(quotable), "relevance_bar": self._bar,
+            "scoring": "probability that the sentence answers (retrieval.answerability)",
+        }
+        if not quotable:
+            return "", {**explain, "sentences": [], "runner_up": None}
+
+        def key(s: ScoredSentence) -> float:
+            return prob[s.sentence.position]
+
+        ranked = sorted((s for s in in_order if s.sentence.position in quotable), key=lambda s: -key(s))
+        chosen = self._choose(ranked, in_order, key, quotable)
+        for part in question_parts(request.question)[1:]:
+            part_judged = [j for j in judge.judge(part, request.context, request.similarities or None,
+                                                  len(request.unknown_words))
+                           if j.sentence.position in quotable]
+            if part_judged:
+                best = max(part_judged, key=lambda j: j.probability)
+                if all(c.sentence.position != best.sentence.position for c in chosen):
+                    chosen.append(in_order[best.sentence.position])
+        if reading.qtype == "list":
+            chosen = _whole_list(chosen, ranked, in_order, key)
+        chosen = _whole_items(chosen, in_order, whole_paragraph=bool(_PROCEDURE.search(request.question)))
+        lead, rest = chosen[0], sorted(chosen[1:], key=lambda s: s.sentence.position)
+        text = _render([lead, *rest], self._max_chars)
+        if request.mode == "hybrid":
+            text = f"{PARTIAL_NOTE} {text}"
+        left = [s for s in ranked if s not in chosen]
+        by_pos = {j.sentence.position: j for j in judged}
+        explain["sentences"] = [{**s.explain("lead" if i == 0 else "support"), "answerability": round(key(s), 4),
+                                 "contributions": judge.model.contributions(by_pos[s.sentence.position].features)[:4]}
+                                for i, s in enumerate([lead, *rest])]
+        explain["runner_up"] = {**left[0].explain("runner_up"), "answerability": round(key(left[0]), 4)} if left else None
+        return text, explain
+
+    def _choose(self, ranked: list[ScoredSentence], in_order: list[ScoredSentence], key: Any = None,
+                allowed: set[int] | None = None) -> list[ScoredSentence]:
         """The lead, then: the sentence right after it when that one continues it ("They
         are shredded on site."), then the next best that score within ``SUPPORT_RATIO``
         of the lead and bring ``SUPPORT_MIN_NEW_WORDS`` content words it lacks."""
+        key = key or _rank_score
         lead = ranked[0]
         chosen = [lead]
         nxt = lead.sentence.position + 1
         if nxt < len(in_order) and in_order[nxt].sentence.chunk_id == lead.sentence.chunk_id \
-                and ANAPHORA.match(in_order[nxt].sentence.text) and self._max_sentences > 1:
+                and ANAPHORA.match(in_order[nxt].sentence.text) and self._max_sentences > 1 \
+                and (allowed is None or nxt in allowed):
             chosen.append(in_order[nxt])
         covered = set().union(*(content_words(c.sentence.text) for c in chosen))
         limit = self._max_sentences
         for cand in ranked[1:]:
-            if len(chosen) >= limit or _rank_score(cand) < SUPPORT_RATIO * _rank_score(lead):
+            if len(chosen) >= limit or key(cand) < SUPPORT_RATIO * key(lead):
                 break
             new = set(content_words(cand.sentence.text)) - covered
             # a document's owner/date line may lead when nothing else answers, never support
@@ -152,13 +216,14 @@ LIST_MAX_ITEMS = 6
 
 
 def _whole_list(chosen: list[ScoredSentence], ranked: list[ScoredSentence],
-                in_order: list[ScoredSentence]) -> list[ScoredSentence]:
+                in_order: list[ScoredSentence], key: Any = None) -> list[ScoredSentence]:
     """For a question that asks for a list: the items (or table rows) under the heading of
     the best-ranked item that scores within ``SUPPORT_RATIO`` of the lead, in reading
     order, after the lead."""
-    lead = _rank_score(chosen[0])
+    key = key or _rank_score
+    lead = key(chosen[0])
     best = next((s for s in ranked if s.sentence.kind in ("item", "row")), None)
-    if best is None or _rank_score(best) < SUPPORT_RATIO * lead:
+    if best is None or key(best) < SUPPORT_RATIO * lead:
         return chosen
     members = [s for s in in_order if s.sentence.kind == best.sentence.kind
                and s.sentence.heading == best.sentence.heading][:LIST_MAX_ITEMS]
@@ -188,6 +253,27 @@ def _whole_items(chosen: list[ScoredSentence], in_order: list[ScoredSentence],
             if s not in out:
                 out.append(s)
     return out
+
+
+#: a sentence that frames a document instead of saying anything ("This policy explains ...")
+FRAMING = re.compile(r"^(this|the following) (policy|document|section|guide|page|handbook|procedure|standard|chapter)\b"
+                     r"[^.]{0,40}\b(explains?|describes?|sets? out|covers?|outlines?|applies|summari[sz]es?)\b|"
+                     r"^(these|the) (rules|steps|measures) (keep|help|ensure|protect)\b", re.IGNORECASE)
+
+
+def _render(chosen: list[ScoredSentence], max_chars: int) -> str:
+    """The lead first, then the rest in document order; consecutive list items (or table
+    rows) as a list, one per line; sentences past ``max_chars`` dropped (never the lead)."""
+    parts: list[str] = []
+    used = 0
+    for i, s in enumerate(chosen):
+        piece = f"{s.sentence.text} [{s.sentence.passage}]"
+        if i and used + len(piece) > max_chars:
+            break
+        used += len(piece) + 1
+        is_item = s.sentence.kind in ("item", "row") and i > 0
+        parts.append(("\n- " if is_item else (" " if i else "")) + piece)
+    return "".join(parts).strip()
 
 
 def _rank_score(s: ScoredSentence) -> float:

@@ -1,0 +1,359 @@
+"""Does this sentence answer this question? A small interpretable model, not a similarity.
+
+Similarity says a sentence is *about* the question's subject; it cannot tell "How many
+sports does Yale compete in?" from the sentence about Harvard that answers the same
+question for another college, nor "three particles" from "two". This module reads a
+question against each context sentence for the signals that do tell:
+
+==================  ==============================================================
+``dense``           cosine of question and sentence (heading mixed in, see evidence)
+``lexical``         share of the question's content words in the sentence (heading half)
+``answer_type``     the sentence carries what the question asks for (a quantity for
+                    "how many", a date for "when", a name for "who", ...)
+``passage_cover``   share of the question's topic words found in the sentence's passage
+``context_cover``   share of topic words found anywhere in the retrieved context
+``missing_topic``   number of topic words found nowhere in the context (capped at 3)
+``entity_cover``    share of the question's names and numbers ("Yale", "2008", "three")
+                    found in the sentence's passage (1 when it names none)
+``entity_missing``  1 when a name or number of the question is in no retrieved passage
+``similarity``      the retrieval similarity of the sentence's chunk
+==================  ==============================================================
+
+The features are combined by a logistic model, ``P(answers) = sigmoid(intercept + w . f)``,
+whose weights live in config (``retrieval.answerability``) and come from ``rag calibrate
+--answerability`` (logistic regression on golden sets, folds by article or document). The
+decision score of a question is the best sentence's probability; every contribution is
+reported in ``decision_explain`` in the words of the table above.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import TYPE_CHECKING, Mapping, Sequence
+
+import numpy as np
+
+from backend.core.services.evidence import (
+    ScoredSentence,
+    Sentence,
+    SentenceScorer,
+    content_words,
+    question_type,
+    topic_words,
+)
+from backend.core.types import Chunk
+
+if TYPE_CHECKING:
+    from backend.common.config import AnswerabilitySettings, RetrievalSettings
+    from backend.core.ports import VectorStore
+    from backend.core.services.retrieval_service import Candidate
+    from backend.core.types import Visibility
+
+FEATURES: tuple[str, ...] = ("dense", "lexical", "answer_type", "passage_cover", "context_cover", "missing_topic",
+                             "entity_cover", "entity_missing", "similarity", "name_cover", "number_missing",
+                             "bigram_cover", "novelty", "unknown_words")
+
+#: what each feature means, for ``decision_explain`` (a user reads these)
+FEATURE_WORDS: Mapping[str, str] = {
+    "dense": "meaning close to the question",
+    "lexical": "question words in the sentence",
+    "answer_type": "carries the kind of answer asked for",
+    "passage_cover": "question topic words in its passage",
+    "context_cover": "question topic words anywhere in the retrieved text",
+    "missing_topic": "question topic words found nowhere",
+    "entity_cover": "names and numbers of the question in its passage",
+    "entity_missing": "a name or number of the question found nowhere",
+    "similarity": "retrieval similarity of its passage",
+    "name_cover": "multi-word names of the question found whole in its passage",
+    "number_missing": "a number of the question missing from the sentence",
+    "bigram_cover": "word pairs of the question found in the sentence",
+    "novelty": "what the sentence says beyond the question's own words",
+    "unknown_words": "question words the knowledge base never uses",
+}
+
+MISSING_CAP = 3.0
+_QUESTION_WORDS = frozenset("what which who whom whose when where why how is are was were do does did can could "
+                            "will would should shall may might must has have had in on at for of the a an".split())
+_NUMBER_WORDS = {"two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seven": "7", "eight": "8",
+                 "nine": "9", "ten": "10", "eleven": "11", "twelve": "12", "twenty": "20", "thirty": "30",
+                 "forty": "40", "fifty": "50", "hundred": "100"}
+_TOKEN = re.compile(r"[\w'’-]+")
+_DIGITS = re.compile(r"^\d+(?:[.,]\d+)?$")
+
+
+def fold_accents(text: str) -> str:
+    """"Beyoncé" and "Beyonce" are one name to a question typed without accents."""
+    return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
+
+
+@lru_cache(maxsize=20_000)
+def _words(text: str) -> frozenset[str]:
+    return frozenset(content_words(fold_accents(text)))
+
+
+@lru_cache(maxsize=20_000)
+def _plain_tokens(text: str) -> frozenset[str]:
+    """Lower-cased tokens with number words written as digits ("three" -> "3")."""
+    out = set()
+    for tok in _TOKEN.findall(fold_accents(text).lower()):
+        tok = tok.strip("'’-")
+        out.add(_NUMBER_WORDS.get(tok, tok))
+        out.update(p for p in tok.split("-") if p)
+    return frozenset(out)
+
+
+def question_entities(question: str) -> tuple[str, ...]:
+    """The names and numbers a question is about: capitalised words past the first (not
+    question words), digits and number words from two up, lower-cased, accents folded."""
+    tokens = _TOKEN.findall(fold_accents(question))
+    out: list[str] = []
+    for i, tok in enumerate(tokens):
+        tok = tok.strip("'’-")
+        low = tok.lower()
+        if not tok or low in _QUESTION_WORDS:
+            continue
+        if _DIGITS.match(tok) or low in _NUMBER_WORDS:
+            out.append(_NUMBER_WORDS.get(low, low))
+        elif i > 0 and tok[0].isupper() and len(tok) > 1:
+            out.append(low.split("'")[0].split("’")[0])
+    return tuple(dict.fromkeys(out))
+
+
+_NAME = re.compile(r"\b[A-Z][\w'’-]*(?:\s+(?:of|the|de|von|van|and|&)?\s*[A-Z][\w'’-]*)+")
+
+
+def question_names(question: str) -> tuple[str, ...]:
+    """Multi-word names of the question ("Legend of Zelda", "Ernst Stavro Blofeld"), lower-cased:
+    a look-alike question often keeps each word of a name but not the name ("Ocarina Princess")."""
+    folded = fold_accents(question)
+    names = []
+    for m in _NAME.finditer(folded):
+        words = m.group().split()
+        while words and words[0].lower() in _QUESTION_WORDS:
+            words = words[1:]
+        if len(words) >= 2:
+            names.append(" ".join(words).lower())
+    return tuple(dict.fromkeys(names))
+
+
+def _bigrams(words: Sequence[str]) -> frozenset[tuple[str, str]]:
+    return frozenset(zip(words, words[1:]))
+
+
+@lru_cache(maxsize=20_000)
+def _ordered_words(text: str) -> tuple[str, ...]:
+    return tuple(content_words(fold_accents(text)))
+
+
+@lru_cache(maxsize=20_000)
+def _flat_lower(text: str) -> str:
+    return " ".join(fold_accents(text).lower().split())
+
+
+@dataclass(frozen=True)
+class QuestionReading:
+    """What the features need of the question, computed once per question."""
+
+    content: frozenset[str]
+    topic: tuple[str, ...]
+    entities: tuple[str, ...]
+    qtype: str | None
+    names: tuple[str, ...] = ()
+    numbers: tuple[str, ...] = ()
+    bigrams: frozenset[tuple[str, str]] = frozenset()
+
+    @classmethod
+    def of(cls, question: str) -> "QuestionReading":
+        folded = fold_accents(question)
+        entities = question_entities(question)
+        return cls(frozenset(content_words(folded)), tuple(topic_words(folded)), entities,
+                   question_type(question), question_names(question),
+                   tuple(e for e in entities if e[:1].isdigit()), _bigrams(_ordered_words(question)))
+
+
+@dataclass(frozen=True)
+class SentenceJudgement:
+    """One sentence's features and the model's probability that it answers the question."""
+
+    scored: ScoredSentence
+    features: tuple[float, ...]
+    probability: float
+
+    @property
+    def sentence(self) -> Sentence:
+        return self.scored.sentence
+
+    def shares_key_term(self, reading: QuestionReading) -> bool:
+        """Whether the sentence (or its heading) holds at least one of the question's content words."""
+        words = _words(self.sentence.text) | (_words(self.sentence.heading) if self.sentence.heading else frozenset())
+        return bool(reading.content & words) or not reading.content
+
+
+@dataclass(frozen=True)
+class AnswerabilityModel:
+    """Logistic weights per feature (see the module docstring)."""
+
+    intercept: float
+    weights: Mapping[str, float]
+
+    def __post_init__(self) -> None:
+        unknown = set(self.weights) - set(FEATURES)
+        if unknown:
+            raise ValueError(f"unknown answerability features {sorted(unknown)}; known: {', '.join(FEATURES)}")
+
+    @property
+    def vector(self) -> np.ndarray:
+        return np.array([self.weights.get(name, 0.0) for name in FEATURES], dtype=np.float64)
+
+    def probabilities(self, features: np.ndarray) -> np.ndarray:
+        if features.size == 0:
+            return np.zeros(0)
+        z = self.intercept + features @ self.vector
+        return 1.0 / (1.0 + np.exp(-np.clip(z, -40, 40)))
+
+    def contributions(self, features: Sequence[float]) -> list[dict[str, object]]:
+        """Each feature's value and its share of the logit, largest effect first."""
+        rows = [{"feature": name, "means": FEATURE_WORDS[name], "value": round(float(v), 4),
+                 "weight": round(self.weights.get(name, 0.0), 4),
+                 "contribution": round(float(v) * self.weights.get(name, 0.0), 4)}
+                for name, v in zip(FEATURES, features)]
+        return sorted(rows, key=lambda r: -abs(float(r["contribution"])))  # type: ignore[arg-type]
+
+
+def missing_words(question: str, chunks: Sequence[Chunk]) -> list[str]:
+    """The question's topic words (as typed, lower-cased) found in none of ``chunks``: the
+    ones worth asking the whole knowledge base about (``unknown_words``)."""
+    everywhere = frozenset().union(*(_words(c.text) for c in chunks)) if chunks else frozenset()
+    out = []
+    for token in _TOKEN.findall(fold_accents(question).lower()):
+        stems = content_words(token)
+        if stems and stems[0] not in everywhere and stems[0] in set(topic_words(token)):
+            out.append(token.strip("'’-"))
+    return list(dict.fromkeys(t for t in out if t))
+
+
+def feature_matrix(reading: QuestionReading, scored: Sequence[ScoredSentence], chunks: Sequence[Chunk],
+                   similarities: Sequence[float], unknown_words: int = 0) -> np.ndarray:
+    """One row of :data:`FEATURES` per scored sentence. ``chunks`` are the passages in
+    context order (a sentence's ``passage`` is its 1-based position) and ``similarities``
+    their retrieval similarities."""
+    passage_words = [_words(c.text) for c in chunks]
+    passage_tokens = [_plain_tokens(c.text) for c in chunks]
+    everywhere = frozenset().union(*passage_words) if passage_words else frozenset()
+    all_tokens = frozenset().union(*passage_tokens) if passage_tokens else frozenset()
+    topic = reading.topic
+    context_cover = sum(w in everywhere for w in topic) / len(topic) if topic else 1.0
+    missing = min(MISSING_CAP, float(sum(w not in everywhere for w in topic)))
+    entity_missing = float(any(e not in all_tokens for e in reading.entities))
+    rows = np.zeros((len(scored), len(FEATURES)), dtype=np.float64)
+    for i, s in enumerate(scored):
+        p = s.sentence.passage - 1
+        words = passage_words[p] if 0 <= p < len(chunks) else frozenset()
+        tokens = passage_tokens[p] if 0 <= p < len(chunks) else frozenset()
+        passage_cover = sum(w in words for w in topic) / len(topic) if topic else 1.0
+        entity_cover = (sum(e in tokens for e in reading.entities) / len(reading.entities)) if reading.entities else 1.0
+        sim = similarities[p] if 0 <= p < len(similarities) else 0.0
+        flat = _flat_lower(chunks[p].text) if 0 <= p < len(chunks) else ""
+        name_cover = sum(n in flat for n in reading.names) / len(reading.names) if reading.names else 1.0
+        sentence_tokens = _plain_tokens(s.sentence.text)
+        number_missing = float(any(n not in sentence_tokens for n in reading.numbers))
+        ordered = _ordered_words(s.sentence.text)
+        bigram_cover = (len(reading.bigrams & _bigrams(ordered)) / len(reading.bigrams)) if reading.bigrams else 0.0
+        novelty = min(1.0, sum(w not in reading.content for w in ordered) / 8.0)
+        rows[i] = (s.dense, s.lexical, float(s.answer_type), passage_cover, context_cover, missing,
+                   entity_cover, entity_missing, sim, name_cover, number_missing, bigram_cover, novelty,
+                   min(float(unknown_words), MISSING_CAP))
+    return rows
+
+
+class AnswerabilityJudge:
+    """Scores every sentence of the context with the model; shared by the mode decision
+    and the extractive answerer so both read the same probabilities."""
+
+    def __init__(self, scorer: SentenceScorer, model: AnswerabilityModel) -> None:
+        self.scorer = scorer
+        self.model = model
+
+    def judge(self, question: str, chunks: Sequence[Chunk], similarities: Sequence[float] | None = None,
+              unknown_words: int = 0) -> list[SentenceJudgement]:
+        """Judgements in the sentences' reading order (``sentence.position``); ``unknown_words``
+        is how many question words the knowledge base never uses (see :func:`missing_words`)."""
+        if not chunks:
+            return []
+        sentences = self.scorer.sentences(chunks)
+        if not sentences:
+            return []
+        scored = self.scorer.score(question, sentences)
+        sims = list(similarities) if similarities is not None else [0.0] * len(chunks)
+        features = feature_matrix(QuestionReading.of(question), scored, chunks, sims, unknown_words)
+        probs = self.model.probabilities(features)
+        return [SentenceJudgement(s, tuple(float(x) for x in f), float(p)) for s, f, p in zip(scored, features, probs)]
+
+
+def logit(p: float) -> float:
+    p = min(1 - 1e-9, max(1e-9, p))
+    return math.log(p / (1 - p))
+
+
+def model_from(settings: "AnswerabilitySettings") -> AnswerabilityModel:
+    return AnswerabilityModel(settings.intercept, dict(settings.weights))
+
+
+def usable(candidates: Sequence["Candidate"], settings: "RetrievalSettings") -> list["Candidate"]:
+    """The candidates that may become context: type not excluded, similarity at least
+    ``min_similarity_for_hybrid`` (what sentence scores are computed for)."""
+    gates = settings.hybrid
+    return [c for c in candidates
+            if c.chunk.chunk_type not in gates.exclude_chunk_types_from_llm and c.similarity >= gates.min_similarity_for_hybrid]
+
+
+def attach_answerability(candidates: Sequence["Candidate"], question: str, scorer: SentenceScorer,
+                         settings: "RetrievalSettings", unknown_words: Sequence[str] = ()) -> list["Candidate"]:
+    """Candidates with ``evidence`` set, on those that may become context, to the best
+    probability among their sentences that clear ``answerability.min_sentence_relevance``
+    and share a content word with the question (0 when none does); the others keep None.
+    ``unknown_words``: the question's words the knowledge base never uses."""
+    from dataclasses import replace
+
+    context = usable(candidates, settings)
+    if not context:
+        return list(candidates)
+    judge = AnswerabilityJudge(scorer, model_from(settings.answerability))
+    reading = QuestionReading.of(question)
+    bar = settings.answerability.min_sentence_relevance
+    best: dict[str, float] = {c.chunk.chunk_id: 0.0 for c in context}
+    for j in judge.judge(question, [c.chunk for c in context], [c.similarity for c in context], len(unknown_words)):
+        if j.probability >= bar and j.shares_key_term(reading):
+            cid = j.sentence.chunk_id
+            best[cid] = max(best[cid], round(j.probability, 6))
+    return [replace(c, evidence=best[c.chunk.chunk_id]) if c.chunk.chunk_id in best else c for c in candidates]
+
+
+def attach_scores(candidates: Sequence["Candidate"], question: str, scorer: SentenceScorer | None,
+                  settings: "RetrievalSettings", unknown_words: Sequence[str] = ()) -> list["Candidate"]:
+    """The per-chunk score ``retrieval.decision_score`` compares: sentence evidence, the
+    answerability probability, or nothing (similarity needs none)."""
+    from backend.core.services.evidence import attach_evidence
+
+    if scorer is None or settings.decision_score == "similarity":
+        return list(candidates)
+    if settings.decision_score == "answerability":
+        return attach_answerability(candidates, question, scorer, settings, unknown_words)
+    return attach_evidence(candidates, question, scorer, settings)
+
+
+#: at most this many question words are looked up in the knowledge base per question
+MAX_PROBES = 4
+
+
+def unknown_words(store: "VectorStore", target: str, question: str, context: Sequence[Chunk],
+                  visibility: "Visibility | None" = None) -> tuple[str, ...]:
+    """The question's words that neither ``context`` nor any chunk the asker may see behind
+    ``target`` uses: one full-text probe per word missing from the context (the store's own
+    tokenizer), at most ``MAX_PROBES``."""
+    return tuple(w for w in missing_words(question, context)[:MAX_PROBES]
+                 if not store.lexical_candidates(target, w, 1, visibility=visibility).hits)
