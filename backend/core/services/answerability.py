@@ -38,6 +38,8 @@ from typing import TYPE_CHECKING, Mapping, Sequence
 import numpy as np
 
 from backend.core.services.evidence import (
+    COVERAGE_POWER,
+    SCORE_SCALE,
     ScoredSentence,
     Sentence,
     SentenceScorer,
@@ -55,7 +57,7 @@ if TYPE_CHECKING:
 
 FEATURES: tuple[str, ...] = ("dense", "lexical", "answer_type", "passage_cover", "context_cover", "missing_topic",
                              "entity_cover", "entity_missing", "similarity", "name_cover", "number_missing",
-                             "bigram_cover", "novelty", "unknown_words")
+                             "bigram_cover", "novelty", "unknown_words", "evidence")
 
 #: what each feature means, for ``decision_explain`` (a user reads these)
 FEATURE_WORDS: Mapping[str, str] = {
@@ -73,6 +75,7 @@ FEATURE_WORDS: Mapping[str, str] = {
     "bigram_cover": "word pairs of the question found in the sentence",
     "novelty": "what the sentence says beyond the question's own words",
     "unknown_words": "question words the knowledge base never uses",
+    "evidence": "sentence score times the squared topic-word coverage (decision_score evidence)",
 }
 
 MISSING_CAP = 3.0
@@ -266,7 +269,7 @@ def feature_matrix(reading: QuestionReading, scored: Sequence[ScoredSentence], c
         novelty = min(1.0, sum(w not in reading.content for w in ordered) / 8.0)
         rows[i] = (s.dense, s.lexical, float(s.answer_type), passage_cover, context_cover, missing,
                    entity_cover, entity_missing, sim, name_cover, number_missing, bigram_cover, novelty,
-                   min(float(unknown_words), MISSING_CAP))
+                   min(float(unknown_words), MISSING_CAP), s.score / SCORE_SCALE * context_cover ** COVERAGE_POWER)
     return rows
 
 

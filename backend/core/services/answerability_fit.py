@@ -5,9 +5,9 @@ path sees and the features of every sentence of its usable chunks (:func:`judge_
 Everything after that is pure:
 
 * sentences are labelled by the golden set: a sentence of an answerable query that holds
-  every ``must_contain`` phrase answers it; no sentence of an unanswerable (``fallback``)
-  query does; queries expecting ``hybrid``, or answerable ones without ``must_contain``,
-  teach the thresholds but not the weights;
+  every ``must_contain`` phrase answers it; no sentence of a query expecting ``fallback``
+  or ``hybrid`` (partly covered: related text, not the answer) does; answerable queries
+  without ``must_contain`` teach the thresholds but not the weights;
 * :func:`fit_model` fits a logistic regression on those sentences, each weight held to the
   sign its meaning gives it (:data:`SIGNS`);
 * the thresholds are then searched on the same training queries with the real
@@ -76,7 +76,7 @@ def judge_query(qid: str, golden: str, group: str, expected_mode: str, must_cont
     reading = QuestionReading.of(question)
     features = np.array([j.features for j in judged], dtype=np.float64).reshape(len(judged), len(FEATURES))
     labels: np.ndarray | None = None
-    if expected_mode == "fallback":
+    if expected_mode in ("fallback", "hybrid"):  # a partly covered question is not answered by any sentence
         labels = np.zeros(len(judged), dtype=bool)
     elif expected_mode == "rag" and must_contain:
         labels = np.array([rm.contains_all(j.sentence.text, must_contain)[0] for j in judged], dtype=bool)
@@ -91,7 +91,8 @@ def judge_query(qid: str, golden: str, group: str, expected_mode: str, must_cont
 #: learns that covering the question's words is *bad*, which no enterprise question bears out)
 SIGNS: dict[str, int] = {"dense": 1, "lexical": 1, "answer_type": 1, "passage_cover": 1, "context_cover": 1,
                          "missing_topic": -1, "entity_cover": 1, "entity_missing": -1, "similarity": 1,
-                         "name_cover": 1, "number_missing": -1, "bigram_cover": 1, "novelty": 0, "unknown_words": -1}
+                         "name_cover": 1, "number_missing": -1, "bigram_cover": 1, "novelty": 0, "unknown_words": -1,
+                         "evidence": 1}
 
 
 def fit_model(queries: Sequence[JudgedQuery], c: float = 1.0) -> AnswerabilityModel:
