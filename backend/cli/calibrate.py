@@ -19,7 +19,9 @@ from backend.common.config import Settings
 from backend.common.errors import VersionNotFound
 from backend.core.services import context as ctx
 from backend.core.services.calibration import CalibrationQuery, CalibrationResult, Grid, Score, cross_validate
-from backend.core.services.answerability import attach_scores
+from backend.core.services.answerability import AnswerabilityJudge, AnswerabilityModel, attach_scores
+from backend.core.services.answerability_fit import JudgedQuery, judge_query
+from backend.core.services.answerability_fit import cross_validate as fit_answerability
 from backend.core.services.evidence import SentenceScorer
 from backend.core.services.golden import load_golden_set
 from backend.core.services.promotion import resolve_target
@@ -135,18 +137,73 @@ def result_dict(result: CalibrationResult) -> dict[str, Any]:
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the stratified fold assignment.")
 @click.option("--rag-penalty", type=click.FloatRange(0, 10), default=1.0, show_default=True,
               help="Extra cost of answering an unanswerable (hybrid/fallback) query in rag mode.")
+@click.option("--answerability", is_flag=True,
+              help="Fit the answerability model's weights and its thresholds (folds by group: article or document).")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.pass_context
 def calibrate(ctx: click.Context, domain_keys: tuple[str, ...], pairs: tuple[str, ...], k: int, seed: int,
-              rag_penalty: float, as_json: bool) -> None:
+              rag_penalty: float, answerability: bool, as_json: bool) -> None:
     """Fit threshold_low/high and the hybrid gates with k-fold cross-validation; print, never write."""
     from backend.api.app import build_services
 
     settings = settings_from(ctx)
     services = build_services(settings)
+    if answerability:
+        _calibrate_answerability(settings, services, _sets(settings, services.store, domain_keys, pairs), k,
+                                 rag_penalty, as_json)
+        return
     grid = Grid()
     queries = collect(settings, services, _sets(settings, services.store, domain_keys, pairs), grid)
     if len(queries) < k:
         raise click.UsageError(f"{len(queries)} golden queries cannot be split into {k} folds")
     result = cross_validate(queries, settings.retrieval, k=k, seed=seed, grid=grid, rag_penalty=rag_penalty)
     click.echo(json.dumps(result_dict(result), indent=2) if as_json else render(result, k, seed))
+
+
+def collect_judged(settings: Settings, services: Any, sets: list[tuple[str, str]]) -> list[JudgedQuery]:
+    """Search every golden query once and keep the features of its context sentences."""
+    retrieval = settings.retrieval
+    judge = AnswerabilityJudge(SentenceScorer(services.embedder), AnswerabilityModel(0.0, {}))
+    out = []
+    for version, golden_path in sets:
+        golden = load_golden_set(settings.resolve_path(golden_path))
+        search = services.searches.get(services.store.get_version(version).profile) \
+            or services.searches[settings.embeddings.default_profile]
+        for q in golden.queries:
+            question = " ".join(q.query.split())
+            hits = search.search(SearchRequest(question, version, retrieval.top_k)).hits
+            group = q.group or next(iter(q.expected_sources), None) or str(q.id)
+            out.append(judge_query(
+                f"{golden.path.name}:{q.id}", golden.path.name, f"{golden.path.name}:{group}", q.expected_mode,
+                q.must_contain, question, is_short_query(question, retrieval.short_query),
+                ctx.to_candidates(hits, retrieval.score_mode), judge, retrieval,
+                lambda chunks: search.unknown_words(version, question, chunks)))
+    return out
+
+
+def _calibrate_answerability(settings: Settings, services: Any, sets: list[tuple[str, str]], k: int,
+                             rag_penalty: float, as_json: bool) -> None:
+    queries = collect_judged(settings, services, sets)
+    if len({q.group for q in queries}) < k:
+        raise click.UsageError(f"the golden queries hold fewer than {k} groups (articles, documents) to fold by")
+    result = fit_answerability(queries, settings.retrieval, k=k, rag_penalty=rag_penalty)
+    held = result.held_out
+    report = {
+        "folds": [{"fold": i, "train": n, "setting": s.as_config(), "model": {"intercept": m.intercept, **m.weights}}
+                  for i, n, m, s in result.folds],
+        "held_out": {g: {"accuracy": round(s.accuracy, 4), "queries": s.queries, "confusion": s.confusion,
+                         "unanswerable_as_rag": s.unanswerable_as_rag, "roc_auc": held.auc(g)}
+                     for g, s in held.by_golden.items()},
+        "suggested": {"retrieval": result.suggested(settings.retrieval)},
+    }
+    if as_json:
+        click.echo(json.dumps(report, indent=2))
+        return
+    lines = [f"answerability: {k} folds by group (an article or expected document is never on both sides); "
+             f"objective: balanced mode accuracy - {rag_penalty:g} x share of unanswerable answered rag", ""]
+    for g, row in report["held_out"].items():
+        lines.append(f"held out {g}: mode accuracy {row['accuracy']:.4f} ({row['queries']} queries), "
+                     f"unanswerable answered rag: {row['unanswerable_as_rag']}, ROC AUC: {row['roc_auc']}")
+    lines += ["", "suggested (fit on all queries). Not written; copy into your profile:", "",
+              yaml.safe_dump(report["suggested"], sort_keys=False).rstrip()]
+    click.echo("\n".join(lines))

@@ -7,6 +7,7 @@ it scores are the ones ``/chat`` would give once the alias points at the version
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 from typing import Any
 
 import click
@@ -15,6 +16,9 @@ from backend.cli.context import settings_from
 from backend.common.config import Settings
 from backend.common.errors import GateFailed, UnknownDomain, VersionNotFound
 from backend.core.services.evaluation import METRICS, EvaluationReport, Evaluator, with_comparison, write_report
+from backend.core.services.followups import load_followups, run_followups
+from backend.core.services.followups import render as render_followups
+from backend.core.services.followups import summary as followup_summary
 from backend.core.services.golden import load_golden_set
 from backend.core.services.promotion import (
     PromotionResult,
@@ -102,14 +106,20 @@ def _eval_target(settings: Settings, store: Any, version: str | None, alias: str
                    "settings (e.g. two builds with different retrieval.strategy: dense vs hyde or hierarchical).")
 @click.option("--json", "as_json", is_flag=True, help="Print the JSON report instead of the table.")
 @click.option("--answers/--no-answers", default=True, show_default=True, help=ANSWERS_HELP)
+@click.option("--followups", type=click.Path(dir_okay=False), default=None,
+              help="Also run this follow-up set (two-turn conversations, each in its own domain's served alias); "
+                   "default: evaluation.followup_set. --no-followups skips it.")
+@click.option("--no-followups", is_flag=True, help="Skip the follow-up set.")
 @click.pass_context
 def eval_cmd(ctx: click.Context, version: str | None, alias: str | None, domain_key: str | None, golden: str | None,
-             compare_alias: str | None, compare_version: str | None, as_json: bool, answers: bool) -> None:
+             compare_alias: str | None, compare_version: str | None, as_json: bool, answers: bool,
+             followups: str | None, no_followups: bool) -> None:
     """Evaluate a version on a golden set; the result is recorded on the version."""
     if compare_alias and compare_version:
         raise click.UsageError("--compare and --compare-version are exclusive: compare against one baseline")
     settings = settings_from(ctx)
     services = _services(settings)
+    followup_path = None if no_followups or not answers else (followups or settings.evaluation.followup_set)
     store = services.store
     name, shown = _eval_target(settings, store, version, alias, domain_key)
     golden_set = load_golden_set(resolve_target(settings, domain_key=domain_key, golden=golden).golden)
@@ -129,10 +139,17 @@ def eval_cmd(ctx: click.Context, version: str | None, alias: str | None, domain_
         report = with_comparison(report, evaluator.evaluate(compare_version, golden_set), "--compare-version")
     store.record_evaluation(name, report.summary())
     path = write_report(report, settings.resolve_path(settings.evaluation.reports_dir))
+    conversations = run_followups(services.chat, load_followups(settings.resolve_path(followup_path))) \
+        if followup_path else None
     if as_json:
-        click.echo(json.dumps(report.to_dict(), indent=2, default=str))
+        body = report.to_dict()
+        if conversations is not None:
+            body["followups"] = {**followup_summary(conversations), "results": [asdict(r) for r in conversations]}
+        click.echo(json.dumps(body, indent=2, default=str))
     else:
         click.echo(render_report(report))
+        if conversations is not None:
+            click.echo(render_followups(conversations))
         if report.comparison:
             baseline = str(report.comparison["baseline_version"])
             click.echo("strategies: " + ", ".join(f"{v} {_strategy(settings, store, v)}" for v in (name, baseline)))

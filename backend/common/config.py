@@ -515,16 +515,17 @@ class AnswerabilitySettings(_Model):
     """The answerability model (``decision_score: answerability``): logistic weights per
     feature, fitted by ``rag calibrate --answerability`` (docs/CALIBRATION.md)."""
 
-    intercept: float = Field(-4.0, description="Logit of a sentence with every feature at 0.")
+    intercept: float = Field(-4.4554, description="Logit of a sentence with every feature at 0.")
     weights: dict[str, float] = Field(
-        default_factory=lambda: {"dense": 3.0, "lexical": 2.0, "answer_type": 0.8, "passage_cover": 2.0,
-                                 "context_cover": 0.5, "missing_topic": -1.0, "entity_cover": 1.0,
-                                 "entity_missing": -1.5, "similarity": 0.5},
+        default_factory=lambda: {"dense": 3.2707, "lexical": 0.519, "answer_type": 0.6132, "passage_cover": 0.4092,
+                                 "entity_missing": -0.1662, "similarity": 0.0754, "number_missing": -0.0232,
+                                 "bigram_cover": 1.9134, "novelty": 0.0487, "unknown_words": -1.1522},
         description="Weight per feature (dense, lexical, answer_type, passage_cover, context_cover, missing_topic, "
         "entity_cover, entity_missing, similarity); a feature left out weighs 0.")
     min_sentence_relevance: float = Field(
-        0.2, ge=0, le=1, description="A sentence is quoted (and counts as evidence for hybrid) only at or above this "
-        "probability and when it shares a content word with the question; no such sentence means fallback.")
+        0.25, ge=0, le=1, description="decision_score evidence or answerability: a sentence is relevant (may be "
+        "quoted, lets the answer be rag or hybrid) only at or above this probability and when it shares a content "
+        "word with the question; no relevant sentence means fallback, whatever the thresholds.")
 
     @field_validator("weights")
     @classmethod
@@ -891,11 +892,18 @@ class GateSettings(_Model):
     min_recall_at_k: float | None = Field(0.6, ge=0, le=1, description="Lowest mean recall@k a version may have to be promoted; null disables.")
     min_ndcg_at_10: float | None = Field(0.5, ge=0, le=1, description="Lowest mean nDCG@10 a version may have to be promoted; null disables.")
     min_mode_accuracy: float | None = Field(0.6, ge=0, le=1, description="Lowest share of golden queries whose decided answer mode equals the expected one; null disables.")
+    max_unanswerable_as_rag: float | None = Field(
+        0.0, ge=0, le=1, description="Abstention gate: largest share of the golden set's unanswerable questions "
+        "(expected hybrid or fallback) that may be answered rag; null disables. A golden set without such questions "
+        "is not gated.")
     max_regression: float | None = Field(0.05, ge=0, le=1, description="Largest allowed drop of any gated metric against the active version.")
 
 
 class EvaluationSettings(_Model):
     golden_set: str | None = Field("data/golden/sample_golden.jsonl", description="Default golden-query file.")
+    followup_set: str | None = Field(
+        None, description="Two-turn conversations `rag eval` also runs (each in its own domain's served alias), "
+        "checking the follow-up's answer (docs/EVALUATION_AND_PROMOTION.md); null: none.")
     k: int = Field(5, ge=1, le=100, description="k of hit@k and recall@k.")
     gates: GateSettings = GateSettings()
     keep_versions: int = Field(3, ge=2, description="Retention: versions kept per alias (active and previous are never dropped).")

@@ -316,10 +316,11 @@ def usable(candidates: Sequence["Candidate"], settings: "RetrievalSettings") -> 
 
 def attach_answerability(candidates: Sequence["Candidate"], question: str, scorer: SentenceScorer,
                          settings: "RetrievalSettings", unknown_words: Sequence[str] = ()) -> list["Candidate"]:
-    """Candidates with ``evidence`` set, on those that may become context, to the best
+    """Candidates with ``relevance`` set, on those that may become context, to the best
     probability among their sentences that clear ``answerability.min_sentence_relevance``
     and share a content word with the question (0 when none does); the others keep None.
-    ``unknown_words``: the question's words the knowledge base never uses."""
+    With ``decision_score: answerability`` it is also their ``evidence`` (what the thresholds
+    compare). ``unknown_words``: the question's words the knowledge base never uses."""
     from dataclasses import replace
 
     context = usable(candidates, settings)
@@ -333,20 +334,23 @@ def attach_answerability(candidates: Sequence["Candidate"], question: str, score
         if j.probability >= bar and j.shares_key_term(reading):
             cid = j.sentence.chunk_id
             best[cid] = max(best[cid], round(j.probability, 6))
-    return [replace(c, evidence=best[c.chunk.chunk_id]) if c.chunk.chunk_id in best else c for c in candidates]
+    decides = settings.decision_score == "answerability"
+    return [replace(c, relevance=best[c.chunk.chunk_id], **({"evidence": best[c.chunk.chunk_id]} if decides else {}))
+            if c.chunk.chunk_id in best else c for c in candidates]
 
 
 def attach_scores(candidates: Sequence["Candidate"], question: str, scorer: SentenceScorer | None,
                   settings: "RetrievalSettings", unknown_words: Sequence[str] = ()) -> list["Candidate"]:
-    """The per-chunk score ``retrieval.decision_score`` compares: sentence evidence, the
-    answerability probability, or nothing (similarity needs none)."""
+    """What the decision compares: with ``decision_score`` ``evidence`` the sentence evidence and
+    the answerability ``relevance`` (hybrid needs a relevant sentence); with ``answerability`` the
+    probability, as both; with ``similarity`` nothing."""
     from backend.core.services.evidence import attach_evidence
 
     if scorer is None or settings.decision_score == "similarity":
         return list(candidates)
-    if settings.decision_score == "answerability":
-        return attach_answerability(candidates, question, scorer, settings, unknown_words)
-    return attach_evidence(candidates, question, scorer, settings)
+    if settings.decision_score == "evidence":
+        candidates = attach_evidence(candidates, question, scorer, settings)
+    return attach_answerability(candidates, question, scorer, settings, unknown_words)
 
 
 #: at most this many question words are looked up in the knowledge base per question

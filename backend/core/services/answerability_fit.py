@@ -21,7 +21,7 @@ Everything after that is pure:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -149,7 +149,8 @@ def scored_candidates(q: JudgedQuery, model: AnswerabilityModel, bar: float) -> 
     for cid, p, ok in zip(q.chunk_ids, probs, q.key_term):
         if ok and p >= bar:
             best[cid] = max(best[cid], round(float(p), 6))
-    return tuple(replace(c, evidence=best[c.chunk.chunk_id]) if c.chunk.chunk_id in best else c for c in q.candidates)
+    return tuple(replace(c, evidence=best[c.chunk.chunk_id], relevance=best[c.chunk.chunk_id])
+                 if c.chunk.chunk_id in best else c for c in q.candidates)
 
 
 def decision_score(q: JudgedQuery, model: AnswerabilityModel, bar: float) -> float:
@@ -172,10 +173,11 @@ def _grid(base: RetrievalSettings) -> Grid:
 
 
 def fit_thresholds(queries: Sequence[JudgedQuery], model: AnswerabilityModel, base: RetrievalSettings,
-                   rag_penalty: float) -> Setting:
-    """The (low, high) with the best objective, each golden set weighing the same."""
+                   rag_penalty: float, balanced: bool = True) -> Setting:
+    """The (low, high) with the best objective; ``balanced``: each golden set and each expected
+    mode within it weighing the same, else each query."""
     cal = _as_calibration(queries, model, base)
-    weights = _set_weights(cal)
+    weights = _set_weights(cal) if balanced else None
     setting, _ = fit(cal, _with_model(base, model), _grid(base), rag_penalty, weights=weights)
     return setting
 
@@ -232,11 +234,15 @@ class HeldOut:
 
 @dataclass(frozen=True)
 class AnswerabilityCalibration:
+    """The held-out figures, and the fit on everything: one model, and thresholds for all the
+    sets together (``setting``) and for each golden set on its own (``per_set``)."""
+
     folds: tuple[tuple[int, int, AnswerabilityModel, Setting], ...]
     held_out: HeldOut
     model: AnswerabilityModel
     setting: Setting
     rag_penalty: float
+    per_set: dict[str, Setting] = field(default_factory=dict)
 
     def suggested(self, base: RetrievalSettings) -> dict[str, Any]:
         """The ``retrieval`` block to copy into a profile."""
@@ -258,7 +264,13 @@ def held_out_decisions(queries: Sequence[JudgedQuery], model: AnswerabilityModel
 
 
 def cross_validate(queries: Sequence[JudgedQuery], base: RetrievalSettings, *, k: int = 5,
-                   rag_penalty: float = 1.0) -> AnswerabilityCalibration:
+                   rag_penalty: float = 1.0, per_set: bool = True,
+                   set_of: Callable[[str], str] = lambda golden: golden) -> AnswerabilityCalibration:
+    """Held-out figures over ``k`` folds by group. The weights are fitted on every training
+    query; with ``per_set`` the thresholds are fitted per knowledge base (``set_of`` maps a
+    golden set to the knowledge base it tests; one knowledge base's probabilities sit higher
+    than another's: Wikipedia paraphrases, a policy repeats its question's words), else once
+    for all sets together."""
     folds = []
     decisions: list[tuple[str, str, str, float]] = []
     for index, test_idx in enumerate(folds_by_group(queries, k), start=1):
@@ -268,12 +280,22 @@ def cross_validate(queries: Sequence[JudgedQuery], base: RetrievalSettings, *, k
         model = fit_model(train)
         setting = fit_thresholds(train, model, base, rag_penalty)
         folds.append((index, len(train), model, setting))
-        decisions.extend(held_out_decisions(test, model, setting, base))
+        if not per_set:
+            decisions.extend(held_out_decisions(test, model, setting, base))
+            continue
+        for name in sorted({set_of(q.golden) for q in test}):
+            own = [q for q in train if set_of(q.golden) == name]
+            complete = {q.expected_mode for q in own} >= {q.expected_mode for q in queries if set_of(q.golden) == name}
+            fitted = fit_thresholds(own, model, base, rag_penalty, balanced=False) if complete else setting
+            decisions.extend(held_out_decisions([q for q in test if set_of(q.golden) == name], model, fitted, base))
     model = fit_model(queries)
     setting = fit_thresholds(queries, model, base, rag_penalty)
+    sets = {name: fit_thresholds([q for q in queries if set_of(q.golden) == name], model, base, rag_penalty,
+                                 balanced=False)
+            for name in sorted({set_of(q.golden) for q in queries})} if per_set else {}
     return AnswerabilityCalibration(tuple(folds), HeldOut(_score(decisions), {
         g: _score([d for d in decisions if d[0] == g]) for g in sorted({d[0] for d in decisions})}, tuple(decisions)),
-        model, setting, rag_penalty)
+        model, setting, rag_penalty, sets)
 
 
 def _score(decisions: Sequence[tuple[str, str, str, float]]) -> Score:

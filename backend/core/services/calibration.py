@@ -142,11 +142,11 @@ def _features(queries: Sequence[CalibrationQuery], min_sim: float, base: Retriev
     for q in queries:
         d = decide_answer_mode(q.candidates[min_sim], probe, q.short_query)
         value = d.max_evidence if base.decision_score in ("evidence", "answerability") else d.max_eligible_similarity
-        if base.decision_score == "answerability" and value is not None \
-                and value < base.answerability.min_sentence_relevance:
-            value = -1.0  # no relevant sentence: fallback whatever the thresholds
         compared.append(np.nan if value is None or d.max_eligible_similarity is None else value)
-        gates_ok.append(d.usable_chunks >= min_chunks and d.usable_context_chars >= min_chars)
+        relevance = max((c.relevance for c in d.context.used if c.relevance is not None), default=None)
+        relevant = base.decision_score == "similarity" or (
+            relevance is not None and relevance >= base.answerability.min_sentence_relevance)
+        gates_ok.append(d.usable_chunks >= min_chunks and d.usable_context_chars >= min_chars and relevant)
         has_context.append(d.usable_chunks > 0)
         low_off.append(base.short_query.boost if q.short_query else 0.0)
         high_off.append(base.short_query.boost if q.short_query else 0.0)

@@ -64,6 +64,9 @@ class ChatQuery:
     #: access control: what the asking principal may see (None only with access control off);
     #: the store applies it before top-k, so the mode is decided on visible chunks only
     visibility: Visibility | None = None
+    #: the conversation's previous standalone questions when the caller holds them (an
+    #: evaluation of follow-ups); None: read from the conversation log by ``conversation_id``
+    history: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -292,7 +295,7 @@ class ChatService:
         if outcome.tree:  # hierarchical: the context follows document -> page -> chunk
             candidates = ctx.tree_order(candidates, outcome.tree)
         unknown: tuple[str, ...] = ()
-        if self._settings.decision_score == "answerability":
+        if self._settings.decision_score != "similarity":
             context = [c.chunk for c in usable(candidates, self._settings)]
             unknown = self._searches[route.profile].unknown_words(outcome.version, condensed.query, context,
                                                                   query.visibility) if context else ()
@@ -303,10 +306,13 @@ class ChatService:
 
     def _condense(self, query: ChatQuery) -> Condensed:
         """The standalone question: the question itself outside a conversation."""
-        if query.conversation_id is None or self.conversations is None:
+        if query.history is not None:
+            previous = list(query.history)
+        elif query.conversation_id is None or self.conversations is None:
             return Condensed(" ".join(query.question.split()), "none")
-        principal = query.visibility.principal if query.visibility is not None else None
-        previous = [t.effective_query for t in self.history(query.conversation_id, principal)]
+        else:
+            principal = query.visibility.principal if query.visibility is not None else None
+            previous = [t.effective_query for t in self.history(query.conversation_id, principal)]
         similarity = self._evidence.phrase_similarities if self._evidence is not None else None
         return condense(query.question, previous, self._condense_llm, similarity)
 

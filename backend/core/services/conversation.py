@@ -54,6 +54,11 @@ _LEAD_PREPOSITIONS = re.compile(r"^(?:for|in|at|on|with|by|to|from|about|of|duri
 #: the least cosine between the new constraint and the phrase it replaces
 SUBSTITUTE_MIN = 0.3
 MAX_SPAN_WORDS = 3
+#: a phrase this much less close than the closest still wins when it is longer
+SPAN_SLACK = 0.05
+#: a constraint is a short phrase ("part-time staff"); a longer rest ("the max weight I can lift alone") is appended
+MAX_CONSTRAINT_WORDS = 4
+_PERSONAL = re.compile(r"\b(i|we|you|my|our|your)\b", re.IGNORECASE)
 BACK_REFERENCE = re.compile(r"\b(?:it|its|they|them|their|this|that|these|those|there|he|she|his|her|one|ones|same)\b",
                             re.IGNORECASE)
 MAX_ELLIPTICAL_TOKENS = 8
@@ -123,12 +128,16 @@ def substitute(previous: str, constraint: str, similarity: Similarity | None) ->
     while _LEAD_PREPOSITIONS.match(phrase):
         phrase = _LEAD_PREPOSITIONS.sub("", phrase).strip()
     candidates = spans(previous)
-    if similarity is None or not phrase or not candidates:
+    if similarity is None or not phrase or not candidates or len(_tokens(phrase)) > MAX_CONSTRAINT_WORDS \
+            or _PERSONAL.search(phrase):
         return None
     scores = similarity(phrase, [text for _, _, text in candidates])
-    best = max(range(len(candidates)), key=lambda i: (scores[i], candidates[i][1] - candidates[i][0]))
-    if scores[best] < SUBSTITUTE_MIN:
+    top = max(scores)
+    if top < SUBSTITUTE_MIN:
         return None
+    # of the phrases nearly as close, the longest: "and the helmet?" replaces "safety shoes", not "safety"
+    best = max((i for i in range(len(candidates)) if scores[i] >= top - SPAN_SLACK),
+               key=lambda i: (candidates[i][1] - candidates[i][0], scores[i]))
     start, end, _ = candidates[best]
     return previous[:start] + phrase + previous[end:]
 

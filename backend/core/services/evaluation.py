@@ -44,6 +44,7 @@ log = structlog.get_logger(__name__)
 NDCG_K = 10
 #: metrics reported, in table order; "higher is better" for all but latency
 METRICS = ("hit_at_k", "recall_at_k", "mrr", "ndcg_at_10", "mode_accuracy", "must_contain_pass_rate",
+           "abstention_accuracy", "coverage", "accuracy_among_answered", "unanswerable_as_rag",
            "latency_p50_ms", "latency_p95_ms")
 
 
@@ -222,7 +223,7 @@ class Evaluator:
                     self._scorer = SentenceScorer(self._embedder)
                 unknown = unknown_words(self._store, version, question,
                                         [c.chunk for c in usable(candidates, self._retrieval)], visibility) \
-                    if self._retrieval.decision_score == "answerability" else ()
+                    if self._retrieval.decision_score != "similarity" else ()
                 candidates = attach_scores(candidates, question, self._scorer, self._retrieval, unknown)
             mode = decide_answer_mode(candidates, self._retrieval, is_short_query(question, self._retrieval.short_query)).mode
         top = max((c.similarity for c in candidates), default=None)
@@ -260,6 +261,7 @@ def aggregate(results: Sequence[QueryResult], *, version: str, target: str, gold
         "ndcg_at_10": avg("ndcg_at_10"),
         "mode_accuracy": _rounded(rm.mean([1.0 if r.mode_correct else 0.0 for r in results])),
         "must_contain_pass_rate": _rounded(rm.mean([1.0 if r.must_contain_passed else 0.0 for r in checked])),
+        **abstention_metrics(results),
         "latency_p50_ms": _rounded(rm.percentile(latencies, 50), 2),
         "latency_p95_ms": _rounded(rm.percentile(latencies, 95), 2),
     }
@@ -279,6 +281,32 @@ def aggregate(results: Sequence[QueryResult], *, version: str, target: str, gold
         created_at=_now(), answer_source=answer_source, metrics=metrics, counts=counts, mode_confusion=confusion,
         queries=tuple(results), by_principal=by_principal,
     )
+
+
+def abstention_metrics(results: Sequence[QueryResult]) -> dict[str, float | None]:
+    """Whether the version answers (``rag``) exactly what it should (pure).
+
+    * ``abstention_accuracy``: share of queries where answering or not (``rag`` vs ``hybrid``/
+      ``fallback``) matches the expectation;
+    * ``coverage``: share of queries answered ``rag``;
+    * ``accuracy_among_answered``: of the queries answered ``rag``, the share that expect it and,
+      when they name ``must_contain``, whose answer holds it;
+    * ``unanswerable_as_rag``: share of the unanswerable queries (expecting ``hybrid`` or
+      ``fallback``) answered ``rag``; None when the set has none (the abstention gate's metric).
+    """
+    answered = [r for r in results if r.decided_mode == "rag"]
+    unanswerable = [r for r in results if r.expected_mode != "rag"]
+
+    def right(r: QueryResult) -> bool:
+        return r.expected_mode == "rag" and r.must_contain_passed is not False
+
+    return {
+        "abstention_accuracy": _rounded(rm.mean([1.0 if (r.decided_mode == "rag") == (r.expected_mode == "rag") else 0.0
+                                                 for r in results])),
+        "coverage": _rounded(rm.mean([1.0 if r.decided_mode == "rag" else 0.0 for r in results])),
+        "accuracy_among_answered": _rounded(rm.mean([1.0 if right(r) else 0.0 for r in answered])),
+        "unanswerable_as_rag": _rounded(rm.mean([1.0 if r.decided_mode == "rag" else 0.0 for r in unanswerable])),
+    }
 
 
 #: the ``by_principal`` key of golden queries that name no principal

@@ -34,13 +34,15 @@ log = structlog.get_logger(__name__)
 
 #: gate setting -> metric it bounds from below
 MIN_GATES = {"min_recall_at_k": "recall_at_k", "min_ndcg_at_10": "ndcg_at_10", "min_mode_accuracy": "mode_accuracy"}
+#: gate setting -> metric it bounds from above (the abstention gate)
+MAX_GATES = {"max_unanswerable_as_rag": "unanswerable_as_rag"}
 _EPS = 1e-9
 
 
 @dataclass(frozen=True)
 class GateResult:
-    """One gate: ``kind`` is ``min`` (value >= threshold) or ``regression``
-    (baseline - value <= threshold)."""
+    """One gate: ``kind`` is ``min`` (value >= threshold), ``max`` (value <= threshold) or
+    ``regression`` (baseline - value <= threshold)."""
 
     name: str
     metric: str
@@ -54,6 +56,8 @@ class GateResult:
         shown = "n/a" if self.value is None else f"{self.value:.4f}"
         if self.kind == "min":
             return f"{self.metric} = {shown}, minimum {self.threshold:.4f}"
+        if self.kind == "max":
+            return f"{self.metric} = {shown}, maximum {self.threshold:.4f}"
         drop = None if self.value is None or self.baseline is None else self.baseline - self.value
         return (f"{self.metric} regression = {'n/a' if drop is None else f'{drop:.4f}'} "
                 f"(active {self.baseline:.4f} -> {shown}), maximum {self.threshold:.4f}")
@@ -89,6 +93,12 @@ def check_gates(metrics: Mapping[str, float | None], gates: GateSettings,
             continue
         value = metrics.get(metric)
         results.append(GateResult(name, metric, "min", value, threshold, value is not None and value + _EPS >= threshold))
+    for name, metric in MAX_GATES.items():
+        threshold = getattr(gates, name)
+        value = metrics.get(metric)
+        if threshold is None or value is None:  # a golden set without unanswerable questions has nothing to gate
+            continue
+        results.append(GateResult(name, metric, "max", value, threshold, value <= threshold + _EPS))
     if gates.max_regression is not None and baseline is not None:
         for metric in MIN_GATES.values():
             before, value = baseline.get(metric), metrics.get(metric)

@@ -53,6 +53,9 @@ class Candidate:
     #: sentence-level evidence in [0, 1] (``backend.core.services.evidence``); compared
     #: instead of ``similarity`` when ``retrieval.decision_score`` is ``evidence``
     evidence: float | None = None
+    #: the best probability that one of its sentences answers the question, among those that
+    #: clear the relevance bar and share a word with it (``answerability``); 0: none does
+    relevance: float | None = None
 
 
 @dataclass(frozen=True)
@@ -254,17 +257,14 @@ def decide_answer_mode(
     label = {"evidence": "max evidence", "answerability": "best sentence's answerability"}.get(
         settings.decision_score, "max similarity")
     compared = best_evidence if by_evidence else eligible
-    bar = settings.answerability.min_sentence_relevance if settings.decision_score == "answerability" else None
+    bar = settings.answerability.min_sentence_relevance if settings.decision_score != "similarity" else None
+    relevant = _max([c.relevance for c in context.used if c.relevance is not None])
     mode: AnswerMode
     if eligible is None:
         reasons.append("no retrieved chunk may reach the LLM" if candidates else "no chunks retrieved")
         mode = "fallback"
     elif compared is None:  # evidence only: no usable chunk, or none was scored
         reasons.append(f"no usable chunk (similarity >= {gates.min_similarity_for_hybrid:.4g}) has evidence to compare")
-        mode = "fallback"
-    elif bar is not None and compared < bar:
-        reasons.append(f"no retrieved sentence is relevant to the question: {label} {compared:.4f} < relevance bar "
-                       f"{bar:.4g} (answerability.min_sentence_relevance)")
         mode = "fallback"
     elif compared >= th.high:
         if n_used:
@@ -276,6 +276,9 @@ def decide_answer_mode(
     elif compared >= th.low:
         reasons.append(f"{label} {compared:.4f} in [low {th.low:.4g}, high {th.high:.4g})")
         failed = _failed_gates(n_used, chars, settings)
+        if bar is not None and (relevant is None or relevant < bar):
+            failed.append("no retrieved sentence is relevant to the question: best sentence's answerability "
+                          f"{relevant or 0.0:.4f} < relevance bar {bar:.4g} (answerability.min_sentence_relevance)")
         reasons.extend(failed)
         mode = "fallback" if failed else "hybrid"
         if not failed:

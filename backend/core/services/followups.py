@@ -1,0 +1,106 @@
+"""Two-turn conversations as a test: does a follow-up get the answer to *its* question?
+
+A follow-up set is JSONL, one conversation a line::
+
+    {"id": "f01", "domain": null, "first": "How many days of annual leave do full-time employees get?",
+     "follow_up": "and for part-time staff?", "expected_mode": "rag",
+     "expected_sources": {"annual-leave": 1}, "must_contain": ["pro rata"]}
+
+:func:`run_followups` asks ``first``, then ``follow_up`` with ``first``'s standalone
+question as the conversation so far (the chat service condenses it as ``/chat`` does for a
+stored conversation), and checks the second answer's mode and ``must_contain``. Problems in
+the file are reported all at once as ``file:line: what``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from backend.common.errors import EvaluationError
+from backend.common.jsonl import parse_model_line
+from backend.core.services import ranking_metrics as rm
+
+if TYPE_CHECKING:
+    from backend.core.services.chat_service import ChatService
+
+
+class FollowUp(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str = Field(..., min_length=1, max_length=128)
+    domain: str | None = Field(None, min_length=1)
+    first: str = Field(..., min_length=1, max_length=4000)
+    follow_up: str = Field(..., min_length=1, max_length=4000)
+    expected_mode: Literal["rag", "hybrid", "fallback"] = "rag"
+    expected_sources: dict[str, float] = Field(default_factory=dict)
+    must_contain: tuple[str, ...] = Field(..., min_length=1)
+
+
+def load_followups(path: str | Path) -> list[FollowUp]:
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise EvaluationError(f"{path}: cannot read follow-up set: {exc}", path=str(path)) from exc
+    rows, problems = [], []
+    for number, raw in enumerate(text.splitlines(), start=1):
+        if not raw.strip() or raw.lstrip().startswith("#"):
+            continue
+        try:
+            rows.append(parse_model_line(raw, FollowUp))
+        except ValueError as exc:
+            problems.append(f"{path}:{number}: {exc}")
+    if problems:
+        raise EvaluationError("follow-up set is invalid:\n" + "\n".join(problems), path=str(path), problems=problems)
+    if not rows:
+        raise EvaluationError(f"{path}: follow-up set holds no conversations", path=str(path))
+    return rows
+
+
+@dataclass(frozen=True)
+class FollowUpResult:
+    id: str
+    follow_up: str
+    effective_query: str
+    condensed_rule: str | None
+    mode: str
+    mode_correct: bool
+    must_contain_passed: bool
+    missing: tuple[str, ...]
+
+
+def run_followups(chat: "ChatService", conversations: list[FollowUp]) -> list[FollowUpResult]:
+    from backend.core.services.chat_service import ChatQuery
+
+    out = []
+    for c in conversations:
+        first = chat.answer(ChatQuery(question=c.first, domain=c.domain, record=False))
+        second = chat.answer(ChatQuery(question=c.follow_up, domain=c.domain, record=False,
+                                       history=(str(first.decision_explain["effective_query"]),)))
+        passed, missing = rm.contains_all(second.answer, c.must_contain)
+        explain = second.decision_explain
+        out.append(FollowUpResult(c.id, c.follow_up, str(explain["effective_query"]), explain.get("condensed_rule"),
+                                  second.mode, second.mode == c.expected_mode, passed, tuple(missing)))
+    return out
+
+
+def summary(results: list[FollowUpResult]) -> dict[str, Any]:
+    n = max(len(results), 1)
+    return {"conversations": len(results),
+            "must_contain_pass_rate": round(sum(r.must_contain_passed for r in results) / n, 4),
+            "mode_accuracy": round(sum(r.mode_correct for r in results) / n, 4)}
+
+
+def render(results: list[FollowUpResult]) -> str:
+    s = summary(results)
+    lines = [f"follow-ups: {s['conversations']} two-turn conversations; second answer must_contain "
+             f"{s['must_contain_pass_rate']:.4f}, mode accuracy {s['mode_accuracy']:.4f}"]
+    for r in results:
+        if not (r.must_contain_passed and r.mode_correct):
+            lines.append(f"  {r.id}: {r.follow_up!r} -> {r.effective_query!r} ({r.condensed_rule or 'as asked'}): "
+                         f"{r.mode}" + (f", missing {list(r.missing)}" if r.missing else ""))
+    return "\n".join(lines)
