@@ -11,7 +11,15 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+)
 
 from backend.common.config import SearchStrategy
 
@@ -126,6 +134,15 @@ class GatesOut(_Out):
     passed: dict[str, bool]
 
 
+def _without_none(data: Any, keys: tuple[str, ...]) -> Any:
+    """``data`` without those of ``keys`` that are None (fields only some answerers report)."""
+    if isinstance(data, dict):
+        for key in keys:
+            if key in data and data[key] is None:
+                del data[key]
+    return data
+
+
 class AnswerSentenceOut(_Out):
     role: Literal["lead", "support", "runner_up"]
     marker: str = Field(..., description="Citation marker of the sentence's passage.")
@@ -136,6 +153,27 @@ class AnswerSentenceOut(_Out):
     dense: float = Field(..., description="Cosine of sentence and question (0 without a local embedder).")
     lexical: float = Field(..., description="Share of the question's content words in the sentence (heading at half weight).")
     answer_type_match: bool = Field(..., description="The sentence carries what the question asks for (number, date, name, ...).")
+    answerability: float | None = Field(
+        None, description="retrieval.answerability: the sentence's probability of answering the question; null "
+        "without the answerability model.")
+    contributions: list[dict[str, Any]] | None = Field(
+        None, description="The quoted sentences' largest feature contributions to that probability (feature, means, "
+        "value, weight, contribution); null for the runner-up and without the answerability model.")
+
+    # only the answerability model reports these: a field it left out stays out, so the response
+    # equals the decision_explain stored with the interaction (no return annotation: the schema
+    # stays the fields')
+    @model_serializer(mode="wrap")
+    def _drop_absent(self, handler: SerializerFunctionWrapHandler):  # type: ignore[no-untyped-def]
+        return _without_none(handler(self), ("answerability", "contributions"))
+
+
+class AnswerabilityOut(_Out):
+    best_sentence: float | None = Field(
+        ..., description="Best probability that a retrieved sentence sharing a word with the question answers it.")
+    relevance_bar: float = Field(..., description="retrieval.answerability.min_sentence_relevance: below it nothing "
+                                 "is relevant, and the answer is never hybrid.")
+    unknown_words: list[str] = Field(..., description="Question words no visible chunk of the knowledge base uses.")
 
 
 class AnswerExplainOut(_Out):
@@ -146,6 +184,15 @@ class AnswerExplainOut(_Out):
     scoring: str
     sentences: list[AnswerSentenceOut] = Field(..., description="The answer's sentences: lead first, then support.")
     runner_up: AnswerSentenceOut | None = Field(..., description="Best sentence left out of the answer.")
+    quotable: int | None = Field(
+        None, description="Sentences that may be quoted: they share a word with the question, are no framing or "
+        "fact line and, in hybrid mode, clear the relevance bar; 0 gives a blank answer, so fallback.")
+    relevance_bar: float | None = Field(None, description="The relevance bar applied to quoted sentences: "
+                                        "retrieval.answerability.min_sentence_relevance in hybrid mode, 0 in rag mode.")
+
+    @model_serializer(mode="wrap")
+    def _drop_absent(self, handler: SerializerFunctionWrapHandler):  # type: ignore[no-untyped-def]
+        return _without_none(handler(self), ("quotable", "relevance_bar"))
 
 
 class RerankMoveOut(_Out):
@@ -186,10 +233,13 @@ class DecisionExplain(_Out):
     thresholds: ThresholdsOut
     max_similarity: float | None
     max_eligible_similarity: float | None = Field(..., description="Best similarity among chunk types the LLM may see.")
-    decision_score: Literal["similarity", "evidence"] = Field(
+    decision_score: Literal["similarity", "evidence", "answerability"] = Field(
         "similarity", description="What the thresholds compared (retrieval.decision_score).")
     max_evidence: float | None = Field(
         None, description="Best sentence evidence among usable chunks (compared when decision_score is evidence).")
+    answerability: AnswerabilityOut | None = Field(
+        None, description="The answerability model's verdict (decision_score evidence or answerability); null with "
+        "decision_score similarity.")
     gates: GatesOut
     excluded_chunk_ids: list[str]
     reasons: list[str]
@@ -211,7 +261,8 @@ class DecisionExplain(_Out):
     condensed_by: Literal["none", "rule", "llm"] = Field(
         "none", description="How a follow-up in a conversation became effective_query: the offline rule, the "
         "configured LLM, or not rewritten.")
-    condensed_rule: str | None = Field(None, description="The offline rule that applied: connective or elliptical.")
+    condensed_rule: str | None = Field(None, description="The offline rule that applied: substitution, connective or "
+                                          "elliptical.")
     rerank: RerankOut | None = Field(
         None, description="retrieval.rerank: how the reranker re-ordered the first top_n candidates (the thresholds "
         "still compared dense similarity); null without a reranker.")

@@ -107,8 +107,8 @@ def _eval_target(settings: Settings, store: Any, version: str | None, alias: str
 @click.option("--json", "as_json", is_flag=True, help="Print the JSON report instead of the table.")
 @click.option("--answers/--no-answers", default=True, show_default=True, help=ANSWERS_HELP)
 @click.option("--followups", type=click.Path(dir_okay=False), default=None,
-              help="Also run this follow-up set (two-turn conversations, each in its own domain's served alias); "
-                   "default: evaluation.followup_set. --no-followups skips it.")
+              help="Also run this follow-up set's conversations of the evaluated domain (two turns each) on the "
+                   "evaluated version; default: evaluation.followup_set. --no-followups skips it.")
 @click.option("--no-followups", is_flag=True, help="Skip the follow-up set.")
 @click.pass_context
 def eval_cmd(ctx: click.Context, version: str | None, alias: str | None, domain_key: str | None, golden: str | None,
@@ -139,8 +139,10 @@ def eval_cmd(ctx: click.Context, version: str | None, alias: str | None, domain_
         report = with_comparison(report, evaluator.evaluate(compare_version, golden_set), "--compare-version")
     store.record_evaluation(name, report.summary())
     path = write_report(report, settings.resolve_path(settings.evaluation.reports_dir))
-    conversations = run_followups(services.chat, load_followups(settings.resolve_path(followup_path))) \
-        if followup_path else None
+    conversations = None
+    if followup_path:  # the evaluated domain's conversations, on the evaluated version
+        mine = [c for c in load_followups(settings.resolve_path(followup_path)) if c.domain == domain_key]
+        conversations = run_followups(services.chat, mine, target=name) if mine else None
     if as_json:
         body = report.to_dict()
         if conversations is not None:

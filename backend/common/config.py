@@ -515,13 +515,14 @@ class AnswerabilitySettings(_Model):
     """The answerability model (``decision_score: answerability``): logistic weights per
     feature, fitted by ``rag calibrate --answerability`` (docs/CALIBRATION.md)."""
 
-    intercept: float = Field(-4.4554, description="Logit of a sentence with every feature at 0.")
+    intercept: float = Field(-4.5098, description="Logit of a sentence with every feature at 0.")
     weights: dict[str, float] = Field(
-        default_factory=lambda: {"dense": 3.2707, "lexical": 0.519, "answer_type": 0.6132, "passage_cover": 0.4092,
-                                 "entity_missing": -0.1662, "similarity": 0.0754, "number_missing": -0.0232,
-                                 "bigram_cover": 1.9134, "novelty": 0.0487, "unknown_words": -1.1522},
-        description="Weight per feature (dense, lexical, answer_type, passage_cover, context_cover, missing_topic, "
-        "entity_cover, entity_missing, similarity); a feature left out weighs 0.")
+        default_factory=lambda: {"dense": 3.2556, "lexical": 0.5991, "answer_type": 0.6157, "passage_cover": 0.4747,
+                                 "similarity": 0.0136, "number_missing": -0.0724, "bigram_cover": 1.7745,
+                                 "novelty": 0.1181, "unknown_words": -1.1529, "conflict": -3.1626},
+        description="Weight per feature (see docs/CALIBRATION.md for each: dense, lexical, answer_type, passage_cover, "
+        "context_cover, missing_topic, entity_cover, entity_missing, similarity, name_cover, number_missing, "
+        "bigram_cover, novelty, unknown_words, evidence, conflict); a feature left out weighs 0.")
     min_sentence_relevance: float = Field(
         0.25, ge=0, le=1, description="decision_score evidence or answerability: a sentence is relevant (may be "
         "quoted, lets the answer be rag or hybrid) only at or above this probability and when it shares a content "
@@ -902,8 +903,8 @@ class GateSettings(_Model):
 class EvaluationSettings(_Model):
     golden_set: str | None = Field("data/golden/sample_golden.jsonl", description="Default golden-query file.")
     followup_set: str | None = Field(
-        None, description="Two-turn conversations `rag eval` also runs (each in its own domain's served alias), "
-        "checking the follow-up's answer (docs/EVALUATION_AND_PROMOTION.md); null: none.")
+        None, description="Two-turn conversations `rag eval` also runs (those of the evaluated domain, on the "
+        "evaluated version), checking the follow-up's answer (docs/EVALUATION_AND_PROMOTION.md); null: none.")
     k: int = Field(5, ge=1, le=100, description="k of hit@k and recall@k.")
     gates: GateSettings = GateSettings()
     keep_versions: int = Field(3, ge=2, description="Retention: versions kept per alias (active and previous are never dropped).")

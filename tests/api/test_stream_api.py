@@ -103,8 +103,9 @@ def test_follow_up_is_condensed_by_the_offline_rule_and_history_is_deletable(cli
     first = events(ask(client, "How many days of annual leave do employees get?", conversation_id=cid))
     follow = events(ask(client, "and for part-time staff?", conversation_id=cid))
     explain = follow[0][1]["decision_explain"]
-    assert explain["effective_query"] == "How many days of annual leave do employees get, for part-time staff?"
-    assert (explain["condensed_by"], explain["condensed_rule"]) == ("rule", "connective")
+    # a short connective constraint substitutes the phrase it replaces (employees -> part-time staff)
+    assert explain["effective_query"] == "How many days of annual leave do part-time staff get?"
+    assert (explain["condensed_by"], explain["condensed_rule"]) == ("rule", "substitution")
     assert "proportion to their contracted hours" in follow[-1][1]["answer"]
     assert first[0][1]["decision_explain"]["condensed_by"] == "none"
     history = client.get(f"/conversations/{cid}").get_json()

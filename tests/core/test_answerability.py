@@ -126,8 +126,10 @@ def settings(**changes: Any) -> RetrievalSettings:
     return RetrievalSettings(**{**base, **changes})
 
 
-def cand(rank: int, evidence: float | None, similarity: float = 0.5) -> Candidate:
-    return Candidate(chunk("x" * 200, rank), similarity, similarity, rank, evidence)
+def cand(rank: int, evidence: float | None, similarity: float = 0.5, relevance: float | None = -1.0) -> Candidate:
+    """With ``decision_score: answerability`` the probability is both what is compared and the relevance."""
+    return Candidate(chunk("x" * 200, rank), similarity, similarity, rank, evidence,
+                     evidence if relevance == -1.0 else relevance)
 
 
 @pytest.mark.parametrize(("evidence", "mode"), [(0.6, "rag"), (0.59, "hybrid"), (0.3, "hybrid"), (0.29, "fallback"),
@@ -150,6 +152,19 @@ def test_the_probability_of_a_chunk_is_its_best_relevant_sentence(embedder: Any)
     judged = AnswerabilityJudge(SentenceScorer(embedder), model_from(model)).judge(question, [chunk(text)], [0.6])
     assert out[0].evidence == pytest.approx(max(j.probability for j in judged), abs=1e-6)
     assert judged[0].probability > judged[1].probability
+
+
+@pytest.mark.parametrize(("evidence", "relevance", "mode"), [
+    (0.7, 0.1, "rag"),           # evidence decides rag; the answerer still quotes only what shares a word
+    (0.4, 0.3, "hybrid"),        # partial evidence, and a relevant sentence
+    (0.4, 0.29, "fallback"),     # partial evidence, but nothing relevant: never hybrid
+    (0.4, None, "fallback"),     # nothing was judged
+])
+def test_with_evidence_deciding_hybrid_still_needs_a_relevant_sentence(evidence: float, relevance: float | None,
+                                                                      mode: str) -> None:
+    decision = decide_answer_mode([cand(1, evidence, relevance=relevance)],
+                                  settings(decision_score="evidence", threshold_low=0.025, threshold_high=0.55), False)
+    assert decision.mode == mode
 
 
 # --- with the real model ---------------------------------------------------------------

@@ -15,7 +15,8 @@ GRID = Grid(threshold_low=(0.2, 0.3, 0.4), threshold_high=(0.5, 0.6, 0.7, 0.8), 
 
 
 def query(i: int, expected: str, evidence: float, golden: str = "g.jsonl") -> CalibrationQuery:
-    cands = (Candidate(Chunk(f"q{i}#0", "d", "t" * 100, "d.md", 0), 0.5, 0.5, 1, evidence),)
+    # hybrid also needs a relevant sentence (answerability.min_sentence_relevance 0.25): as relevant as its evidence
+    cands = (Candidate(Chunk(f"q{i}#0", "d", "t" * 100, "d.md", 0), 0.5, 0.5, 1, evidence, evidence),)
     return CalibrationQuery(f"{golden}:q{i}", golden, expected, False, {0.3: cands})
 
 

@@ -18,8 +18,10 @@ def settings(**changes: object) -> RetrievalSettings:
 
 
 def cand(rank: int, similarity: float, evidence: float | None, chunk_type: str = "text") -> Candidate:
+    # hybrid also needs a relevant sentence (answerability.min_sentence_relevance, 0.25): the
+    # chunk's best sentence is as relevant as its evidence here, so the thresholds decide
     return Candidate(Chunk(f"c#{rank}", "c", TEXT, "c.md", rank, chunk_type=chunk_type), similarity, similarity, rank,
-                     evidence)
+                     evidence, evidence)
 
 
 @pytest.mark.parametrize(("evidences", "mode"), [

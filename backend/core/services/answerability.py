@@ -57,7 +57,7 @@ if TYPE_CHECKING:
 
 FEATURES: tuple[str, ...] = ("dense", "lexical", "answer_type", "passage_cover", "context_cover", "missing_topic",
                              "entity_cover", "entity_missing", "similarity", "name_cover", "number_missing",
-                             "bigram_cover", "novelty", "unknown_words", "evidence")
+                             "bigram_cover", "novelty", "unknown_words", "evidence", "conflict")
 
 #: what each feature means, for ``decision_explain`` (a user reads these)
 FEATURE_WORDS: Mapping[str, str] = {
@@ -76,6 +76,7 @@ FEATURE_WORDS: Mapping[str, str] = {
     "novelty": "what the sentence says beyond the question's own words",
     "unknown_words": "question words the knowledge base never uses",
     "evidence": "sentence score times the squared topic-word coverage (decision_score evidence)",
+    "conflict": "names a sibling of a term of the question instead of it (full-time for part-time, C200 for C800)",
 }
 
 MISSING_CAP = 3.0
@@ -143,6 +144,41 @@ def question_names(question: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(names))
 
 
+_COMPOUND = re.compile(r"\b[\w]+(?:-[\w]+)+\b|\b[A-Za-z]+\d+[A-Za-z\d]*\b")
+
+
+def _sibling_key(term: str) -> tuple[str, str] | None:
+    """What a compound term shares with its siblings: "part-time" and "full-time" share the
+    head "time"; "C200" and "C800" (or "NWA-C200" and "NWA-C800") share the letters "c"."""
+    low = term.lower()
+    if re.search(r"\d", low):
+        letters = re.sub(r"\d+.*$", "", low.split("-")[-1])
+        return ("code", "-".join(low.split("-")[:-1] + [letters])) if letters else None
+    if "-" in low:
+        return ("head", low.rsplit("-", 1)[1])
+    return None
+
+
+@lru_cache(maxsize=20_000)
+def _compounds(text: str) -> frozenset[str]:
+    return frozenset(m.group().lower() for m in _COMPOUND.finditer(fold_accents(text)))
+
+
+def conflicts(question_terms: frozenset[str], sentence: str) -> bool:
+    """Whether the sentence names a sibling of a compound term of the question but not the
+    term itself: "full-time employee" for a part-time question, "the NWA-C200" for the C800."""
+    if not question_terms:
+        return False
+    found = _compounds(sentence)
+    for term in question_terms:
+        key = _sibling_key(term)
+        if key is None or term in found:
+            continue
+        if any(other != term and _sibling_key(other) == key for other in found):
+            return True
+    return False
+
+
 def _bigrams(words: Sequence[str]) -> frozenset[tuple[str, str]]:
     return frozenset(zip(words, words[1:]))
 
@@ -168,6 +204,7 @@ class QuestionReading:
     names: tuple[str, ...] = ()
     numbers: tuple[str, ...] = ()
     bigrams: frozenset[tuple[str, str]] = frozenset()
+    compounds: frozenset[str] = frozenset()
 
     @classmethod
     def of(cls, question: str) -> "QuestionReading":
@@ -175,7 +212,8 @@ class QuestionReading:
         entities = question_entities(question)
         return cls(frozenset(content_words(folded)), tuple(topic_words(folded)), entities,
                    question_type(question), question_names(question),
-                   tuple(e for e in entities if e[:1].isdigit()), _bigrams(_ordered_words(question)))
+                   tuple(e for e in entities if e[:1].isdigit()), _bigrams(_ordered_words(question)),
+                   _compounds(question))
 
 
 @dataclass(frozen=True)
@@ -253,6 +291,8 @@ def feature_matrix(reading: QuestionReading, scored: Sequence[ScoredSentence], c
     missing = min(MISSING_CAP, float(sum(w not in everywhere for w in topic)))
     entity_missing = float(any(e not in all_tokens for e in reading.entities))
     rows = np.zeros((len(scored), len(FEATURES)), dtype=np.float64)
+    # a list item answers as a whole: "Part-time staff get leave pro rata. Four days a week gives 20 days."
+    typed_units = {s.sentence.unit for s in scored if s.answer_type and s.sentence.kind == "item"}
     for i, s in enumerate(scored):
         p = s.sentence.passage - 1
         words = passage_words[p] if 0 <= p < len(chunks) else frozenset()
@@ -267,9 +307,11 @@ def feature_matrix(reading: QuestionReading, scored: Sequence[ScoredSentence], c
         ordered = _ordered_words(s.sentence.text)
         bigram_cover = (len(reading.bigrams & _bigrams(ordered)) / len(reading.bigrams)) if reading.bigrams else 0.0
         novelty = min(1.0, sum(w not in reading.content for w in ordered) / 8.0)
-        rows[i] = (s.dense, s.lexical, float(s.answer_type), passage_cover, context_cover, missing,
+        answer_type = s.answer_type or (s.sentence.kind == "item" and s.sentence.unit in typed_units)
+        rows[i] = (s.dense, s.lexical, float(answer_type), passage_cover, context_cover, missing,
                    entity_cover, entity_missing, sim, name_cover, number_missing, bigram_cover, novelty,
-                   min(float(unknown_words), MISSING_CAP), s.score / SCORE_SCALE * context_cover ** COVERAGE_POWER)
+                   min(float(unknown_words), MISSING_CAP), s.score / SCORE_SCALE * context_cover ** COVERAGE_POWER,
+                   float(conflicts(reading.compounds, s.sentence.text)))
     return rows
 
 
@@ -317,8 +359,9 @@ def usable(candidates: Sequence["Candidate"], settings: "RetrievalSettings") -> 
 def attach_answerability(candidates: Sequence["Candidate"], question: str, scorer: SentenceScorer,
                          settings: "RetrievalSettings", unknown_words: Sequence[str] = ()) -> list["Candidate"]:
     """Candidates with ``relevance`` set, on those that may become context, to the best
-    probability among their sentences that clear ``answerability.min_sentence_relevance``
-    and share a content word with the question (0 when none does); the others keep None.
+    probability among their sentences that share a content word with the question (0 when
+    none does; the decision compares it with ``answerability.min_sentence_relevance``); the
+    others keep None.
     With ``decision_score: answerability`` it is also their ``evidence`` (what the thresholds
     compare). ``unknown_words``: the question's words the knowledge base never uses."""
     from dataclasses import replace
@@ -328,10 +371,9 @@ def attach_answerability(candidates: Sequence["Candidate"], question: str, score
         return list(candidates)
     judge = AnswerabilityJudge(scorer, model_from(settings.answerability))
     reading = QuestionReading.of(question)
-    bar = settings.answerability.min_sentence_relevance
     best: dict[str, float] = {c.chunk.chunk_id: 0.0 for c in context}
     for j in judge.judge(question, [c.chunk for c in context], [c.similarity for c in context], len(unknown_words)):
-        if j.probability >= bar and j.shares_key_term(reading):
+        if j.shares_key_term(reading):
             cid = j.sentence.chunk_id
             best[cid] = max(best[cid], round(j.probability, 6))
     decides = settings.decision_score == "answerability"

@@ -92,7 +92,7 @@ def judge_query(qid: str, golden: str, group: str, expected_mode: str, must_cont
 SIGNS: dict[str, int] = {"dense": 1, "lexical": 1, "answer_type": 1, "passage_cover": 1, "context_cover": 1,
                          "missing_topic": -1, "entity_cover": 1, "entity_missing": -1, "similarity": 1,
                          "name_cover": 1, "number_missing": -1, "bigram_cover": 1, "novelty": 0, "unknown_words": -1,
-                         "evidence": 1}
+                         "evidence": 1, "conflict": -1}
 
 
 def fit_model(queries: Sequence[JudgedQuery], c: float = 1.0) -> AnswerabilityModel:
@@ -147,7 +147,7 @@ def scored_candidates(q: JudgedQuery, model: AnswerabilityModel, bar: float) -> 
     probs = model.probabilities(q.features)
     best: dict[str, float] = {cid: 0.0 for cid in q.chunk_ids}
     for cid, p, ok in zip(q.chunk_ids, probs, q.key_term):
-        if ok and p >= bar:
+        if ok:
             best[cid] = max(best[cid], round(float(p), 6))
     return tuple(replace(c, evidence=best[c.chunk.chunk_id], relevance=best[c.chunk.chunk_id])
                  if c.chunk.chunk_id in best else c for c in q.candidates)

@@ -163,6 +163,9 @@ def decision_explain(decision: ModeDecision, **facts: Any) -> dict[str, Any]:
         "max_eligible_similarity": _round(decision.max_eligible_similarity),
         "decision_score": decision.decision_score,
         "max_evidence": _round(decision.max_evidence),
+        "answerability": None if decision.relevance_bar is None else {
+            "best_sentence": _round(decision.max_relevance), "relevance_bar": decision.relevance_bar,
+            "unknown_words": list(decision.unknown_words)},
         "gates": {
             "min_similarity_for_hybrid": decision.min_similarity_for_hybrid,
             "min_chunks_for_hybrid": decision.min_chunks_for_hybrid,

@@ -16,7 +16,9 @@ without one, ``condense_offline`` applies this documented rule to the previous
       of annual leave do part-time staff get?". The phrase replaced is the run of one to
       three content words of the previous question whose meaning is closest to the new
       constraint (cosine of the local model's vectors, at least ``SUBSTITUTE_MIN``).
-   c. With no such phrase (or no model) the rest is appended: "..., for part-time staff?".
+   c. With no such phrase (or no model) the rest is asked about the previous question's topic:
+      "and the hotline number?" after "How quickly must an incident be reported?" -> "the
+      hotline number (quickly incident reported)?".
 2. **Elliptical follow-up**: at most ``MAX_ELLIPTICAL_TOKENS`` words and a pronoun that
    points back ("it", "they", "that", "there", ...) -> the follow-up with the previous
    question's topic words in parentheses:
@@ -52,7 +54,7 @@ NEW_QUESTION = re.compile(r"^(?:what|which|who|whom|whose|when|where|why|how|is|
 _LEAD_PREPOSITIONS = re.compile(r"^(?:for|in|at|on|with|by|to|from|about|of|during|under|over|the|a|an)\s+",
                                 re.IGNORECASE)
 #: the least cosine between the new constraint and the phrase it replaces
-SUBSTITUTE_MIN = 0.3
+SUBSTITUTE_MIN = 0.45
 MAX_SPAN_WORDS = 3
 #: a phrase this much less close than the closest still wins when it is longer
 SPAN_SLACK = 0.05
@@ -61,7 +63,7 @@ MAX_CONSTRAINT_WORDS = 4
 _PERSONAL = re.compile(r"\b(i|we|you|my|our|your)\b", re.IGNORECASE)
 BACK_REFERENCE = re.compile(r"\b(?:it|its|they|them|their|this|that|these|those|there|he|she|his|her|one|ones|same)\b",
                             re.IGNORECASE)
-MAX_ELLIPTICAL_TOKENS = 8
+MAX_ELLIPTICAL_TOKENS = 12
 #: previous questions the LLM sees when it rewrites a follow-up
 LLM_HISTORY_TURNS = 4
 _WORD = re.compile(r"[\w'-]+")
@@ -115,7 +117,7 @@ def spans(question: str) -> list[tuple[int, int, str]]:
     for i in range(len(words)):
         for j in range(i, min(i + MAX_SPAN_WORDS, len(words))):
             run = words[i:j + 1]
-            if any(w.lower() in _FUNCTION_WORDS or w.isdigit() for _, _, w in run):
+            if any(w.lower() in _FUNCTION_WORDS for _, _, w in run):
                 break
             out.append((run[0][0], run[-1][1], question[run[0][0]:run[-1][1]]))
     return out
@@ -158,7 +160,8 @@ def condense_offline(question: str, previous: str | None, similarity: Similarity
             replaced = substitute(previous, rest, similarity)
             if replaced is not None:
                 return Condensed(replaced, "rule", "substitution")
-            return Condensed(f"{previous.rstrip(' ?!.')}, {rest}?", "rule", "connective")
+            topic = topic_words(previous)
+            return Condensed(f"{rest} ({topic})?" if topic else f"{rest}?", "rule", "connective")
     if len(_tokens(question)) <= MAX_ELLIPTICAL_TOKENS and BACK_REFERENCE.search(question):
         topic = topic_words(previous)
         if topic:

@@ -68,7 +68,7 @@ _STOPWORDS = frozenset(
     "to up was we were what when where which while who whom whose why will with would you your get gets got "
     "go goes going went gone come comes put puts "
     "allowed need needs much many long often far quickly large big happen happens after before between over "
-    "until each every per used take taken mean means show shows contain contains apply applies part held stay "
+    "until each every per used take taken mean means show shows contain contains apply applies held stay "
     "there any some also other rather during toward towards own about via within above below".split()
 )
 #: words that name the dimension a question asks about ("minimum length", "how far in advance"): the text
@@ -265,7 +265,8 @@ def split_sentences(text: str) -> list[str]:
 #: irregular forms a suffix stemmer cannot join to their base
 _IRREGULAR = {"daily": "day", "fully": "full", "lost": "lose", "paid": "pay", "bought": "buy", "kept": "keep", "held": "hold", "given": "give",
               "sent": "send", "spent": "spend", "made": "make", "chosen": "choose", "written": "write", "won": "win",
-              "left": "leave", "taught": "teach", "brought": "bring", "went": "go", "gone": "go", "met": "meet"}
+              "left": "leave", "taught": "teach", "brought": "bring", "went": "go", "gone": "go", "met": "meet",
+              "max": "maximum", "min": "minimum"}
 
 
 def _stem(word: str) -> str:

@@ -73,13 +73,16 @@ class FollowUpResult:
     missing: tuple[str, ...]
 
 
-def run_followups(chat: "ChatService", conversations: list[FollowUp]) -> list[FollowUpResult]:
+def run_followups(chat: "ChatService", conversations: list[FollowUp], target: str | None = None
+                  ) -> list[FollowUpResult]:
+    """Both turns of each conversation through the chat path (its domain's alias, or ``target``:
+    the version under evaluation), nothing recorded."""
     from backend.core.services.chat_service import ChatQuery
 
     out = []
     for c in conversations:
-        first = chat.answer(ChatQuery(question=c.first, domain=c.domain, record=False))
-        second = chat.answer(ChatQuery(question=c.follow_up, domain=c.domain, record=False,
+        first = chat.answer(ChatQuery(question=c.first, domain=c.domain, record=False, target=target))
+        second = chat.answer(ChatQuery(question=c.follow_up, domain=c.domain, record=False, target=target,
                                        history=(str(first.decision_explain["effective_query"]),)))
         passed, missing = rm.contains_all(second.answer, c.must_contain)
         explain = second.decision_explain

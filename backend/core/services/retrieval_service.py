@@ -111,6 +111,9 @@ class ModeDecision:
     max_evidence: float | None = None
     #: ``answerability``: the question's words the knowledge base never uses (a model feature)
     unknown_words: tuple[str, ...] = ()
+    #: the best sentence's answerability among usable chunks, and the bar it was held to
+    max_relevance: float | None = None
+    relevance_bar: float | None = None
 
     @property
     def gates_passed(self) -> dict[str, bool]:
@@ -291,6 +294,7 @@ def decide_answer_mode(
         min_similarity_for_hybrid=gates.min_similarity_for_hybrid, min_chunks_for_hybrid=gates.min_chunks_for_hybrid,
         min_total_context_chars=gates.min_total_context_chars, usable_chunks=n_used, usable_context_chars=chars,
         context=context, decided_mode=mode, decision_score=settings.decision_score, max_evidence=best_evidence,
+        max_relevance=relevant, relevance_bar=bar,
     )
 
 

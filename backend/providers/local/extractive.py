@@ -134,12 +134,15 @@ class ExtractiveChatModel:
         reading = QuestionReading.of(request.question)
         prob = {j.sentence.position: j.probability for j in judged}
         in_order = [j.scored for j in judged]
+        # hybrid quotes only sentences that clear the relevance bar; rag (the evidence reached the
+        # high threshold) any that shares a word with the question
+        bar = self._bar if request.mode == "hybrid" else 0.0
         quotable = {j.sentence.position for j in judged
-                    if j.probability >= self._bar and j.shares_key_term(reading) and j.sentence.kind != "meta"
+                    if j.probability >= bar and j.shares_key_term(reading) and j.sentence.kind != "meta"
                     and not FRAMING.match(j.sentence.text)}
         explain: dict[str, Any] = {
             "method": "extractive", "question_type": reading.qtype, "content_words": sorted(reading.content),
-            "candidates": len(judged), "relevant": len(quotable), "relevance_bar": self._bar,
+            "candidates": len(judged), "quotable": len(quotable), "relevance_bar": bar,
             "scoring": "probability that the sentence answers (retrieval.answerability)",
         }
         if not quotable:
