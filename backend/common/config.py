@@ -524,7 +524,7 @@ class AnswerabilitySettings(_Model):
         "context_cover, missing_topic, entity_cover, entity_missing, similarity, name_cover, number_missing, "
         "bigram_cover, novelty, unknown_words, evidence, conflict); a feature left out weighs 0.")
     min_sentence_relevance: float = Field(
-        0.25, ge=0, le=1, description="decision_score evidence or answerability: a sentence is relevant (may be "
+        0.2, ge=0, le=1, description="decision_score evidence or answerability: a sentence is relevant (may be "
         "quoted, lets the answer be rag or hybrid) only at or above this probability and when it shares a content "
         "word with the question; no relevant sentence means fallback, whatever the thresholds.")
 
