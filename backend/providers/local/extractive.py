@@ -161,8 +161,12 @@ class ExtractiveChatModel:
                 best = max(part_judged, key=lambda j: j.probability)
                 if all(c.sentence.position != best.sentence.position for c in chosen):
                     chosen.append(in_order[best.sentence.position])
-        if reading.qtype == "list":
-            chosen = _whole_list(chosen, ranked, in_order, key)
+        if reading.qtype == "list":  # the items of the best-ranked quotable list, whatever their own scores
+            best_item = next((s for s in ranked if s.sentence.kind in ("item", "row")), None)
+            if best_item is not None:
+                members = [s for s in in_order if s.sentence.kind == best_item.sentence.kind
+                           and s.sentence.heading == best_item.sentence.heading][:LIST_MAX_ITEMS]
+                chosen = [c for c in chosen[:1] if c not in members] + members
         chosen = _whole_items(chosen, in_order, whole_paragraph=bool(_PROCEDURE.search(request.question)))
         lead, rest = chosen[0], sorted(chosen[1:], key=lambda s: s.sentence.position)
         text = _render([lead, *rest], self._max_chars)

@@ -1,0 +1,128 @@
+"""Follow-ups that substitute a constraint, and answers that lead with their answer: the
+offline condensing rule and the extractive answerer's composition, with the real local model."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from backend.common.config import AnswerabilitySettings
+from backend.core.services.conversation import condense_offline, spans, substitute
+from backend.core.services.evidence import SentenceScorer
+from backend.core.services.followups import load_followups
+from backend.common.errors import EvaluationError
+from backend.core.types import ChatRequest, Chunk
+from backend.providers.local.extractive import ExtractiveChatModel
+from tests.conftest import REPO
+
+FULL_TIME = "How many days of annual leave do full-time employees get?"
+
+
+@pytest.fixture(scope="module")
+def scorer(embedder: Any) -> SentenceScorer:
+    return SentenceScorer(embedder)
+
+
+# --- follow-ups ----------------------------------------------------------------------
+def test_a_constraint_replaces_the_phrase_it_stands_for(scorer: SentenceScorer) -> None:
+    sim = scorer.phrase_similarities
+    assert condense_offline("and for part-time staff?", FULL_TIME, sim).query == \
+        "How many days of annual leave do part-time staff get?"
+    assert condense_offline("what about the UK?", "What is the full-day per diem within the Netherlands?",
+                            sim).query == "What is the full-day per diem within the UK?"
+    rule = condense_offline("and for part-time staff?", FULL_TIME, sim)
+    assert (rule.by, rule.rule) == ("rule", "substitution")
+
+
+def test_without_a_close_phrase_the_new_attribute_is_asked_about_the_old_topic(scorer: SentenceScorer) -> None:
+    out = condense_offline("and the hotline number?", "How quickly must a security incident be reported?",
+                           scorer.phrase_similarities)
+    assert out.rule == "connective" and out.query.startswith("the hotline number (")
+    assert "security incident" in out.query
+    # no model: the same, never a substitution
+    assert condense_offline("and for part-time staff?", FULL_TIME, None).rule == "connective"
+
+
+def test_a_connective_follow_up_that_asks_its_own_question_is_read_on_its_own(scorer: SentenceScorer) -> None:
+    out = condense_offline("and who approves it?", "How do I request annual leave?", scorer.phrase_similarities)
+    assert out.query == "Who approves it (request annual leave)?" and out.rule == "elliptical"
+    own = condense_offline("and what is the VPN client called?", FULL_TIME, scorer.phrase_similarities)
+    assert own.query == "What is the VPN client called?" and own.rule == "connective"
+
+
+def test_a_long_or_personal_rest_is_no_constraint(scorer: SentenceScorer) -> None:
+    assert substitute("Between which hours is lone working allowed?", "the max weight I can lift alone",
+                      scorer.phrase_similarities) is None
+
+
+def test_spans_are_runs_of_content_words() -> None:
+    texts = [t for _, _, t in spans("How often is a Tier 1 vendor re-reviewed?")]
+    assert "Tier 1 vendor" in texts and "How" not in texts and "is a" not in texts
+
+
+def test_the_shipped_follow_up_set_loads_and_a_bad_one_names_its_line(tmp_path: Any) -> None:
+    rows = load_followups(REPO / "data" / "golden" / "followups.jsonl")
+    assert len(rows) >= 40 and all(r.must_contain for r in rows)
+    bad = tmp_path / "f.jsonl"
+    bad.write_text('{"id": "a", "first": "q", "follow_up": "and?", "must_contain": []}\n')
+    with pytest.raises(EvaluationError, match=r"f\.jsonl:1:.*must_contain"):
+        load_followups(bad)
+
+
+# --- answer composition ----------------------------------------------------------------
+POOL_CARS = """Pool cars
+
+This policy explains how field engineers use company vehicles.
+Book a pool car in FieldLink at least one working day before the visit.
+Pool cars are parked in the garage under the Amsterdam office.
+These rules keep drivers safe.
+"""
+KIT = """Site kit
+
+The site kit contains:
+- a power supply
+- two SFP+ modules
+- a console cable
+
+Return the kit to the warehouse after the visit.
+"""
+
+
+def answerer(embedder: Any, **kw: Any) -> ExtractiveChatModel:
+    return ExtractiveChatModel(embedder, answerability=AnswerabilitySettings(min_sentence_relevance=0.2), **kw)
+
+
+def ask(model: ExtractiveChatModel, question: str, *texts: str, mode: str = "rag") -> tuple[str, Any]:
+    chunks = tuple(Chunk(f"c{i}", f"d{i}", t, f"d{i}.md", 0) for i, t in enumerate(texts))
+    return model.generate_explained(ChatRequest(mode, "", question, chunks, (0.6,) * len(chunks)))  # type: ignore[arg-type]
+
+
+def test_the_answer_leads_with_the_answering_sentence_and_drops_framing(embedder: Any) -> None:
+    text, why = ask(answerer(embedder), "How do I book a pool car?", POOL_CARS)
+    assert text.startswith("Book a pool car in FieldLink at least one working day before the visit. [1]")
+    assert "This policy explains" not in text and "These rules keep" not in text
+    assert why["sentences"][0]["answerability"] > 0 and why["sentences"][0]["contributions"]
+
+
+def test_list_items_stay_a_list_in_document_order(embedder: Any) -> None:
+    text, _ = ask(answerer(embedder), "What does the site kit contain?", KIT)
+    items = [ln.split(" [")[0] for ln in text.splitlines() if ln.startswith("- ")]
+    assert items[-2:] == ["- two SFP+ modules", "- a console cable"]
+    assert text.index("power supply") < text.index("SFP+") < text.index("console cable")
+
+
+def test_the_answer_respects_its_length_limit_but_keeps_its_lead(embedder: Any) -> None:
+    full, _ = ask(answerer(embedder), "What does the site kit contain?", KIT)
+    text, _ = ask(answerer(embedder, max_answer_chars=80), "What does the site kit contain?", KIT)
+    assert "console cable" in full and "console cable" not in text and len(text) <= 80
+    assert text.startswith("The site kit contains: [1]")
+    lead_only, _ = ask(answerer(embedder, max_answer_chars=80), "What does the site kit contain?",
+                       "The site kit contains a power supply, two SFP+ modules, a console cable, a rack rail set "
+                       "and a printed checklist for the visit.")
+    assert len(lead_only) > 80  # the lead is never cut
+
+
+def test_no_sentence_sharing_a_word_with_the_question_is_ever_quoted(embedder: Any) -> None:
+    text, why = ask(answerer(embedder), "What is the dress code for the boat party?", POOL_CARS, mode="hybrid")
+    assert text == "" and why["quotable"] == 0  # blank: the chat service falls back
