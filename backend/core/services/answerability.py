@@ -216,6 +216,13 @@ class QuestionReading:
                    _compounds(question))
 
 
+#: a sentence that frames a document instead of saying anything ("This policy explains ...")
+FRAMING = re.compile(r"^(this|the following) (policy|document|section|guide|page|handbook|procedure|standard|chapter)\b"
+                     r"[^.]{0,40}\b(explains?|describes?|sets? out|covers?|outlines?|applies|summari[sz]es?)\b|"
+                     r"^(these|the) (rules|steps|measures) (keep|help|ensure|protect)\b", re.IGNORECASE)
+
+
+
 @dataclass(frozen=True)
 class SentenceJudgement:
     """One sentence's features and the model's probability that it answers the question."""
@@ -232,6 +239,11 @@ class SentenceJudgement:
         """Whether the sentence (or its heading) holds at least one of the question's content words."""
         words = _words(self.sentence.text) | (_words(self.sentence.heading) if self.sentence.heading else frozenset())
         return bool(reading.content & words) or not reading.content
+
+    def quotable(self, reading: QuestionReading) -> bool:
+        """May be quoted at all: shares a word with the question, and is neither a document's
+        fact line nor a framing sentence ("This policy explains ...")."""
+        return self.shares_key_term(reading) and self.sentence.kind != "meta" and not FRAMING.match(self.sentence.text)
 
 
 @dataclass(frozen=True)
@@ -373,7 +385,7 @@ def attach_answerability(candidates: Sequence["Candidate"], question: str, score
     reading = QuestionReading.of(question)
     best: dict[str, float] = {c.chunk.chunk_id: 0.0 for c in context}
     for j in judge.judge(question, [c.chunk for c in context], [c.similarity for c in context], len(unknown_words)):
-        if j.shares_key_term(reading):
+        if j.quotable(reading):
             cid = j.sentence.chunk_id
             best[cid] = max(best[cid], round(j.probability, 6))
     decides = settings.decision_score == "answerability"

@@ -82,7 +82,7 @@ def judge_query(qid: str, golden: str, group: str, expected_mode: str, must_cont
         labels = np.array([rm.contains_all(j.sentence.text, must_contain)[0] for j in judged], dtype=bool)
     return JudgedQuery(qid, golden, group, expected_mode, short_query, tuple(candidates), features,
                        tuple(j.sentence.chunk_id for j in judged),
-                       np.array([j.shares_key_term(reading) for j in judged], dtype=bool), labels,
+                       np.array([j.quotable(reading) for j in judged], dtype=bool), labels,
                        tuple(j.sentence.text for j in judged))
 
 

@@ -138,8 +138,7 @@ class ExtractiveChatModel:
         # high threshold) any that shares a word with the question
         bar = self._bar if request.mode == "hybrid" else 0.0
         quotable = {j.sentence.position for j in judged
-                    if j.probability >= bar and j.shares_key_term(reading) and j.sentence.kind != "meta"
-                    and not FRAMING.match(j.sentence.text)}
+                    if j.probability >= bar and j.quotable(reading)}
         explain: dict[str, Any] = {
             "method": "extractive", "question_type": reading.qtype, "content_words": sorted(reading.content),
             "candidates": len(judged), "quotable": len(quotable), "relevance_bar": bar,
@@ -260,12 +259,6 @@ def _whole_items(chosen: list[ScoredSentence], in_order: list[ScoredSentence],
             if s not in out:
                 out.append(s)
     return out
-
-
-#: a sentence that frames a document instead of saying anything ("This policy explains ...")
-FRAMING = re.compile(r"^(this|the following) (policy|document|section|guide|page|handbook|procedure|standard|chapter)\b"
-                     r"[^.]{0,40}\b(explains?|describes?|sets? out|covers?|outlines?|applies|summari[sz]es?)\b|"
-                     r"^(these|the) (rules|steps|measures) (keep|help|ensure|protect)\b", re.IGNORECASE)
 
 
 def _render(chosen: list[ScoredSentence], max_chars: int) -> str:
