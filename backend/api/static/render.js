@@ -151,6 +151,17 @@ export function renderWhy(container, explain, question) {
     el("p", { className: "note", text: "They decide between hybrid and fallback when the score lies between the low and high thresholds." }),
     list);
 
+  const judged = explain.answerability;
+  if (judged) {
+    const best = judged.best_sentence === null || judged.best_sentence === undefined ? "none" : judged.best_sentence.toFixed(2);
+    const lines = el("ul", { className: "answerability" },
+      el("li", { text: `Best sentence: ${best} chance of answering the question (relevant from ${judged.relevance_bar.toFixed(2)})` }));
+    if (judged.unknown_words && judged.unknown_words.length) {
+      lines.append(el("li", { text: `Words the knowledge base never uses: ${judged.unknown_words.join(", ")}` }));
+    }
+    container.append(el("h4", { text: "Does any sentence answer it?" }), lines);
+  }
+
   if (explain.reasons && explain.reasons.length) {
     const reasons = el("ul", { className: "reasons" });
     for (const reason of explain.reasons) reasons.append(el("li", { text: reason }));

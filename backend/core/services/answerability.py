@@ -303,8 +303,11 @@ def feature_matrix(reading: QuestionReading, scored: Sequence[ScoredSentence], c
     missing = min(MISSING_CAP, float(sum(w not in everywhere for w in topic)))
     entity_missing = float(any(e not in all_tokens for e in reading.entities))
     rows = np.zeros((len(scored), len(FEATURES)), dtype=np.float64)
-    # a list item answers as a whole: "Part-time staff get leave pro rata. Four days a week gives 20 days."
+    # a list item answers as a whole, and a sentence with the next one of its paragraph: "Part-time
+    # staff get leave pro rata. An employee working 4 days a week receives 20 days."
     typed_units = {s.sentence.unit for s in scored if s.answer_type and s.sentence.kind == "item"}
+    typed_next = {i for i in range(len(scored) - 1)
+                  if scored[i + 1].answer_type and scored[i + 1].sentence.unit == scored[i].sentence.unit}
     for i, s in enumerate(scored):
         p = s.sentence.passage - 1
         words = passage_words[p] if 0 <= p < len(chunks) else frozenset()
@@ -319,7 +322,7 @@ def feature_matrix(reading: QuestionReading, scored: Sequence[ScoredSentence], c
         ordered = _ordered_words(s.sentence.text)
         bigram_cover = (len(reading.bigrams & _bigrams(ordered)) / len(reading.bigrams)) if reading.bigrams else 0.0
         novelty = min(1.0, sum(w not in reading.content for w in ordered) / 8.0)
-        answer_type = s.answer_type or (s.sentence.kind == "item" and s.sentence.unit in typed_units)
+        answer_type = s.answer_type or i in typed_next or (s.sentence.kind == "item" and s.sentence.unit in typed_units)
         rows[i] = (s.dense, s.lexical, float(answer_type), passage_cover, context_cover, missing,
                    entity_cover, entity_missing, sim, name_cover, number_missing, bigram_cover, novelty,
                    min(float(unknown_words), MISSING_CAP), s.score / SCORE_SCALE * context_cover ** COVERAGE_POWER,

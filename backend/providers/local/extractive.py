@@ -152,6 +152,10 @@ class ExtractiveChatModel:
 
         ranked = sorted((s for s in in_order if s.sentence.position in quotable), key=lambda s: -key(s))
         chosen = self._choose(ranked, in_order, key, quotable)
+        lead, nxt = chosen[0], chosen[0].sentence.position + 1
+        if not lead.answer_type and nxt < len(in_order) and in_order[nxt].answer_type \
+                and in_order[nxt].sentence.unit == lead.sentence.unit and in_order[nxt] not in chosen:
+            chosen.insert(1, in_order[nxt])  # the lead's own paragraph gives the figure it leads to
         for part in question_parts(request.question)[1:]:
             part_judged = [j for j in judge.judge(part, request.context, request.similarities or None,
                                                   len(request.unknown_words))
