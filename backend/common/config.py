@@ -515,11 +515,11 @@ class AnswerabilitySettings(_Model):
     """The answerability model (``decision_score: answerability``): logistic weights per
     feature, fitted by ``rag calibrate --answerability`` (docs/CALIBRATION.md)."""
 
-    intercept: float = Field(-4.5098, description="Logit of a sentence with every feature at 0.")
+    intercept: float = Field(-4.5919, description="Logit of a sentence with every feature at 0.")
     weights: dict[str, float] = Field(
-        default_factory=lambda: {"dense": 3.2556, "lexical": 0.5991, "answer_type": 0.6157, "passage_cover": 0.4747,
-                                 "similarity": 0.0136, "number_missing": -0.0724, "bigram_cover": 1.7745,
-                                 "novelty": 0.1181, "unknown_words": -1.1529, "conflict": -3.1626},
+        default_factory=lambda: {"dense": 3.3258, "lexical": 0.608, "answer_type": 0.5114, "passage_cover": 0.481,
+                                 "similarity": 0.0141, "number_missing": -0.0719, "bigram_cover": 1.763,
+                                 "novelty": 0.2104, "unknown_words": -1.1472, "conflict": -3.163},
         description="Weight per feature (see docs/CALIBRATION.md for each: dense, lexical, answer_type, passage_cover, "
         "context_cover, missing_topic, entity_cover, entity_missing, similarity, name_cover, number_missing, "
         "bigram_cover, novelty, unknown_words, evidence, conflict); a feature left out weighs 0.")
