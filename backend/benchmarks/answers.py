@@ -56,6 +56,7 @@ from backend.core.types import ChatRequest
 SHIPPED = ("data/golden/sample_golden.jsonl", "data/golden/handbook_golden.jsonl")
 #: the default before the answerability model (main at 9e19385), compared side by side
 BEFORE = {"decision_score": "evidence", "threshold_low": 0.025, "threshold_high": 0.55}
+BEFORE_ANSWERABILITY = {"enabled": False}
 OFFTOPIC = "data/golden/offtopic.jsonl"
 
 
@@ -106,7 +107,8 @@ def collect(settings: Settings, store: Any, embedder: Any, paths: Sequence[Path]
     searches = {name: SearchService(store, embedder, profile, retrieval)
                 for name, profile in settings.embeddings.profiles.items()}
     judged, questions, decided, default = [], {}, {}, {}
-    base_today = retrieval.model_copy(update=BEFORE)
+    base_today = retrieval.model_copy(update={**BEFORE, "answerability": retrieval.answerability.model_copy(
+        update=BEFORE_ANSWERABILITY)})
     for path in paths:
         golden = load_golden_set(path)
         for q in golden.queries:
@@ -126,7 +128,7 @@ def collect(settings: Settings, store: Any, embedder: Any, paths: Sequence[Path]
             old = decide_answer_mode(attach_scores(cands, question, scorer, base_today), base_today, short)
             decided[qid] = (old.mode, float(old.max_evidence or 0.0))
             unknown = unknown_words(store, alias, question, [c.chunk for c in usable(cands, retrieval)]) \
-                if retrieval.decision_score != "similarity" else ()
+                if retrieval.judges_sentences else ()
             now = decide_answer_mode(attach_scores(cands, question, scorer, retrieval, unknown), retrieval, short)
             default[qid] = (now.mode, float(now.max_evidence or now.max_eligible_similarity or 0.0))
     return Collected(judged, questions, decided, default)

@@ -515,6 +515,10 @@ class AnswerabilitySettings(_Model):
     """The answerability model (``decision_score: answerability``): logistic weights per
     feature, fitted by ``rag calibrate --answerability`` (docs/CALIBRATION.md)."""
 
+    enabled: bool = Field(
+        True, description="decision_score evidence: also judge every sentence with this model (the relevance bar, "
+        "which sentences are quoted); false gives the evidence decision and answerer of before wave 3. Always on "
+        "with decision_score answerability.")
     intercept: float = Field(-4.5919, description="Logit of a sentence with every feature at 0.")
     weights: dict[str, float] = Field(
         default_factory=lambda: {"dense": 3.3258, "lexical": 0.608, "answer_type": 0.5114, "passage_cover": 0.481,
@@ -758,6 +762,12 @@ class RetrievalSettings(_Model):
         "normalized; see docs/CALIBRATION.md.",
     )
     answerability: AnswerabilitySettings = AnswerabilitySettings()
+
+    @property
+    def judges_sentences(self) -> bool:
+        """Whether the answerability model judges sentences: the relevance bar and quoting."""
+        return self.decision_score == "answerability" or (self.decision_score == "evidence"
+                                                          and self.answerability.enabled)
     raw_dot_low: float | None = Field(None, description="raw mode, dot distance: hybrid starts at this dot product.")
     raw_dot_high: float | None = Field(None, description="raw mode, dot distance: rag starts at this dot product.")
     raw_cosine_low: float | None = Field(None, description="raw mode, cosine distance: hybrid starts at this cosine similarity.")

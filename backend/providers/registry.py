@@ -50,7 +50,7 @@ def _extractive_chat(provider: ChatProviderSettings, settings: Settings) -> Any:
     from backend.providers.local.extractive import ExtractiveChatModel
 
     embedder = build_embedder(settings) if settings.embeddings.provider == "local" else None
-    answerability = settings.retrieval.answerability if settings.retrieval.decision_score != "similarity" else None
+    answerability = settings.retrieval.answerability if settings.retrieval.judges_sentences else None
     return ExtractiveChatModel(embedder, max_sentences=provider.max_sentences, answerability=answerability,
                                max_answer_chars=provider.max_answer_chars)
 

@@ -407,6 +407,8 @@ def attach_scores(candidates: Sequence["Candidate"], question: str, scorer: Sent
         return list(candidates)
     if settings.decision_score == "evidence":
         candidates = attach_evidence(candidates, question, scorer, settings)
+    if not settings.judges_sentences:
+        return list(candidates)
     return attach_answerability(candidates, question, scorer, settings, unknown_words)
 
 

@@ -295,7 +295,7 @@ class ChatService:
         if outcome.tree:  # hierarchical: the context follows document -> page -> chunk
             candidates = ctx.tree_order(candidates, outcome.tree)
         unknown: tuple[str, ...] = ()
-        if self._settings.decision_score != "similarity":
+        if self._settings.judges_sentences:
             context = [c.chunk for c in usable(candidates, self._settings)]
             unknown = self._searches[route.profile].unknown_words(outcome.version, condensed.query, context,
                                                                   query.visibility) if context else ()

@@ -223,7 +223,7 @@ class Evaluator:
                     self._scorer = SentenceScorer(self._embedder)
                 unknown = unknown_words(self._store, version, question,
                                         [c.chunk for c in usable(candidates, self._retrieval)], visibility) \
-                    if self._retrieval.decision_score != "similarity" else ()
+                    if self._retrieval.judges_sentences else ()
                 candidates = attach_scores(candidates, question, self._scorer, self._retrieval, unknown)
             mode = decide_answer_mode(candidates, self._retrieval, is_short_query(question, self._retrieval.short_query)).mode
         top = max((c.similarity for c in candidates), default=None)

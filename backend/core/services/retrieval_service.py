@@ -260,7 +260,7 @@ def decide_answer_mode(
     label = {"evidence": "max evidence", "answerability": "best sentence's answerability"}.get(
         settings.decision_score, "max similarity")
     compared = best_evidence if by_evidence else eligible
-    bar = settings.answerability.min_sentence_relevance if settings.decision_score != "similarity" else None
+    bar = settings.answerability.min_sentence_relevance if settings.judges_sentences else None
     relevant = _max([c.relevance for c in context.used if c.relevance is not None])
     mode: AnswerMode
     if eligible is None:
