@@ -192,6 +192,7 @@ def measure(base_config: Path, embedder: Any, work: Path, *, source: Path | None
         calib_paths = [REPO_ROOT / p for p in SHIPPED] + ([built.golden] if built else [])
         collected = collect(settings, store, embedder, [*calib_paths, REPO_ROOT / OFFTOPIC])
         report(section, collected, settings, embedder, built.golden.name if built else None, folds)
+        chat_latency(section, settings, store, embedder)
     finally:
         store.close()
     section.figures["seconds"] = round(time.perf_counter() - started, 1)
@@ -268,6 +269,35 @@ def report(section: Section, collected: Collected, settings: Settings, embedder:
                          "weights fitted on every training query, its thresholds per knowledge base (SQuAD; the two "
                          "shipped domains together); the off-topic set is never fitted on; 'before' is main at "
                          "9e19385 (decision_score evidence, thresholds 0.025 / 0.55)")
+
+
+def chat_latency(section: Section, settings: Settings, store: Any, embedder: Any, rounds: int = 3) -> None:
+    """``/chat``'s work (``ChatService.answer``) on the sample corpus, before (``BEFORE``: no
+    answerability model) and with the configured default, interleaved question by question
+    on one warm store, so both see the same machine load."""
+    from backend.api.app import build_services
+    from backend.benchmarks.stats import percentiles
+    from backend.core.services.chat_service import ChatQuery
+
+    before = settings.model_copy(update={"retrieval": settings.retrieval.model_copy(update={
+        **BEFORE, "answerability": settings.retrieval.answerability.model_copy(update=BEFORE_ANSWERABILITY)})})
+    chats = {"before": build_services(before, store=store, embedder=embedder).chat,
+             "default": build_services(settings, store=store, embedder=embedder).chat}
+    questions = [q.query for q in load_golden_set(REPO_ROOT / SHIPPED[0]).queries]
+    times: dict[str, list[float]] = {name: [] for name in chats}
+    for chat in chats.values():  # warm both: sentence vectors, caches
+        for q in questions:
+            chat.answer(ChatQuery(question=q, record=False))
+    for _ in range(rounds):
+        for q in questions:
+            for name, chat in chats.items():
+                started = time.perf_counter()
+                chat.answer(ChatQuery(question=q, record=False))
+                times[name].append((time.perf_counter() - started) * 1000)
+    p50 = {name: percentiles(ms)["p50"] for name, ms in times.items()}
+    for name, ms in times.items():
+        section.figures[f"/chat work on the sample golden questions, {name} (ms)"] = percentiles(ms)
+    section.target("/chat p50: default / before", p50["default"] / max(p50["before"], 1e-9), "<=", 1.5)
 
 
 def _must_contain_held_out(collected: Collected, calib: Sequence[JudgedQuery], result: Any, base: Any,

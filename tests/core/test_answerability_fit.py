@@ -82,9 +82,11 @@ def test_held_out_decisions_separate_what_the_folds_never_saw(queries: list[Judg
     assert set(suggested["answerability"]["weights"]) == set(FEATURES)
 
 
-def test_a_chunk_scores_its_best_relevant_sentence_only(queries: list[JudgedQuery]) -> None:
+def test_a_chunk_scores_its_best_quotable_sentence_only(queries: list[JudgedQuery]) -> None:
     model = fit_model(queries)
     q = queries[1]
     cands = scored_candidates(q, model, bar=0.0)
     assert cands[0].evidence == pytest.approx(max(model.probabilities(q.features)), abs=1e-6)
-    assert scored_candidates(q, model, bar=1.0)[0].evidence == 0.0
+    silent = JudgedQuery(q.id, q.golden, q.group, q.expected_mode, q.short_query, q.candidates, q.features,
+                         q.chunk_ids, np.zeros(3, dtype=bool), q.labels)
+    assert scored_candidates(silent, model, bar=0.0)[0].evidence == 0.0  # no sentence shares a word: nothing counts
