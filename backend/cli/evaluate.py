@@ -119,7 +119,9 @@ def eval_cmd(ctx: click.Context, version: str | None, alias: str | None, domain_
         raise click.UsageError("--compare and --compare-version are exclusive: compare against one baseline")
     settings = settings_from(ctx)
     services = _services(settings)
-    followup_path = None if no_followups or not answers else (followups or settings.evaluation.followup_set)
+    followup_path = None if no_followups else (followups or settings.evaluation.followup_set)
+    # read (and so checked) before the evaluation runs; the conversations need answers to run
+    followup_set = load_followups(settings.resolve_path(followup_path)) if followup_path else None
     store = services.store
     name, shown = _eval_target(settings, store, version, alias, domain_key)
     golden_set = load_golden_set(resolve_target(settings, domain_key=domain_key, golden=golden).golden)
@@ -140,8 +142,8 @@ def eval_cmd(ctx: click.Context, version: str | None, alias: str | None, domain_
     store.record_evaluation(name, report.summary())
     path = write_report(report, settings.resolve_path(settings.evaluation.reports_dir))
     conversations = None
-    if followup_path:  # the evaluated domain's conversations, on the evaluated version
-        mine = [c for c in load_followups(settings.resolve_path(followup_path)) if c.domain == domain_key]
+    if followup_set is not None and answers:  # the evaluated domain's conversations, on the evaluated version
+        mine = [c for c in followup_set if c.domain == domain_key]
         conversations = run_followups(services.chat, mine, target=name) if mine else None
     if as_json:
         body = report.to_dict()

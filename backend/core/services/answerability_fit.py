@@ -286,12 +286,11 @@ def cross_validate(queries: Sequence[JudgedQuery], base: RetrievalSettings, *, k
         for name in sorted({set_of(q.golden) for q in test}):
             own = [q for q in train if set_of(q.golden) == name]
             complete = {q.expected_mode for q in own} >= {q.expected_mode for q in queries if set_of(q.golden) == name}
-            fitted = fit_thresholds(own, model, base, rag_penalty, balanced=False) if complete else setting
+            fitted = fit_thresholds(own, model, base, rag_penalty) if complete else setting
             decisions.extend(held_out_decisions([q for q in test if set_of(q.golden) == name], model, fitted, base))
     model = fit_model(queries)
     setting = fit_thresholds(queries, model, base, rag_penalty)
-    sets = {name: fit_thresholds([q for q in queries if set_of(q.golden) == name], model, base, rag_penalty,
-                                 balanced=False)
+    sets = {name: fit_thresholds([q for q in queries if set_of(q.golden) == name], model, base, rag_penalty)
             for name in sorted({set_of(q.golden) for q in queries})} if per_set else {}
     return AnswerabilityCalibration(tuple(folds), HeldOut(_score(decisions), {
         g: _score([d for d in decisions if d[0] == g]) for g in sorted({d[0] for d in decisions})}, tuple(decisions)),

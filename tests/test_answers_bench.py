@@ -1,0 +1,67 @@
+"""``rag bench --section answers`` on a two-article SQuAD-format file: the golden set it
+builds, and every figure and target it prints, through the real pipeline, store and model."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from backend.benchmarks import answers, squad
+from backend.common.config import DEFAULT_CONFIG
+from backend.core.services.golden import load_golden_set
+
+PARAGRAPHS = {
+    "Harvard Crimson": ["The Harvard Crimson competes in 42 intercollegiate sports in the NCAA Division I Ivy League. "
+                        "The Crimson play their home games at Harvard Stadium, which opened in 1903."],
+    "Solar furnace": ["The solar furnace at Odeillo in France was completed in 1970. It uses 63 flat mirrors to "
+                      "concentrate sunlight onto a target and reaches 3,500 degrees Celsius."],
+}
+QUESTIONS = {
+    "Harvard Crimson": [("How many sports does the Harvard Crimson compete in?", "42"),
+                        ("When did Harvard Stadium open?", "1903"),
+                        ("How many sports does Yale compete in?", None),
+                        ("When did Yale Bowl open?", None)],
+    "Solar furnace": [("When was the Odeillo solar furnace completed?", "1970"),
+                      ("How many flat mirrors does the furnace use?", "63"),
+                      ("How many curved mirrors does the furnace use?", None),
+                      ("What temperature does the Mont-Louis furnace reach?", None)],
+}
+
+
+def squad_file(path: Path) -> Path:
+    data = []
+    for title, paragraphs in PARAGRAPHS.items():
+        qas = [{"id": f"{title[:3]}{i}", "question": q, "is_impossible": a is None,
+                "answers": [] if a is None else [{"text": a, "answer_start": paragraphs[0].index(a)}]}
+               for i, (q, a) in enumerate(QUESTIONS[title])]
+        data.append({"title": title, "paragraphs": [{"context": paragraphs[0], "qas": qas}]})
+    path.write_text(json.dumps({"version": "v2.0", "data": data}))
+    return path
+
+
+def test_the_squad_set_is_built_in_the_product_s_formats(tmp_path: Path) -> None:
+    built = squad.build(squad_file(tmp_path / "s.json"), tmp_path / "out")
+    assert (built.articles, built.answerable, built.unanswerable) == (2, 4, 4)
+    golden = load_golden_set(built.golden)
+    by_query = {q.query: q for q in golden.queries}
+    yale = by_query["How many sports does Yale compete in?"]
+    assert yale.expected_mode == "fallback" and not yale.expected_sources and yale.group == "squad-01"
+    crimson = by_query["How many sports does the Harvard Crimson compete in?"]
+    assert crimson.expected_mode == "rag" and crimson.must_contain == ("42",)
+    assert crimson.expected_sources == {"squad-01": 1.0} and crimson.domain == "squad"
+    doc = (tmp_path / "out" / json.loads(built.manifest.read_text().splitlines()[0])["path"]).read_text()
+    assert doc.startswith("# Harvard Crimson\n\n")
+
+
+def test_the_answers_section_prints_every_figure_and_target(tmp_path: Path, embedder: Any) -> None:
+    section = answers.measure(DEFAULT_CONFIG, embedder, tmp_path, source=squad_file(tmp_path / "s.json"), folds=2)
+    names = [t[0] for t in section.targets]
+    for wanted in ("off-topic answered fallback, default (evidence)", "squad ROC AUC (answerability)",
+                   "squad unanswerable answered rag (answerability)", "shipped sets mode accuracy, answerability held out",
+                   "/chat p50: default / before"):
+        assert wanted in names
+    figures = section.figures
+    assert figures["off-topic, before"].startswith("rag ") and "fallback" in figures["off-topic, default (evidence)"]
+    assert set(figures["answerability block for a profile"]["weights"]) >= {"dense", "conflict", "unknown_words"}
+    assert "MET" in section.render() or "MISSED" in section.render()
