@@ -164,7 +164,7 @@ class AnswerSentenceOut(_Out):
     # equals the decision_explain stored with the interaction (no return annotation: the schema
     # stays the fields')
     @model_serializer(mode="wrap")
-    def _drop_absent(self, handler: SerializerFunctionWrapHandler):  # type: ignore[no-untyped-def]
+    def _drop_absent(self, handler: SerializerFunctionWrapHandler):
         return _without_none(handler(self), ("answerability", "contributions"))
 
 
@@ -191,7 +191,7 @@ class AnswerExplainOut(_Out):
                                         "retrieval.answerability.min_sentence_relevance in hybrid mode, 0 in rag mode.")
 
     @model_serializer(mode="wrap")
-    def _drop_absent(self, handler: SerializerFunctionWrapHandler):  # type: ignore[no-untyped-def]
+    def _drop_absent(self, handler: SerializerFunctionWrapHandler):
         return _without_none(handler(self), ("quotable", "relevance_bar"))
 
 

@@ -105,7 +105,10 @@ def collect(settings: Settings, store: Any, embedder: Any, paths: Sequence[Path]
     judge = AnswerabilityJudge(scorer, AnswerabilityModel(0.0, {}))
     searches = {name: SearchService(store, embedder, profile, retrieval)
                 for name, profile in settings.embeddings.profiles.items()}
-    judged, questions, decided, default = [], {}, {}, {}
+    judged: list[JudgedQuery] = []
+    questions: dict[str, GoldenQuery] = {}
+    decided: dict[str, tuple[str, float]] = {}
+    default: dict[str, tuple[str, float]] = {}
     base_today = retrieval.model_copy(update={**BEFORE, "answerability": retrieval.answerability.model_copy(
         update=BEFORE_ANSWERABILITY)})
     for path in paths:

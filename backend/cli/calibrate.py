@@ -188,7 +188,7 @@ def _calibrate_answerability(settings: Settings, services: Any, sets: list[tuple
         raise click.UsageError(f"the golden queries hold fewer than {k} groups (articles, documents) to fold by")
     result = fit_answerability(queries, settings.retrieval, k=k, rag_penalty=rag_penalty)
     held = result.held_out
-    report = {
+    report: dict[str, Any] = {
         "folds": [{"fold": i, "train": n, "setting": s.as_config(), "model": {"intercept": m.intercept, **m.weights}}
                   for i, n, m, s in result.folds],
         "held_out": {g: {"accuracy": round(s.accuracy, 4), "queries": s.queries, "confusion": s.confusion,

@@ -266,7 +266,7 @@ class AnswerabilityModel:
         if features.size == 0:
             return np.zeros(0)
         z = self.intercept + features @ self.vector
-        return 1.0 / (1.0 + np.exp(-np.clip(z, -40, 40)))
+        return np.asarray(1.0 / (1.0 + np.exp(-np.clip(z, -40, 40))), dtype=np.float64)
 
     def contributions(self, features: Sequence[float]) -> list[dict[str, object]]:
         """Each feature's value and its share of the logit, largest effect first."""
@@ -392,7 +392,7 @@ def attach_answerability(candidates: Sequence["Candidate"], question: str, score
             cid = j.sentence.chunk_id
             best[cid] = max(best[cid], round(j.probability, 6))
     decides = settings.decision_score == "answerability"
-    return [replace(c, relevance=best[c.chunk.chunk_id], **({"evidence": best[c.chunk.chunk_id]} if decides else {}))
+    return [replace(c, relevance=best[c.chunk.chunk_id], evidence=best[c.chunk.chunk_id] if decides else c.evidence)
             if c.chunk.chunk_id in best else c for c in candidates]
 
 

@@ -255,7 +255,7 @@ def held_out_decisions(queries: Sequence[JudgedQuery], model: AnswerabilityModel
                        base: RetrievalSettings) -> list[tuple[str, str, str, float]]:
     settings = _with_model(base, model, setting)
     bar = base.answerability.min_sentence_relevance
-    out = []
+    out: list[tuple[str, str, str, float]] = []
     for q in queries:
         cands = scored_candidates(q, model, bar)
         mode = decide_answer_mode(cands, settings, q.short_query).mode
