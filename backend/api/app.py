@@ -15,7 +15,7 @@ from typing import Any
 
 from flask import Flask, current_app, request
 
-from backend.api import access, assets, errors, hardening, metrics, openapi, ratelimit
+from backend.api import access, assets, errors, hardening, metrics, openapi, ratelimit, signed_assets
 from backend.common.config import Settings, load_settings
 from backend.common.errors import Unauthorized
 from backend.core.ports import ChatModel, ConversationLog
@@ -127,6 +127,8 @@ def create_app(settings: Settings | None = None, services: RagServices | None = 
         settings = services.settings if services is not None else load_settings()
     if services is None:
         services = build_services(settings)
+    if signed_assets.signing_required(settings):
+        signed_assets.signing_key(settings)  # a key that cannot be made or read stops the start, not a request
     app = Flask(__name__)
     app.config["MAX_CONTENT_LENGTH"] = settings.server.max_body_bytes
     app.json.sort_keys = False  # type: ignore[attr-defined]

@@ -964,7 +964,12 @@ class ServerSettings(_Model):
         "`/assets` URLs (so an `<img>` loads without a header) that expire after this many seconds.")
     asset_url_secret: SecretStr | None = Field(
         None, description="HMAC key of signed asset URLs; environment (RAG_SERVER__ASSET_URL_SECRET). Default: derived "
-        "from the configured API keys, so every worker signs alike and rotating the keys revokes old links.")
+        "from the configured API keys and shared secrets, so every worker signs alike and rotating them revokes old "
+        "links; with none (JWT with a public key alone) a random key kept in asset_url_secret_file.")
+    asset_url_secret_file: str = Field(
+        "data/asset-url.key", description="Where the random signing key of asset URLs is kept when no secret is "
+        "configured or derivable: created once (0600, 32 random bytes), read by every worker; delete it to rotate "
+        "(every link issued before stops working).")
     allow_unauthenticated_exposure: bool = Field(
         False, description="Allow `rag serve` on a non-loopback address with no API keys (`--allow-unauthenticated`); "
         "refused otherwise.")

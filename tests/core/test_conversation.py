@@ -19,12 +19,13 @@ from backend.core.types import ChatRequest
 PREVIOUS = "How many days of annual leave do employees get?"
 
 
+# without a model (no phrase to substitute) the constraint is asked about the previous question's topic (rule 1c)
 @pytest.mark.parametrize("follow_up,expected", [
-    ("and for part-time staff?", "How many days of annual leave do employees get, for part-time staff?"),
-    ("And what about contractors?", "How many days of annual leave do employees get, contractors?"),
-    ("what about after 5 years", "How many days of annual leave do employees get, after 5 years?"),
-    ("How about interns?", "How many days of annual leave do employees get, interns?"),
-    ("but in Lisbon?", "How many days of annual leave do employees get, in Lisbon?"),
+    ("and for part-time staff?", "for part-time staff (days annual leave employees)?"),
+    ("And what about contractors?", "contractors (days annual leave employees)?"),
+    ("what about after 5 years", "after 5 years (days annual leave employees)?"),
+    ("How about interns?", "interns (days annual leave employees)?"),
+    ("but in Lisbon?", "in Lisbon (days annual leave employees)?"),
 ])
 def test_a_connective_follow_up_continues_the_previous_question(follow_up: str, expected: str) -> None:
     assert condense_offline(follow_up, PREVIOUS) == Condensed(expected, "rule", "connective")
@@ -54,9 +55,8 @@ def test_without_a_previous_question_nothing_is_condensed() -> None:
 
 
 def test_the_rule_chains_on_the_previous_standalone_question() -> None:
-    history = [PREVIOUS, "How many days of annual leave do employees get, for part-time staff?"]
-    assert condense("and in Lisbon?", history, None).query == (
-        "How many days of annual leave do employees get, for part-time staff, in Lisbon?")
+    history = [PREVIOUS, "How many days of annual leave do part-time staff get?"]
+    assert condense("and in Lisbon?", history, None).query == "in Lisbon (days annual leave part-time staff)?"
 
 
 def test_topic_words_keep_the_spelling_and_drop_function_words() -> None:

@@ -59,7 +59,6 @@ def test_rag_eval_prints_abstention_and_runs_the_follow_up_set(cli_env: Settings
     run: Any = CliRunner().invoke(cli, ["eval", "--version", "KB_SAMPLE_V1", "--golden", str(golden),
                                         "--followups", str(followups)], catch_exceptions=False)
     assert run.exit_code == 0, run.output
-    Path("/tmp/ans/out.txt").write_text(run.stdout)
     assert "unanswerable_as_rag" in run.stdout and "abstention_accuracy" in run.stdout
     assert "fallback->fallback: 1" in run.stdout
     assert "follow-ups: 1 two-turn conversations; second answer must_contain 1.0000" in run.stdout
