@@ -14,6 +14,7 @@ from typing import Any
 from backend.common.config import Settings
 from backend.core.types import Chunk, DocumentWrite, content_hash
 from tests.conftest import make_settings
+from tests.ingest.helpers import write_pdf as pdf_file
 
 GUIDE = """# NWA-C200 Appliance Guide
 
@@ -51,14 +52,7 @@ LEGACY_QUESTION = "When are staff garage parking permits renewed?"
 
 
 def write_pdf(path: Path, pages: list[str]) -> None:
-    from fpdf import FPDF
-
-    pdf = FPDF()
-    pdf.set_font("Helvetica", size=11)
-    for text in pages:
-        pdf.add_page()
-        pdf.multi_cell(0, 6, text)
-    pdf.output(str(path))
+    pdf_file(path, pages, size=11, line_height=6)
 
 
 @dataclass

@@ -17,6 +17,19 @@ TOPICS = ["vacation", "expenses", "security", "onboarding", "parking", "benefits
           "equipment", "travel", "payroll", "health", "overtime", "holidays", "relocation", "pension"]
 
 
+def write_pdf(path: Path, pages: Sequence[str], size: int = 12, line_height: int = 8) -> Path:
+    """A real PDF (fpdf2) with one page per text."""
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.set_font("Helvetica", size=size)
+    for text in pages:
+        pdf.add_page()
+        pdf.multi_cell(0, line_height, text)
+    pdf.output(str(path))
+    return path
+
+
 def write_manifest(path: Path, lines: Sequence[Any]) -> Path:
     path.write_text("\n".join(x if isinstance(x, str) else json.dumps(x) for x in lines) + "\n", encoding="utf-8")
     return path

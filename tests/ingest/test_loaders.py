@@ -6,13 +6,13 @@ from pathlib import Path
 
 import docx
 import pytest
-from fpdf import FPDF
 from pypdf import PdfWriter
 
 from backend.common.config import Settings
 from backend.common.errors import LoaderError
 from backend.ingest.loaders import load_document
 from tests.conftest import make_settings
+from tests.ingest.helpers import write_pdf
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "ingest"
 
@@ -23,13 +23,7 @@ def cfg(tmp_path: Path) -> Settings:
 
 
 def make_pdf(path: Path, pages: list[str]) -> Path:
-    pdf = FPDF()
-    pdf.set_font("Helvetica", size=12)
-    for text in pages:
-        pdf.add_page()
-        pdf.multi_cell(0, 8, text)
-    pdf.output(str(path))
-    return path
+    return write_pdf(path, pages)
 
 
 def test_txt_is_split_into_normalised_paragraphs(cfg: Settings) -> None:
