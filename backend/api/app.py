@@ -24,8 +24,9 @@ from backend.core.services.evidence import SentenceScorer
 from backend.core.services.search_service import SearchService
 
 #: Endpoints that stay open when API keys are configured (probes, scrapers, the schema).
-PUBLIC_ENDPOINTS = frozenset({"health.healthz", "health.readyz", "metrics.metrics_endpoint", "openapi.openapi_document", "static",
-                              "web.index"})
+#: open to anyone; /metrics is not (it names versions): it needs what the API needs, or server.metrics_token
+PUBLIC_ENDPOINTS = frozenset({"health.healthz", "health.readyz", "openapi.openapi_document", "static", "web.index"})
+METRICS_ENDPOINT = "metrics.metrics_endpoint"
 API_KEY_HEADER = "X-API-Key"
 #: answer providers that are LLMs: they also rewrite conversation follow-ups (else the offline rule does)
 LLM_PROVIDERS = frozenset({"openai_compat", "oci"})
@@ -98,6 +99,8 @@ def _require_api_key() -> None:
     settings = current_app.extensions["rag"].settings
     if request.endpoint in PUBLIC_ENDPOINTS or assets.signed_request(settings):
         return
+    if request.endpoint == METRICS_ENDPOINT and _scrape_token_matches(settings):
+        return
     if settings.access.enabled:
         access.authenticate()
         return
@@ -111,6 +114,15 @@ def _require_api_key() -> None:
     if not matched:
         reason = "missing" if not given else "wrong"
         raise Unauthorized(f"{API_KEY_HEADER} header is {reason}; this server requires an API key", field=API_KEY_HEADER)
+
+
+def _scrape_token_matches(settings: Settings) -> bool:
+    """``Authorization: Bearer <server.metrics_token>`` (constant-time), when a token is configured."""
+    token = settings.server.metrics_token
+    given = request.headers.get("Authorization", "")
+    if token is None or not given.startswith("Bearer "):
+        return False
+    return hmac.compare_digest(given.removeprefix("Bearer ").encode(), token.get_secret_value().encode())
 
 
 def _blueprints() -> list[Any]:

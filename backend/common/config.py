@@ -959,6 +959,10 @@ class ServerSettings(_Model):
     max_body_bytes: int = Field(64 * 1024, ge=256, description="Larger request bodies get 413.")
     max_question_chars: int = Field(4000, ge=1, description="Longer questions get 413.")
     api_keys: tuple[SecretStr, ...] = Field((), description="If set, requests need X-API-Key; environment only (RAG_SERVER__API_KEYS, comma separated).")
+    metrics_token: SecretStr | None = Field(
+        None, description="With API keys or access control on, /metrics needs a credential like the API; a scraper "
+        "may instead send `Authorization: Bearer <this token>` (it opens /metrics only); environment only "
+        "(RAG_SERVER__METRICS_TOKEN).")
     asset_url_ttl_s: int = Field(
         300, ge=10, le=86_400, description="With API keys or access control on, figure links in answers are signed "
         "`/assets` URLs (so an `<img>` loads without a header) that expire after this many seconds.")
@@ -1267,18 +1271,22 @@ def load_settings(
 
 
 def _refuse_committed_access_secrets(data: Mapping[str, Any], path: Path) -> None:
-    """API keys and the JWT secret come from the environment only: a config file that holds one
-    is refused (it would be committed, copied and logged)."""
+    """API keys, the JWT secret and the metrics scrape token come from the environment only: a
+    config file that holds one is refused (it would be committed, copied and logged)."""
     access = data.get("access") if isinstance(data, Mapping) else None
     if not isinstance(access, Mapping):
-        return
+        access = {}
     found = [f"access.principals.{name}.api_key" for name, p in (access.get("principals") or {}).items()
              if isinstance(p, Mapping) and "api_key" in p]
     if isinstance(access.get("jwt"), Mapping) and "secret" in access["jwt"]:
         found.append("access.jwt.secret")
+    server = data.get("server") if isinstance(data, Mapping) else None
+    if isinstance(server, Mapping) and "metrics_token" in server:
+        found.append("server.metrics_token")
     if found:
         raise ConfigError(f"{path}: {', '.join(found)}: secrets come from the environment only "
-                          "(RAG_ACCESS__PRINCIPALS__<NAME>__API_KEY, RAG_ACCESS__JWT__SECRET), never from a config file",
+                          "(RAG_ACCESS__PRINCIPALS__<NAME>__API_KEY, RAG_ACCESS__JWT__SECRET, RAG_SERVER__METRICS_TOKEN), "
+                          "never from a config file",
                           path=str(path))
 
 

@@ -11,6 +11,7 @@ from flask.testing import FlaskClient
 
 from backend.api.app import build_services, create_app
 from backend.common.config import load_settings
+from backend.common.errors import ConfigError
 from tests.api.corpus import RAG_QUESTION, Corpus, corpus_settings
 from tests.conftest import REPO
 
@@ -127,7 +128,7 @@ def keyed_app(corpus: Corpus, embedder: Any, extractive: Any, tmp_path: Any) -> 
     settings = load_settings(
         REPO / "config" / "rag.yaml",
         overrides=base.model_dump(mode="json", exclude={"server"}) | {"server": {"max_body_bytes": 65536}},
-        env={"RAG_SERVER__API_KEYS": "key-one, key-two"},
+        env={"RAG_SERVER__API_KEYS": "key-one, key-two", "RAG_SERVER__METRICS_TOKEN": "scrape-token-1"},
     )
     assert [k.get_secret_value() for k in settings.server.api_keys] == ["key-one", "key-two"]
     services = build_services(settings, store=corpus.store, embedder=embedder, primary=extractive)
@@ -156,5 +157,26 @@ def test_api_key_is_required_when_configured(keyed_app: Flask, headers: dict[str
 
 def test_probes_and_schema_stay_open_with_api_keys(keyed_app: Flask) -> None:
     client = keyed_app.test_client()
-    assert [client.get(p).status_code for p in ("/healthz", "/readyz", "/metrics", "/openapi.json")] == [200, 200, 200, 200]
+    assert [client.get(p).status_code for p in ("/healthz", "/readyz", "/openapi.json")] == [200, 200, 200]
     assert client.get("/openapi.json").get_json()["components"]["securitySchemes"]["ApiKey"]["name"] == "X-API-Key"
+
+
+def test_metrics_need_a_credential_when_the_api_does(keyed_app: Flask) -> None:
+    """/metrics names versions: with keys on, anonymous callers get 401, like the API (issue 34)."""
+    client = keyed_app.test_client()
+    anonymous = client.get("/metrics")
+    assert anonymous.status_code == 401 and "rag_" not in anonymous.get_data(as_text=True)
+    assert client.get("/metrics", headers={"X-API-Key": "key-two"}).status_code == 200
+    scraped = client.get("/metrics", headers={"Authorization": "Bearer scrape-token-1"})
+    assert scraped.status_code == 200 and "rag_chat_requests_total" in scraped.get_data(as_text=True)
+    assert client.get("/metrics", headers={"Authorization": "Bearer scrape-token-2"}).status_code == 401
+    # the scrape token opens /metrics only
+    assert client.post("/chat", json={"question": RAG_QUESTION},
+                       headers={"Authorization": "Bearer scrape-token-1"}).status_code == 401
+
+
+def test_a_metrics_token_in_a_config_file_is_refused(tmp_path: Any) -> None:
+    config = tmp_path / "rag.yaml"
+    config.write_text("server:\n  metrics_token: in-the-repo\n")
+    with pytest.raises(ConfigError, match="server.metrics_token: secrets come from the environment only"):
+        load_settings(config, env={})

@@ -271,7 +271,7 @@ def test_rate_limit_is_per_key_and_answers_429_with_retry_after(corpus: Corpus, 
     error = limited.get_json()["error"]
     assert error["code"] == "rate_limited" and "3 per 1 minute" in error["message"]
     assert client.get("/search/presets", headers=two).status_code == 200  # another key has its own budget
-    assert all(client.get(p).status_code == 200 for p in ("/healthz", "/readyz", "/metrics"))  # probes exempt
+    assert all(client.get(p, headers=one).status_code == 200 for p in ("/healthz", "/readyz", "/metrics"))  # exempt
 
 
 def test_rate_limit_without_keys_is_per_client_address(client: FlaskClient, corpus: Corpus, embedder: Any,
