@@ -78,3 +78,19 @@ def test_forced_promotion_rollback_and_alias_status(cli_env: Settings) -> None:
     assert unknown.exit_code == 1 and "--domain-key 'nope' is not configured; known: ['handbook']" in unknown.stderr
     empty = _run("rollback", "--domain-key", "handbook")
     assert empty.exit_code == 1 and "alias KB_HANDBOOK has no history; nothing to roll back" in empty.stderr
+
+
+def test_a_plain_promote_does_not_undo_a_rollback(cli_env: Settings) -> None:
+    """Issue 34: after a rollback the rolled-back version is still the newest; promoting "the
+    newest" must not quietly serve it again. Naming it does."""
+    assert _run("promote", "--version", "KB_SAMPLE_V1", "--no-answers", "--force").exit_code == 0
+    assert _run("promote", "--version", "KB_SAMPLE_V2", "--no-answers", "--force").exit_code == 0
+    assert _run("rollback").exit_code == 0
+    plain = CliRunner().invoke(cli, ["promote", "--no-answers"])
+    assert plain.exit_code != 0
+    assert "KB_SAMPLE_V2 was rolled back from KB_ACTIVE" in plain.stderr
+    assert "rag promote --version KB_SAMPLE_V2" in plain.stderr
+    status = json.loads(_run("alias", "status", "--json").stdout)
+    assert next(a for a in status["aliases"] if a["alias"] == "KB_ACTIVE")["active"] == "KB_SAMPLE_V1"
+    named = _run("promote", "--version", "KB_SAMPLE_V2", "--no-answers", "--force")
+    assert named.exit_code == 0 and "promoted: KB_ACTIVE -> KB_SAMPLE_V2" in named.stdout

@@ -155,6 +155,12 @@ def promote_version(settings: Settings, store: Any, embedder: Any, *, alias: str
         newest = latest_version(VersionNaming(settings.ingest.version_name_template), target.version,
                                 store.list_versions())
         target = replace(target, version=newest.name if newest else target.version)
+        undone = rolled_back_from(store.alias_history(target.alias), target.version)
+        if undone is not None:
+            raise VersionConflict(
+                f"{target.version} was rolled back from {target.alias} ({undone.changed_at}); it is not promoted again "
+                f"by default: name it (rag promote --version {target.version}) to serve it again",
+                version=target.version, alias=target.alias)
     candidate = store.get_version(target.version)
     current = store.resolve_alias(target.alias)
     golden_set = load_golden_set(target.golden)
@@ -257,6 +263,18 @@ def rollback(store: IndexAdmin, alias: str) -> AliasChange:
     change = store.point_alias(alias, latest.previous, reason=f"rollback from {latest.version}")
     log.info("promotion.rolled_back", alias=alias, version=latest.previous, previous=latest.version)
     return change
+
+
+def rolled_back_from(history: Sequence[AliasChange], version: str) -> AliasChange | None:
+    """The rollback that took ``alias`` away from ``version``, if nothing has pointed the alias
+    at ``version`` since (``history`` newest first): then "promote the newest" must not quietly
+    undo the rollback (pure)."""
+    for change in history:
+        if change.version == version:
+            return None
+        if change.previous == version and change.reason.startswith("rollback from "):
+            return change
+    return None
 
 
 def alias_versions(history: Sequence[AliasChange]) -> list[str]:
