@@ -90,7 +90,8 @@ class AclKB:
         return self.client.get("/search", query_string={"q": q, "top_k": top_k, **params}, headers=headers)
 
     def metric(self, reason: str) -> float:
-        text = self.client.get("/metrics").get_data(as_text=True)
+        # with access control on, /metrics needs a credential like the API (issue 34)
+        text = self.client.get("/metrics", headers={"X-API-Key": KEYS["alice"]}).get_data(as_text=True)
         m = re.search(rf'^rag_access_denials_total\{{reason="{reason}"\}} ([0-9.]+)$', text, re.M)
         return float(m.group(1)) if m else 0.0
 
