@@ -207,20 +207,48 @@ class SqliteVectorStore(SqliteConversationLog):
             self._local.con = con
         return con
 
+    def _write_failed(self, exc: sqlite3.Error) -> StoreUnavailable:
+        """One line that says what happened to the store and that nothing half-written stays."""
+        text = str(exc).lower()
+        if "full" in text:
+            what = "the disk is full (or the database reached its size limit)"
+        elif "readonly" in text or "read-only" in text:
+            what = "it is read-only"
+        elif "locked" in text or "busy" in text:
+            what = "it is locked by another writer"
+        else:
+            what = "a write failed"
+        return StoreUnavailable(f"SQLite store {self.path}: {what} ({exc}); the transaction was rolled back, the served "
+                                "version is unchanged and the next run resumes", path=str(self.path))
+
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
         con = self._conn()
         try:
             con.execute("BEGIN IMMEDIATE")
         except sqlite3.OperationalError as exc:
-            raise StoreUnavailable(f"SQLite store {self.path} is locked: {exc}") from exc
+            raise self._write_failed(exc) from exc
         try:
             yield con
+        except sqlite3.OperationalError as exc:
+            self._rollback(con)
+            raise self._write_failed(exc) from exc
         except BaseException:
-            con.execute("ROLLBACK")
+            self._rollback(con)
             raise
         else:
-            con.execute("COMMIT")
+            try:
+                con.execute("COMMIT")
+            except sqlite3.OperationalError as exc:
+                self._rollback(con)
+                raise self._write_failed(exc) from exc
+
+    @staticmethod
+    def _rollback(con: sqlite3.Connection) -> None:
+        try:
+            con.execute("ROLLBACK")
+        except sqlite3.Error:
+            pass  # SQLite already rolled back (a full disk ends the transaction itself)
 
     @contextmanager
     def _read(self) -> Iterator[sqlite3.Connection]:
