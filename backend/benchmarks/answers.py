@@ -35,8 +35,7 @@ from backend.core.services.answerability import (
     AnswerabilityJudge,
     AnswerabilityModel,
     attach_scores,
-    unknown_words,
-    usable,
+    store_probe,
 )
 from backend.core.services.answerability_fit import (
     JudgedQuery,
@@ -123,17 +122,24 @@ def collect(settings: Settings, store: Any, embedder: Any, paths: Sequence[Path]
             short = is_short_query(question, retrieval.short_query)
             qid = f"{golden.path.name}:{q.id}"
             group = q.group or next(iter(q.expected_sources), None) or qid
+            scored = attach_scores(cands, question, scorer, retrieval, store_probe(store, alias))
+            # the same usable chunks, so the same unknown words: probed once
             judged.append(judge_query(qid, golden.path.name, f"{golden.path.name}:{group}", q.expected_mode,
                                       q.must_contain, question, short, cands, judge, retrieval,
-                                      lambda chunks: unknown_words(store, alias, question, chunks)))
+                                      _known(scored.unknown_words)))
             questions[qid] = q
-            old = decide_answer_mode(attach_scores(cands, question, scorer, base_today), base_today, short)
+            old = decide_answer_mode(attach_scores(cands, question, scorer, base_today).candidates, base_today, short)
             decided[qid] = (old.mode, float(old.max_evidence or 0.0))
-            unknown = unknown_words(store, alias, question, [c.chunk for c in usable(cands, retrieval)]) \
-                if retrieval.judges_sentences else ()
-            now = decide_answer_mode(attach_scores(cands, question, scorer, retrieval, unknown), retrieval, short)
+            now = decide_answer_mode(scored.candidates, retrieval, short)
             default[qid] = (now.mode, float(now.max_evidence or now.max_eligible_similarity or 0.0))
     return Collected(judged, questions, decided, default)
+
+
+def _known(words: tuple[str, ...]) -> Any:
+    """A probe that answers with words already found for the same question and context."""
+    def probe(question: str, context: Sequence[Any]) -> tuple[str, ...]:
+        return words
+    return probe
 
 
 def must_contain_on_rag(collected: Collected, queries: Sequence[JudgedQuery], model: AnswerabilityModel,

@@ -70,11 +70,11 @@ def collect(settings: Settings, services: Any, sets: list[tuple[str, str]], grid
             hits = search.search(SearchRequest(question, version, retrieval.top_k)).hits
             base = ctx.to_candidates(hits, retrieval.score_mode)
             per_sim = {}
-            for min_sim in min_sims:
-                probe = retrieval.model_copy(update={"hybrid": retrieval.hybrid.model_copy(
+            for min_sim in min_sims:  # the unknown-word probe as /chat runs it, so relevance is the same
+                grid_point = retrieval.model_copy(update={"hybrid": retrieval.hybrid.model_copy(
                     update={"min_similarity_for_hybrid": min_sim})})
-                cands = attach_scores(base, question, scorer, probe)
-                per_sim[min_sim] = tuple(cands)
+                per_sim[min_sim] = tuple(attach_scores(base, question, scorer, grid_point,
+                                                       search.probe(version)).candidates)
             queries.append(CalibrationQuery(f"{golden.path.name}:{q.id}", golden.path.name, q.expected_mode,
                                             is_short_query(question, retrieval.short_query), per_sim))
     return queries
@@ -176,8 +176,7 @@ def collect_judged(settings: Settings, services: Any, sets: list[tuple[str, str]
             out.append(judge_query(
                 f"{golden.path.name}:{q.id}", golden.path.name, f"{golden.path.name}:{group}", q.expected_mode,
                 q.must_contain, question, is_short_query(question, retrieval.short_query),
-                ctx.to_candidates(hits, retrieval.score_mode), judge, retrieval,
-                lambda chunks: search.unknown_words(version, question, chunks)))
+                ctx.to_candidates(hits, retrieval.score_mode), judge, retrieval, search.probe(version)))
     return out
 
 

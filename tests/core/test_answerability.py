@@ -148,7 +148,7 @@ def test_the_probability_of_a_chunk_is_its_best_relevant_sentence(embedder: Any)
     question = "How many days of annual leave do employees get?"
     model = AnswerabilitySettings(intercept=-2.0, weights={"dense": 3.0, "lexical": 2.0}, min_sentence_relevance=0.3)
     out = attach_answerability([Candidate(chunk(text), 0.6, 0.6, 1)], question, SentenceScorer(embedder),
-                               settings(answerability=model))
+                               settings(answerability=model)).candidates
     judged = AnswerabilityJudge(SentenceScorer(embedder), model_from(model)).judge(question, [chunk(text)], [0.6])
     assert out[0].evidence == pytest.approx(max(j.probability for j in judged), abs=1e-6)
     assert judged[0].probability > judged[1].probability

@@ -33,7 +33,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING, Mapping, Sequence
+from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -371,45 +371,59 @@ def usable(candidates: Sequence["Candidate"], settings: "RetrievalSettings") -> 
             if c.chunk.chunk_type not in gates.exclude_chunk_types_from_llm and c.similarity >= gates.min_similarity_for_hybrid]
 
 
+#: ``(question, retrieved context) -> the question's words the knowledge base never uses``
+Probe = Callable[[str, Sequence[Chunk]], tuple[str, ...]]
+
+
+@dataclass(frozen=True)
+class Scored:
+    """Candidates with what the decision compares, and the unknown words found on the way."""
+
+    candidates: list["Candidate"]
+    unknown_words: tuple[str, ...] = ()
+
+
 def attach_answerability(candidates: Sequence["Candidate"], question: str, scorer: SentenceScorer,
-                         settings: "RetrievalSettings", unknown_words: Sequence[str] = ()) -> list["Candidate"]:
+                         settings: "RetrievalSettings", probe: Probe | None = None) -> Scored:
     """Candidates with ``relevance`` set, on those that may become context, to the best
     probability among their sentences that share a content word with the question (0 when
     none does; the decision compares it with ``answerability.min_sentence_relevance``); the
     others keep None.
     With ``decision_score: answerability`` it is also their ``evidence`` (what the thresholds
-    compare). ``unknown_words``: the question's words the knowledge base never uses."""
+    compare). ``probe`` finds the question's words the knowledge base never uses."""
     from dataclasses import replace
 
     context = usable(candidates, settings)
     if not context:
-        return list(candidates)
+        return Scored(list(candidates))
+    chunks = [c.chunk for c in context]
+    unknown = probe(question, chunks) if probe is not None else ()
     judge = AnswerabilityJudge(scorer, model_from(settings.answerability))
     reading = QuestionReading.of(question)
     best: dict[str, float] = {c.chunk.chunk_id: 0.0 for c in context}
-    for j in judge.judge(question, [c.chunk for c in context], [c.similarity for c in context], len(unknown_words)):
+    for j in judge.judge(question, chunks, [c.similarity for c in context], len(unknown)):
         if j.quotable(reading):
             cid = j.sentence.chunk_id
             best[cid] = max(best[cid], round(j.probability, 6))
     decides = settings.decision_score == "answerability"
-    return [replace(c, relevance=best[c.chunk.chunk_id], evidence=best[c.chunk.chunk_id] if decides else c.evidence)
-            if c.chunk.chunk_id in best else c for c in candidates]
+    return Scored([replace(c, relevance=best[c.chunk.chunk_id], evidence=best[c.chunk.chunk_id] if decides else c.evidence)
+                   if c.chunk.chunk_id in best else c for c in candidates], unknown)
 
 
 def attach_scores(candidates: Sequence["Candidate"], question: str, scorer: SentenceScorer | None,
-                  settings: "RetrievalSettings", unknown_words: Sequence[str] = ()) -> list["Candidate"]:
+                  settings: "RetrievalSettings", probe: Probe | None = None) -> Scored:
     """What the decision compares: with ``decision_score`` ``evidence`` the sentence evidence and
     the answerability ``relevance`` (hybrid needs a relevant sentence); with ``answerability`` the
     probability, as both; with ``similarity`` nothing."""
     from backend.core.services.evidence import attach_evidence
 
     if scorer is None or settings.decision_score == "similarity":
-        return list(candidates)
+        return Scored(list(candidates))
     if settings.decision_score == "evidence":
         candidates = attach_evidence(candidates, question, scorer, settings)
     if not settings.judges_sentences:
-        return list(candidates)
-    return attach_answerability(candidates, question, scorer, settings, unknown_words)
+        return Scored(list(candidates))
+    return attach_answerability(candidates, question, scorer, settings, probe)
 
 
 #: at most this many question words are looked up in the knowledge base per question
@@ -423,3 +437,8 @@ def unknown_words(store: "VectorStore", target: str, question: str, context: Seq
     tokenizer), at most ``MAX_PROBES``."""
     return tuple(w for w in missing_words(question, context)[:MAX_PROBES]
                  if not store.lexical_candidates(target, w, 1, visibility=visibility).hits)
+
+
+def store_probe(store: "VectorStore", target: str, visibility: "Visibility | None" = None) -> Probe:
+    """:func:`unknown_words` against ``target`` as the asker sees it."""
+    return lambda question, context: unknown_words(store, target, question, context, visibility)

@@ -32,11 +32,11 @@ from backend.core.services.answerability import (
     FEATURES,
     AnswerabilityJudge,
     AnswerabilityModel,
+    Probe,
     QuestionReading,
 )
 from backend.core.services.calibration import CalibrationQuery, Grid, Score, Setting, fit, score
 from backend.core.services.retrieval_service import Candidate, decide_answer_mode
-from backend.core.types import Chunk
 
 #: thresholds searched on the probability scale
 GRID = Grid(threshold_low=tuple(round(0.025 * i, 3) for i in range(1, 37)),
@@ -65,13 +65,12 @@ class JudgedQuery:
 
 def judge_query(qid: str, golden: str, group: str, expected_mode: str, must_contain: Sequence[str], question: str,
                 short_query: bool, candidates: Sequence[Candidate], judge: AnswerabilityJudge,
-                settings: RetrievalSettings, unknown: Callable[[Sequence[Chunk]], Sequence[str]] | None = None
-                ) -> JudgedQuery:
+                settings: RetrievalSettings, probe: Probe | None = None) -> JudgedQuery:
     gates = settings.hybrid
     usable = [c for c in candidates
               if c.chunk.chunk_type not in gates.exclude_chunk_types_from_llm and c.similarity >= gates.min_similarity_for_hybrid]
     chunks = [c.chunk for c in usable]
-    unknown_words = len(unknown(chunks)) if unknown is not None and usable else 0
+    unknown_words = len(probe(question, chunks)) if probe is not None and usable else 0
     judged = judge.judge(question, chunks, [c.similarity for c in usable], unknown_words) if usable else []
     reading = QuestionReading.of(question)
     features = np.array([j.features for j in judged], dtype=np.float64).reshape(len(judged), len(FEATURES))

@@ -22,7 +22,7 @@ from backend.common.errors import ConfigError, RequestError, UnknownDomain, Vers
 from backend.core.ports import ChatModel, ConversationLog, IndexAdmin, InteractionLog
 from backend.core.services import context as ctx
 from backend.core.services.conversation import Condensed, condense, conversation_key, stream_pieces
-from backend.core.services.answerability import attach_scores, usable
+from backend.core.services.answerability import attach_scores
 from backend.core.services.evidence import SentenceScorer
 from backend.core.services.retrieval_service import (
     Candidate,
@@ -294,13 +294,10 @@ class ChatService:
         candidates = ctx.to_candidates(outcome.hits, self._settings.score_mode)
         if outcome.tree:  # hierarchical: the context follows document -> page -> chunk
             candidates = ctx.tree_order(candidates, outcome.tree)
-        unknown: tuple[str, ...] = ()
-        if self._settings.judges_sentences:
-            context = [c.chunk for c in usable(candidates, self._settings)]
-            unknown = self._searches[route.profile].unknown_words(outcome.version, condensed.query, context,
-                                                                  query.visibility) if context else ()
-        candidates = attach_scores(candidates, condensed.query, self._evidence, self._settings, unknown)
-        decision = replace(decide_answer_mode(candidates, self._settings, short), unknown_words=unknown)
+        scored = attach_scores(candidates, condensed.query, self._evidence, self._settings,
+                               self._searches[route.profile].probe(outcome.version, query.visibility))
+        candidates = scored.candidates
+        decision = replace(decide_answer_mode(candidates, self._settings, short), unknown_words=scored.unknown_words)
         planned_ms = round((time.perf_counter() - started) * 1000, 3)
         return _Plan(route, condensed, short, outcome, candidates, decision, started, planned_ms, self._top_k(query))
 

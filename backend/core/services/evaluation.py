@@ -31,7 +31,7 @@ from backend.core.embedding_text import query_input
 from backend.core.ports import Embedder, IndexAdmin, VectorStore
 from backend.core.services import context as ctx
 from backend.core.services import ranking_metrics as rm
-from backend.core.services.answerability import attach_scores, unknown_words, usable
+from backend.core.services.answerability import attach_scores, store_probe
 from backend.core.services.evidence import SentenceScorer
 from backend.core.services.golden import GoldenQuery, GoldenSet
 from backend.core.services.retrieval_service import decide_answer_mode, is_short_query
@@ -221,10 +221,8 @@ class Evaluator:
             if self._retrieval.decision_score != "similarity":
                 if self._scorer is None:
                     self._scorer = SentenceScorer(self._embedder)
-                unknown = unknown_words(self._store, version, question,
-                                        [c.chunk for c in usable(candidates, self._retrieval)], visibility) \
-                    if self._retrieval.judges_sentences else ()
-                candidates = attach_scores(candidates, question, self._scorer, self._retrieval, unknown)
+                candidates = attach_scores(candidates, question, self._scorer, self._retrieval,
+                                           store_probe(self._store, version, visibility)).candidates
             mode = decide_answer_mode(candidates, self._retrieval, is_short_query(question, self._retrieval.short_query)).mode
         top = max((c.similarity for c in candidates), default=None)
         result = QueryResult(

@@ -170,13 +170,13 @@ class SearchService:
         vec = self._embedder.embed_queries([query_input(text, self._profile)])[0]
         return QueryVector(vec, self._embedder.model_id, getattr(self._embedder, "compatible_models", frozenset()))
 
-    def unknown_words(self, version: str, question: str, context: Sequence[Chunk],
-                      visibility: Visibility | None = None) -> tuple[str, ...]:
-        """The question's words ``version``'s knowledge base never uses (the answerability
-        model's ``unknown_words``), through the store's full-text index and ``visibility``."""
-        from backend.core.services.answerability import unknown_words
+    def probe(self, version: str, visibility: Visibility | None = None
+              ) -> Callable[[str, Sequence[Chunk]], tuple[str, ...]]:
+        """The answerability model's ``unknown_words``: question words ``version``'s knowledge base
+        never uses, through the store's full-text index and ``visibility``."""
+        from backend.core.services.answerability import store_probe
 
-        return unknown_words(self._store, version, question, context, visibility)
+        return store_probe(self._store, version, visibility)
 
     def search(self, request: SearchRequest) -> SearchOutcome:
         """Top ``request.top_k`` hits under the request's strategy (default
