@@ -8,6 +8,7 @@ defaults.
 
 from __future__ import annotations
 
+import re
 from types import SimpleNamespace
 from typing import Any
 
@@ -18,7 +19,7 @@ from backend.common.sanitizer import sanitize_if_enabled, sanitize_interaction
 
 FLOORS = {"EMAIL_ADDRESS": 0.95, "PHONE_NUMBER": 0.95, "CREDIT_CARD": 0.95, "IBAN_CODE": 0.95, "US_SSN": 0.95,
           "IP_ADDRESS": 0.95, "PERSON": 0.85, "STREET_ADDRESS": 0.8, "ORGANIZATION": 0.75, "DATE_TIME": 0.9,
-          "URL": 0.9}
+          "URL": 0.9, "ZIP_CODE": 0.9, "US_DRIVER_LICENSE": 0.9, "NRP": 0.8}
 
 
 @pytest.fixture(scope="module")
@@ -42,7 +43,8 @@ def test_recall_per_type_and_over_redaction_on_a_seeded_faker_subset(redact: San
     scores = score(samples, run_product(samples, redact))
     low = {k: round(v, 3) for k, v in scores.recall.items() if v < FLOORS[k]}
     assert low == {}, scores.missed
-    assert scores.over_redaction_clean <= 0.02
+    assert scores.over_redaction_clean <= 0.03
+    assert scores.chars["STREET_ADDRESS"] >= 0.8
     assert scores.precision >= 0.9
 
 
@@ -131,3 +133,122 @@ def test_prefetch_prepares_the_next_group_ahead_and_restores_the_pipeline(monkey
     off = Pipeline()
     off.settings = SimpleNamespace(sanitize=SanitizeSettings(enabled=True, worker=False))
     assert list(sanitize_worker.prefetch(off, groups, None, None)) == groups and "_prepare" not in vars(off)
+
+
+# --- formats bare Presidio catches and the product used to miss (issue 34, point 3) ---------------
+@pytest.mark.parametrize(("scheme", "number"), [
+    ("JCB 15 digits (1800)", "180016070420458"),
+    ("Maestro 12 digits", "501864667909"),
+    ("JCB 15 digits (2131)", "213191417776317"),
+    ("Visa", "4111 1111 1111 1111"),
+    ("Visa 13", "4222222222222"),
+    ("Mastercard 2-series", "2223-0031-2200-3222"),
+    ("Mastercard", "5555 5555 5555 4444"),
+    ("Amex", "3782 822463 10005"),
+    ("Discover", "6011 1111 1111 1117"),
+    ("Discover 622126-622925", "6221 2600 0000 0000"),
+    ("JCB", "3530 1113 3330 0000"),
+    ("Diners", "3056 930902 5904"),
+    ("Maestro 19", "6759 6498 2643 8453 003"),
+    ("UnionPay", "6200000000000005"),
+    ("RuPay", "8171 9999 2766 0000"),
+    ("Mir", "2200 0000 0000 0004"),
+])
+def test_card_numbers_of_every_scheme_are_redacted(redact: SanitizeSettings, scheme: str, number: str) -> None:
+    from backend.common.pii_recognizers import luhn_valid
+
+    assert luhn_valid(number.replace(" ", "").replace("-", "")), scheme
+    assert ("CREDIT_CARD", number) in _audit(redact, f"Paid by card {number} yesterday.")
+
+
+@pytest.mark.parametrize("number", [
+    "966-877-3731x123", "(516) 008-6993 ext. 44", "555.012.3456", "+1-663-235-3861", "001-610-555-1234x567",
+    "+44 20 7946 0958", "+49 (0) 30 901820", "+33 4 34 74 11 66", "+61.2.7429.2474", "(047)-1742924",
+    "0045 32 19 88 88", "+55 11 2349-8550", "090-2855-9665", "+91 98123 47901",
+])
+def test_phone_numbers_in_the_formats_of_many_countries(redact: SanitizeSettings, number: str) -> None:
+    assert ("PHONE_NUMBER", number) in _audit(redact, f"Reach the site lead at {number} today.")
+
+
+def test_a_bare_ten_digit_number_is_a_phone_only_after_a_cue(redact: SanitizeSettings) -> None:
+    assert ("PHONE_NUMBER", "8221693874") in _audit(redact, "Call back on 8221693874 tomorrow.")
+    assert _audit(redact, "Invoice 8221693874 was paid in full.") == []
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("Send it to ZIP+4 77702-0566 before noon.", "77702-0566"),
+    ("Her zip code is 94105, she said.", "94105"),
+    ("Postal code: 10001.", "10001"),
+    ("They both live in the 13589 area.", "13589"),
+])
+def test_zip_codes_with_a_cue_or_in_zip4_form(redact: SanitizeSettings, text: str, value: str) -> None:
+    assert ("ZIP_CODE", value) in _audit(redact, text)
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("Driver's license number X1234567, state CA.", "X1234567"),
+    ("DL: S123-456-78-901-0 (FL).", "S123-456-78-901-0"),
+    ("My driving licence is 123456789.", "123456789"),
+])
+def test_driver_licences_with_a_cue(redact: SanitizeSettings, text: str, value: str) -> None:
+    assert ("US_DRIVER_LICENSE", value) in _audit(redact, text)
+
+
+@pytest.mark.parametrize("address", [
+    "425 Adams Common Suite 429\nWest Timothy, PW 11568",
+    "Studio 59z\nPotter Inlet\nWest Grace\nW4H 7LG",
+    "Elizabeth-Krebs-Straße 94/82\n72297 Auerbach",
+    "Fatimaring 5\n1287 EK\nGameren",
+    "Unit 9044 Box 3512\nDPO AP 90418",
+    "ul. Rzeczna 71/02\n65-146 Piotrków Trybunalski",
+    "966 Hill Quadrant\nJohnsonfort, NT, 2639",
+])
+def test_a_multi_line_address_is_redacted_whole(redact: SanitizeSettings, address: str) -> None:
+    text = f"Please ship to:\n{address}\n\nThanks, the stores team"
+    out = sanitize_if_enabled([text], redact, doc_ids=["d"]).texts[0]
+    # one placeholder for the whole address (a name inside a street, "Elizabeth-Krebs-Straße", may type it PERSON)
+    assert re.fullmatch(r"Please ship to:\n<(?:STREET_ADDRESS|PERSON)>\n\nThanks, the stores team", out), out
+
+
+def test_nationality_religion_and_party_are_nrp(redact: SanitizeSettings) -> None:
+    found = _audit(redact, "Nationality: Moroccan. She is a practising Catholic and a Labour voter.")
+    assert {("NRP", "Moroccan"), ("NRP", "Catholic"), ("NRP", "Labour")} <= set(found)
+
+
+@pytest.mark.parametrize("text", [
+    "Order 501864667910 ships on Monday; ISBN 978-3-16-148410-0 is on back order.",
+    "Upgrade to version 10.4.12 and build 7731; the patch is 4.7 MB.",
+    "The total was USD 14,250.00 for 12,500 units, or 1.14 per unit.",
+    "We shipped 12345 units to 48 stores in 2023 and 2024.",
+    "The SDK ships under an open-source license; renew the license (seat pack 2500123) for 250 seats.",
+    "Part number A1234567 and batch 82-3633 are discontinued.",
+    "Tracking reference 4829301845 was closed.",
+])
+def test_look_alikes_are_left_alone(redact: SanitizeSettings, text: str) -> None:
+    assert sanitize_if_enabled([text], redact, doc_ids=["d"]).texts == [text]
+
+
+def test_the_generator_writes_every_card_scheme_and_the_new_labels() -> None:
+    pytest.importorskip("faker")
+    from backend.benchmarks.pii_set import CARD_SCHEMES, LABELS, _Values, generate
+    from backend.common.pii_recognizers import card_scheme_matches, luhn_valid
+
+    v = _Values(3)
+    cards = [re.sub(r"[ -]", "", v.scheme_card()) for _ in range(400)]
+    assert all(luhn_valid(c) and card_scheme_matches(c) for c in cards)
+    assert {len(c) for c in cards} >= {12, 13, 14, 15, 16, 19} and any(c.startswith(("1800", "2131")) for c in cards)
+    assert len(CARD_SCHEMES) >= 10
+    planted = {p.label for s in generate(seed=5, pii_texts=60, clean_texts=0) for p in s.planted}
+    assert planted == set(LABELS)
+
+
+def test_the_pii_section_compares_with_presidio_and_prints_the_targets() -> None:
+    pytest.importorskip("faker")
+    from backend.benchmarks.pii import measure
+
+    section = measure(seed=3, pii_texts=25, clean_texts=8)
+    names = [t[0] for t in section.targets]
+    assert "address character coverage" in names and "over-redaction of PII-free text" in names
+    assert "recall CREDIT_CARD - presidio" in names
+    assert "/" in section.figures["texts/s product / presidio"]
+    assert "/" in section.figures["address character coverage product / presidio"]

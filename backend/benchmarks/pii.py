@@ -12,7 +12,8 @@ suffix list; the validation result is the same).
 Figures, per system:
 - recall per label: a planted value counts as caught when it no longer appears in
   the redacted text (the issue's definition); ``covered`` is stricter: every
-  character of the value lies inside a finding;
+  character of the value lies inside a finding; ``chars``: the share of the
+  label's characters inside findings (address character coverage);
 - precision: share of findings in the PII texts that overlap a planted value;
 - over-redaction: share of characters redacted in the PII-free texts, and of
   non-PII characters in the PII texts;
@@ -31,9 +32,10 @@ from backend.benchmarks.pii_set import LABELS, STRUCTURED, Sample, generate
 from backend.benchmarks.stats import Section
 from backend.common.config import DEFAULT_CONFIG, SanitizeSettings, load_settings
 
-#: goals on the generated set (the issue's), per label; others only have to beat Presidio
+#: goals on the generated set (the issue's), per label; every label must also reach bare Presidio's recall
 GOALS = {**{label: 0.98 for label in STRUCTURED}, "PERSON": 0.90, "STREET_ADDRESS": 0.85, "ORGANIZATION": 0.80}
-MAX_OVER_REDACTION = 0.02
+MIN_ADDRESS_CHAR_COVERAGE = 0.80
+MAX_OVER_REDACTION = 0.03
 
 Span = tuple[int, int]
 
@@ -50,6 +52,7 @@ class Run:
 class Scores:
     recall: dict[str, float]
     covered: dict[str, float]
+    chars: dict[str, float]
     counts: dict[str, int]
     precision: float
     over_redaction_clean: float
@@ -130,6 +133,8 @@ def _covered_chars(spans: list[Span], size: int) -> bytearray:
 
 def score(samples: Sequence[Sample], run: Run) -> Scores:
     caught: dict[str, int] = defaultdict(int)
+    char_total: dict[str, int] = defaultdict(int)
+    char_hit: dict[str, int] = defaultdict(int)
     full: dict[str, int] = defaultdict(int)
     total: dict[str, int] = defaultdict(int)
     missed: dict[str, list[str]] = defaultdict(list)
@@ -155,9 +160,12 @@ def score(samples: Sequence[Sample], run: Run) -> Scores:
                 missed[p.label].append(value)
             if all(mask[p.start:p.end]):
                 full[p.label] += 1
+            char_total[p.label] += p.end - p.start
+            char_hit[p.label] += sum(mask[p.start:p.end])
     return Scores(
         recall={k: caught[k] / total[k] for k in LABELS if total[k]},
         covered={k: full[k] / total[k] for k in LABELS if total[k]},
+        chars={k: char_hit[k] / char_total[k] for k in LABELS if char_total[k]},
         counts=dict(total),
         precision=hits / findings if findings else 1.0,
         over_redaction_clean=clean_red / clean_chars if clean_chars else 0.0,
@@ -167,21 +175,24 @@ def score(samples: Sequence[Sample], run: Run) -> Scores:
     )
 
 
-def measure(config: Path = DEFAULT_CONFIG, *, seed: int = 17, pii_texts: int = 400, clean_texts: int = 120,
+def measure(config: Path = DEFAULT_CONFIG, *, seed: int = 17, pii_texts: int = 1500, clean_texts: int = 400,
             show_missed: bool = False) -> Section:
     samples = generate(seed=seed, pii_texts=pii_texts, clean_texts=clean_texts)
     settings = product_settings(config)
     product = score(samples, run_product(samples, settings))
     presidio = score(samples, run_presidio(samples, settings.batch_size))
-    section = Section(f"PII redaction (Faker set, seed {seed}: {pii_texts} labelled texts, {clean_texts} PII-free)")
+    section = Section(f"PII redaction (generated set, seed {seed}: {pii_texts} labelled texts, {clean_texts} PII-free)")
     section.figures["entities (product default)"] = ",".join(settings.entities)
-    section.figures["label: recall product / presidio (covered product / presidio) n"] = ""
+    section.figures["label: recall product / presidio (covered product / presidio) [chars product / presidio] n"] = ""
     for label in LABELS:
         if label not in product.counts:
             continue
         section.figures[f"  {label}"] = (
             f"{product.recall[label]:.3f} / {presidio.recall[label]:.3f}   "
-            f"({product.covered[label]:.3f} / {presidio.covered[label]:.3f})   n={product.counts[label]}")
+            f"({product.covered[label]:.3f} / {presidio.covered[label]:.3f})   "
+            f"[{product.chars[label]:.3f} / {presidio.chars[label]:.3f}]   n={product.counts[label]}")
+    section.figures["address character coverage product / presidio"] = (
+        f"{product.chars.get('STREET_ADDRESS', 0.0):.3f} / {presidio.chars.get('STREET_ADDRESS', 0.0):.3f}")
     section.figures["precision (findings on planted values) product / presidio"] = (
         f"{product.precision:.3f} / {presidio.precision:.3f}")
     section.figures["over-redaction, PII-free texts (chars) product / presidio"] = (
@@ -193,12 +204,18 @@ def measure(config: Path = DEFAULT_CONFIG, *, seed: int = 17, pii_texts: int = 4
         if label in product.recall:
             section.target(f"recall {label}", product.recall[label], ">=", goal)
     for label in LABELS:
-        if label in product.recall and label not in GOALS:
+        if label in product.recall and presidio.recall.get(label, 0.0) > 0:
             section.target(f"recall {label} - presidio", product.recall[label] - presidio.recall[label], ">=", 0.0)
+    if "STREET_ADDRESS" in product.chars:
+        section.target("address character coverage", product.chars["STREET_ADDRESS"], ">=", MIN_ADDRESS_CHAR_COVERAGE)
     section.target("over-redaction of PII-free text", product.over_redaction_clean, "<=", MAX_OVER_REDACTION)
+    section.target("over-redaction of non-PII chars in PII texts", product.over_redaction_pii_texts, "<=",
+                   MAX_OVER_REDACTION)
     if show_missed:
         for label, values in product.missed.items():
             section.notes.append(f"missed {label}: {values}")
+    section.notes.append("the set is generated (pii_set.py: Faker values, own card, phone, licence and NRP makers); "
+                         "rules were tuned on other seeds, figures of record are on seed 17")
     section.notes.append("texts/s: one batched call per system, engines built and warmed first; same process, "
                          "machine shared with other jobs")
     return section

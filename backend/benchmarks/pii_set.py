@@ -12,7 +12,10 @@ addresses in ten countries, phone numbers in national and international formats
 (kept only when ``phonenumbers`` calls them valid for their region, so every
 planted phone number is a real-format number), card numbers with spaces and
 dashes, IBANs with and without spaces, e-mails, IPv4/IPv6, US SSNs, companies,
-dates in several formats and web domains.
+dates in several formats and web domains. Formats real text has that Faker alone
+does not give are made here: card numbers in the IIN ranges and lengths of eleven
+schemes, numbers of 27 national phone plans with extensions, multi-line addresses,
+ZIP+4, US licence layouts and nationality/religion/party mentions (``NRP``).
 
 Faker is a dev dependency (``pip install -e .[dev]``); nothing here runs in the
 product.
@@ -27,7 +30,7 @@ from typing import Any, Callable
 
 #: evaluation labels (the product's entity for each is in ``PRODUCT_ENTITY``)
 LABELS = ("PERSON", "STREET_ADDRESS", "PHONE_NUMBER", "CREDIT_CARD", "IBAN_CODE", "EMAIL_ADDRESS", "IP_ADDRESS",
-          "US_SSN", "ORGANIZATION", "DATE_TIME", "URL")
+          "US_SSN", "ORGANIZATION", "DATE_TIME", "URL", "ZIP_CODE", "US_DRIVER_LICENSE", "NRP")
 STRUCTURED = ("EMAIL_ADDRESS", "PHONE_NUMBER", "CREDIT_CARD", "IBAN_CODE", "US_SSN", "IP_ADDRESS")
 
 #: locale -> phone region
@@ -36,7 +39,37 @@ LOCALES: dict[str, str] = {
     "de_DE": "DE", "de_AT": "AT", "de_CH": "CH", "fr_FR": "FR", "es_ES": "ES", "it_IT": "IT",
     "nl_NL": "NL", "pl_PL": "PL", "pt_PT": "PT", "sv_SE": "SE",
 }
-ADDRESS_LOCALES = ("en_US", "en_GB", "de_DE", "fr_FR", "es_ES", "it_IT", "nl_NL", "en_AU", "en_CA", "pl_PL")
+ADDRESS_LOCALES = ("en_US", "en_GB", "de_DE", "fr_FR", "es_ES", "it_IT", "nl_NL", "en_AU", "en_CA", "pl_PL", "en_IN",
+                   "pt_PT")
+#: regions whose national numbering plans the phone maker also writes (phonenumbers' metadata, no Faker locale)
+PHONE_REGIONS = ("US", "GB", "DE", "FR", "ES", "IT", "NL", "BE", "CH", "AT", "IE", "PT", "PL", "SE", "DK", "NO", "FI",
+                 "IN", "AU", "NZ", "CA", "BR", "MX", "IL", "ZA", "SG", "JP")
+#: (IIN prefixes, lengths, grouping) per card scheme; a prefix "a-b" is a numeric range
+CARD_SCHEMES: dict[str, tuple[tuple[str, ...], tuple[int, ...]]] = {
+    "visa": (("4",), (13, 16, 16, 16, 19)),
+    "mastercard": (("51-55", "2221-2720"), (16,)),
+    "amex": (("34", "37"), (15,)),
+    "discover": (("6011", "644-649", "65", "622126-622925"), (16, 19)),
+    "jcb": (("3528-3589",), (16, 19)),
+    "jcb15": (("1800", "2131"), (15,)),
+    "diners": (("300-305", "36", "38", "39"), (14, 16)),
+    "maestro": (("50", "56-69"), (12, 13, 15, 16, 19)),
+    "unionpay": (("62",), (16, 17, 18, 19)),
+    "rupay": (("60", "65", "81", "82", "508"), (16,)),
+    "mir": (("2200-2204",), (16,)),
+}
+#: US driver licence layouts (AAMVA state formats): A letter, 9 a digit
+LICENCE_FORMATS = ("A9999999", "999999999", "A999-999-99-999-9", "A999999999999", "A99999999", "99999999",
+                   "A9999 99999 99999", "AA999999", "9999999", "A999999", "99AAA99999", "999AA9999",
+                   "A99-99-9999", "A999 999 999 999", "999999999999", "AAAAAAA999AA")
+LICENCE_STATES = ("CA", "NY", "FL", "MI", "TX", "WA", "NJ", "IL", "OH", "PA", "MA", "GA", "AZ", "CO", "IA", "MN")
+#: nationalities, religions and political groups (NRP) written in text
+NRP_TERMS = ("American", "British", "German", "French", "Spanish", "Italian", "Polish", "Dutch", "Swedish", "Irish",
+             "Indian", "Pakistani", "Nigerian", "Brazilian", "Mexican", "Chinese", "Japanese", "Korean", "Turkish",
+             "Ukrainian", "Russian", "Canadian", "Australian", "Filipino", "Vietnamese", "Egyptian", "Moroccan",
+             "Christian", "Catholic", "Protestant", "Muslim", "Jewish", "Hindu", "Buddhist", "Sikh", "Orthodox",
+             "Mormon", "Republican", "Democrat", "Conservative", "Labour", "Liberal Democrat", "Socialist",
+             "Communist", "Green Party", "Hispanic", "Latino", "Asian", "African American", "Arab", "Kurdish")
 
 TITLES = ("Mr.", "Mrs.", "Ms.", "Dr.", "Prof.", "Mr", "Ms", "Dr")
 
@@ -146,6 +179,79 @@ class _Values:
             return "-".join(groups)
         return digits
 
+    def scheme_card(self) -> str:
+        """A Luhn-valid number in a random IIN range of a random scheme, grouped as the scheme prints it."""
+        prefixes, lengths = CARD_SCHEMES[self.rng.choice(tuple(CARD_SCHEMES))]
+        low, _, high = self.rng.choice(prefixes).partition("-")
+        prefix = str(self.rng.randint(int(low), int(high or low))).zfill(len(low))
+        size = self.rng.choice(lengths)
+        body = prefix + "".join(str(self.rng.randint(0, 9)) for _ in range(size - len(prefix) - 1))
+        digits = body + _luhn_digit(body)
+        sizes = {15: (4, 6, 5), 14: (4, 6, 4)}.get(size, (4,) * (size // 4) + ((size % 4,) if size % 4 else ()))
+        style = self.rng.random()
+        if style < 0.5:
+            return digits
+        groups, pos = [], 0
+        for n in sizes:
+            groups.append(digits[pos:pos + n])
+            pos += n
+        return (" " if style < 0.8 else "-").join(groups)
+
+    def world_phone(self) -> str:
+        """A valid number of a national plan (``PHONE_REGIONS``), written as people do: national, international,
+        with dots, with an extension; or a US number in Faker's raw formats (extensions, ``001-``), valid or not."""
+        import phonenumbers
+
+        if self.rng.random() < 0.3:
+            return str(self.fake["en_US"].phone_number())
+        region = self.rng.choice(PHONE_REGIONS)
+        kind = self.rng.choice((phonenumbers.PhoneNumberType.FIXED_LINE, phonenumbers.PhoneNumberType.MOBILE))
+        example = phonenumbers.example_number_for_type(region, kind)
+        if example is None:  # pragma: no cover - every listed region has fixed-line and mobile examples
+            raise RuntimeError(f"phonenumbers has no example number for {region}")
+        num = example
+        national = str(example.national_number)
+        for _ in range(50):
+            keep = max(2, len(national) - 5)
+            cand = national[:keep] + "".join(str(self.rng.randint(0, 9)) for _ in range(len(national) - keep))
+            num = phonenumbers.parse("+" + str(example.country_code) + cand)
+            if phonenumbers.is_valid_number(num):
+                break
+        else:
+            num = example
+        fmt = phonenumbers.PhoneNumberFormat
+        style = self.rng.random()
+        if style < 0.35:
+            text = phonenumbers.format_number(num, fmt.NATIONAL)
+        elif style < 0.65:
+            text = phonenumbers.format_number(num, fmt.INTERNATIONAL)
+        elif style < 0.75:
+            text = phonenumbers.format_number(num, fmt.E164)
+        elif style < 0.85:
+            text = phonenumbers.format_number(num, fmt.INTERNATIONAL).replace(" ", ".").replace("-", ".")
+        else:
+            text = "00" + phonenumbers.format_number(num, fmt.INTERNATIONAL)[1:]
+        if self.rng.random() < 0.15:
+            text += self.rng.choice((" ext. ", " x", " ext ", "x")) + str(self.rng.randint(1, 9999))
+        return str(text)
+
+    def block_address(self) -> str:
+        """An address as its locale writes it, on several lines (street, city and postcode, ...)."""
+        g = self.locale(ADDRESS_LOCALES)
+        return "\n".join(part.strip() for part in g.address().splitlines() if part.strip())
+
+    def zip_code(self) -> str:
+        g = self.fake["en_US"]
+        return str(g.zipcode_plus4() if self.rng.random() < 0.5 else g.zipcode())
+
+    def licence(self) -> str:
+        fmt = self.rng.choice(LICENCE_FORMATS)
+        return "".join(chr(65 + self.rng.randint(0, 25)) if c == "A" else str(self.rng.randint(0, 9)) if c == "9"
+                       else c for c in fmt)
+
+    def nrp(self) -> str:
+        return self.rng.choice(NRP_TERMS)
+
     def iban(self) -> str:
         value = str(self.locale(("de_DE", "fr_FR", "es_ES", "it_IT", "nl_NL", "en_GB", "pl_PL", "pt_PT")).iban())
         if self.rng.random() < 0.6:
@@ -183,6 +289,14 @@ class _Values:
 
     def job(self) -> str:
         return str(self.fake["en_US"].job())
+
+
+def _luhn_digit(body: str) -> str:
+    total = 0
+    for i, ch in enumerate(reversed(body)):
+        d = int(ch) * (1 if i % 2 else 2)
+        total += d - 9 if d > 9 else d
+    return str((10 - total % 10) % 10)
 
 
 # --- templates ---------------------------------------------------------------------
@@ -262,6 +376,36 @@ PII_TEMPLATES: dict[str, str] = {
         "Payroll change for {p1} (SSN {ssn}): new salary effective {date}, paid to IBAN {iban}. Tax forms were "
         "posted to {addr}. HR contact: {p2}, {phone}."
     ),
+    "dmv_check": (
+        "Pre-employment check for {p1}: driver's license {dl} ({st}), clean record. Commercial vehicles only "
+        "with a CDL. Home ZIP code {zip}. Verified by {p2} on {date}; questions to {wphone}."
+    ),
+    "kyc_form": (
+        "KYC record\nName: {p1}\nNationality: {nrp}\nResidential address:\n{addrblock}\nPhone: {wphone}\n"
+        "DL number: {dl}\nCard on file: {cardx}\nChecked by {p2}."
+    ),
+    "card_dispute": (
+        "Chargeback {n}: the holder {p1} disputes two payments on card {cardx}, both made on {date}. A second "
+        "card, {cardx2}, was issued as a replacement. Call back on {wphone} or {wphone2}."
+    ),
+    "mailing_label": (
+        "Return to sender if undeliverable.\n\n{p1}\n{addrblock}\n\nTracking {n}, parcel 2 of 3."
+    ),
+    "diversity_survey": (
+        "Voluntary survey from {p1}: identifies as {nrp}, religion {nrp2}. Prefers to be contacted at {email}. "
+        "Postal code: {zip}."
+    ),
+    "contact_card": (
+        "{p1}\n{job}, {org}\nMobile {wphone} | Office {wphone2}\n{addrblock}"
+    ),
+    "community_note": (
+        "{p1} told the panel that as a {nrp} voter she supported the proposal; {p2}, a {nrp2} member of the "
+        "committee, asked for the minutes. Both live in the {zip} area."
+    ),
+    "relocation": (
+        "Relocation approved: {p1} moves from {addr} to the new office. Until then use the old number {wphone} "
+        "and the payment card {cardx}. Driving licence no. {dl} is needed for the pool car."
+    ),
     "customer_note": (
         "Customer call log: {p1} of {org} called from {phone} about invoice {n}. Asked us to use the new billing "
         "address {addr} and to e-mail {email}. Follow-up by {p2} before {date}."
@@ -299,6 +443,17 @@ CLEAN_TEMPLATES: tuple[str, ...] = (
     "Mileage is paid at 0.30 per kilometre. Claims go through the finance system with the cost centre CC-{n4}.",
     "Capacity plan: storage grows by {pct} TB a month; at the current rate the array is full in {months} "
     "months. We propose adding two shelves in the next budget cycle and archiving cold data to object storage.",
+    # look-alikes: long digit runs, ids, ISBNs, versions, licences of software, language names
+    "Book order: ISBN {isbn}, {n4} copies. Catalogue number {order}, shipped in {n2} boxes; invoice total "
+    "USD {amount}. Tracking reference {track}.",
+    "Inventory: {n} units in stock across 14 sites. Batch {batch} expires after 18 months; part numbers "
+    "A{part} and BX{part2} are discontinued. Reorder point is {n2} units.",
+    "Licensing: the SDK ships under the Apache License 2.0 and the client under the MIT license. Renew the "
+    "enterprise license before the end of the quarter; {workers} seats are in use, build {v1}.{v2}.{n4}.",
+    "Order {order} was dispatched from warehouse {n4}. Build {n} passed 1,284 tests in {n3} ms; coverage is "
+    "{pct}.{v3}% and the artefact is {n2} KB.",
+    "Localisation: the handbook is available in English, German and French; the Spanish edition follows in "
+    "Q{v3}. Translation memory holds {n} segments and {n2} terms.",
 )
 
 
@@ -334,7 +489,10 @@ def _pii_sample(v: _Values, name: str, template: str, n: int) -> Sample:
         "addr": ("STREET_ADDRESS", v.address), "phone": ("PHONE_NUMBER", v.phone), "card": ("CREDIT_CARD", v.card),
         "iban": ("IBAN_CODE", v.iban), "ip": ("IP_ADDRESS", v.ip), "ssn": ("US_SSN", v.ssn),
         "org": ("ORGANIZATION", v.org), "date": ("DATE_TIME", v.date), "domain": ("URL", v.domain),
-        "job": (None, v.job),
+        "job": (None, v.job), "cardx": ("CREDIT_CARD", v.scheme_card), "wphone": ("PHONE_NUMBER", v.world_phone),
+        "addrblock": ("STREET_ADDRESS", v.block_address), "zip": ("ZIP_CODE", v.zip_code),
+        "dl": ("US_DRIVER_LICENSE", v.licence), "nrp": ("NRP", v.nrp),
+        "st": (None, lambda: v.rng.choice(LICENCE_STATES)),
     }
     b = _Builder()
     pos = 0
@@ -376,12 +534,14 @@ def _clean_sample(v: _Values, template: str, index: int) -> Sample:
         "pct2": r.randint(2, 30), "n": r.randint(10000, 99999), "n2": r.randint(1000, 50000),
         "n3": r.randint(3600, 864000), "n4": r.randint(1000, 9999), "workers": r.randint(4, 32),
         "lat": r.randint(300, 4000), "months": r.randint(4, 18), "job": g.job(), "bs": g.bs(),
-        "catch": g.catch_phrase(),
+        "catch": g.catch_phrase(), "isbn": g.isbn13(), "order": r.randint(10**11, 10**13 - 1),
+        "track": r.randint(10**9, 10**14 - 1), "batch": f"{r.randint(10, 99)}-{r.randint(1000, 9999)}",
+        "part": r.randint(10**5, 10**8), "part2": r.randint(10**4, 10**7),
     }
     return Sample("clean", f"clean_{index}", template.format(**fill))
 
 
-def generate(seed: int = 17, pii_texts: int = 400, clean_texts: int = 120) -> list[Sample]:
+def generate(seed: int = 17, pii_texts: int = 1500, clean_texts: int = 400) -> list[Sample]:
     """``pii_texts`` labelled texts (templates in rotation) then ``clean_texts`` PII-free ones."""
     v = _Values(seed)
     names = list(PII_TEMPLATES)

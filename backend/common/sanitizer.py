@@ -53,7 +53,7 @@ _NER_MAPPING = {
 _NER_IGNORED = ("CARDINAL", "ORDINAL", "QUANTITY", "MONEY", "PERCENT", "WORK_OF_ART", "LAW", "LANGUAGE",
                 "EVENT", "PRODUCT", "DATE", "TIME")
 #: Presidio recognizers the product replaces (see backend.common.pii_recognizers)
-_REPLACED = ("EmailRecognizer", "PhoneRecognizer", "CreditCardRecognizer")
+_REPLACED = ("EmailRecognizer", "PhoneRecognizer", "CreditCardRecognizer", "UsLicenseRecognizer")
 #: spaCy components Presidio does not use (it needs tokens, lemmas for context words, and NER).
 _UNUSED_PIPES = ("parser",)
 #: components dropped when the NER has its own tok2vec (en_core_web_sm does): they only feed lemmas,
@@ -359,12 +359,18 @@ def _merge(spans: list[tuple[int, int, str, float]]) -> list[tuple[int, int, str
 
 _NAME_WORD = re.compile(r"[^\W\d_][\w'’-]+")
 _POSSESSIVE = re.compile(r"['’]s?$")
-#: a "name" that is an id or an amount ("INC-101332", "EUR 612.40"): the NER model's mistake
-_ID_OR_AMOUNT = re.compile(r"(?:[A-Z]{2,4}[- ]?|v)?[\d][\d.,\s/-]*")
+#: a "name" that is an id or an amount ("INC-101332", "EUR 612.40", "Batch 82-3633"): the NER model's mistake
+_ID_OR_AMOUNT = re.compile(r"(?:[A-Za-z]+[- ]?){0,2}[\d][\d.,\s/-]*")
 _NAMED = frozenset({"PERSON", "ORGANIZATION", "LOCATION", "NRP"})
 
 
-def _plausible(text: str, entity: str) -> bool:
+#: a "date" right after one of these words is a version number ("version 10.4.12", "release 3.1.2024")
+_VERSION_CUE = re.compile(r"(?i:\b(?:version|release|build|patch|v)[ \t]*:?[ \t]*)$")
+
+
+def _plausible(text: str, entity: str, before: str = "") -> bool:
+    if entity == "DATE_TIME":
+        return not _VERSION_CUE.search(before)
     return entity not in _NAMED or not _ID_OR_AMOUNT.fullmatch(text.strip())
 
 
@@ -417,7 +423,7 @@ def _analyze(texts: Sequence[str], settings: SanitizeSettings, engine: _Engine,
     for (i, off, piece), found in zip(parts, results):
         per_doc[i].extend((off + r.start, off + r.end, r.entity_type + _ner_tag(r), r.score) for r in found
                           if r.score >= thresholds.get(r.entity_type, 1.1)
-                          and _plausible(piece[r.start:r.end], r.entity_type))
+                          and _plausible(piece[r.start:r.end], r.entity_type, piece[max(0, r.start - 12):r.start]))
     if "PERSON" in thresholds:
         allow = frozenset(settings.allow_list)
         for text, spans in zip(texts, per_doc):
