@@ -1,8 +1,8 @@
 """Loader registry: file suffix -> loader, and the one function the pipeline calls.
 
 :func:`load_document` owns what every format shares: the size limit, the
-suffix lookup, normalisation and the "empty file" check, so each loader only
-turns bytes into blocks. The DOCX loader (figures, assets dir) takes more
+suffix lookup, normalisation, the "empty file" check and the text-quality
+(mojibake) check, so each loader only turns bytes into blocks. The DOCX loader (figures, assets dir) takes more
 arguments than the others and is adapted here. The DOCX, PDF and HTML loaders
 are imported on first use: the other formats work even where one of their
 libraries is broken, and the loader worker only grows by the parsers it needs
@@ -17,11 +17,16 @@ import zipfile
 from pathlib import Path
 from typing import Callable
 
+import structlog
+
 from backend.common.config import Settings
 from backend.common.errors import LoaderError
 from backend.ingest.documents import LoadedDocument
 from backend.ingest.loaders.text import MarkdownLoader, TextLoader
 from backend.ingest.normalize import normalize_document
+from backend.ingest.quality import text_quality
+
+log = structlog.get_logger(__name__)
 
 LoadFn = Callable[[Path, str, Settings], LoadedDocument]
 
@@ -102,9 +107,30 @@ def load_document(path: Path, doc_id: str, settings: Settings) -> LoadedDocument
     doc = normalize_document(load(path, doc_id, settings))
     text = doc.text
     if not text.strip():
-        raise LoaderError(f"{path}: empty document: no extractable text", path=str(path))
+        skipped = doc.diagnostics.get("DOCX_ALT_CHUNKS", {}).get("skipped", [])
+        parts = ", ".join(f"{s['member']} {s['reason']}" for s in skipped)
+        hint = f" (embedded content skipped: {parts})" if skipped else ""
+        raise LoaderError(f"{path}: empty document: no extractable text{hint}", path=str(path))
     limit = settings.ingest.limits.max_chars
     if len(text) > limit:
         raise LoaderError(f"{path}: {len(text)} characters of text is over ingest.limits.max_chars ({limit})",
                           path=str(path), reason="max_chars")
+    check_quality(doc, path, settings)
     return doc
+
+
+def check_quality(doc: LoadedDocument, path: Path, settings: Settings) -> None:
+    """Refuse or flag text that is mojibake (``backend.ingest.quality``): it raises no
+    error anywhere else and would be chunked, embedded and cited as it is."""
+    quality = text_quality(doc.text)
+    doc.diagnostics["text_quality"] = round(quality.score, 3)
+    minimum = settings.ingest.min_text_quality
+    if quality.score >= minimum:
+        return
+    problem = (f"{quality.describe()} is below ingest.min_text_quality ({minimum:g}): the text is not words "
+               "(a PDF font without a Unicode map, or text decoded with the wrong character set)")
+    if settings.ingest.low_quality == "refuse":
+        raise LoaderError(f"{path}: {problem}; nothing was indexed (fix the source, or set ingest.low_quality: "
+                          "flag to index it anyway)", path=str(path), reason="low_text_quality")
+    doc.diagnostics["low_text_quality"] = f"{problem}; indexed anyway (ingest.low_quality: flag)"
+    log.warning("ingest.low_text_quality", file=str(path), score=round(quality.score, 3), minimum=minimum)

@@ -2,7 +2,8 @@
 
 Reading order is headers (de-duplicated across sections), then the body in
 document order (paragraphs, tables as `` | ``-joined rows, text-box paragraphs
-after the paragraph that anchors them), then footers. Text blocks are the same
+after the paragraph that anchors them, the text of ``w:altChunk`` parts where
+they stand, see ``docx_altchunk``), then footers. Text blocks are the same
 whatever the DOCX flags say; image blocks are inserted *between* them, right
 after the paragraph or table that holds the picture. That is what keeps the
 flags-off rendering byte-identical to the text-only one.
@@ -29,6 +30,7 @@ from lxml import etree
 from backend.common.config import DocxSettings, IngestLimits
 from backend.common.errors import LoaderError
 from backend.ingest.documents import Block, LoadedDocument
+from backend.ingest.loaders.docx_altchunk import AltChunkReader
 from backend.ingest.loaders.docx_images import Figure, ImageCatalog, RawRef, find_refs, superseded
 from backend.ingest.loaders.docx_package import DocxPackage, python_docx_copy, read_package, withhold_binaries
 
@@ -37,6 +39,7 @@ log = structlog.get_logger(__name__)
 _W = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
 _R = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
 W_P, W_R, W_TBL, W_TR, W_TC = (f"{{{_W}}}{t}" for t in ("p", "r", "tbl", "tr", "tc"))
+W_ALT_CHUNK = f"{{{_W}}}altChunk"
 _CONTAINERS = {f"{{{_W}}}{t}" for t in ("sdt", "sdtContent", "customXml", "ins", "smartTag")}
 _CAPTION_TEXT = re.compile(r"^(?:figure|fig\.)\s*\d", re.IGNORECASE)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
@@ -96,9 +99,10 @@ def table_text(tbl: etree._Element) -> str:
 class _Walker:
     """Turns one story (body, header or footer part) into items in reading order."""
 
-    def __init__(self, styles: dict[str, str], catalog: ImageCatalog) -> None:
+    def __init__(self, styles: dict[str, str], catalog: ImageCatalog, alt_chunks: AltChunkReader | None = None) -> None:
         self.styles = styles
         self.catalog = catalog
+        self.alt_chunks = alt_chunks
         self.items: list[_Item] = []
 
     def story(self, root: etree._Element, part: str, region: str) -> list[_Item]:
@@ -108,6 +112,11 @@ class _Walker:
         return self.items[start:]
 
     def _element(self, element: etree._Element, part: str, region: str) -> None:
+        if element.tag == W_ALT_CHUNK:
+            if self.alt_chunks is not None:
+                for block in self.alt_chunks.blocks(part, element.get(f"{{{_R}}}id", "")):
+                    self._text(block.text, block.role if region == "body" else region, region, dict(block.attrs))
+            return
         if element.tag == W_TBL:
             anchor = self._text(table_text(element), _role(region, element), region, {})
         else:
@@ -146,10 +155,10 @@ def _role(region: str, element: etree._Element, style: str = "") -> str:
 
 
 def _block_elements(root: etree._Element) -> Iterator[etree._Element]:
-    """Top-level paragraphs and tables in document order, looking through content
-    controls and tracked insertions that wrap them."""
+    """Top-level paragraphs, tables and altChunks in document order, looking through
+    content controls and tracked insertions that wrap them."""
     for child in root:
-        if child.tag in (W_P, W_TBL):
+        if child.tag in (W_P, W_TBL, W_ALT_CHUNK):
             yield child
         elif child.tag in _CONTAINERS:
             yield from _block_elements(child)
@@ -187,9 +196,10 @@ def style_names(document: Any) -> dict[str, str]:
     return names
 
 
-def _walk(document: Any, catalog: ImageCatalog, main_part: str) -> list[_Item]:
+def _walk(document: Any, catalog: ImageCatalog, main_part: str,
+          alt_chunks: AltChunkReader | None = None) -> list[_Item]:
     styles = style_names(document)
-    walker = _Walker(styles, catalog)
+    walker = _Walker(styles, catalog, alt_chunks)
     for kind, region in (("header", "header"), ("body", "body"), ("footer", "footer")):
         if kind == "body":
             walker.story(document.element.body, main_part, "body")
@@ -266,6 +276,17 @@ def emit_skip_reason(settings: DocxSettings) -> str | None:
     return None
 
 
+def nested_blocks(path: Path, limits: IngestLimits, depth: int) -> list[Block]:
+    """Text blocks of a DOCX embedded as an altChunk (``docx_altchunk``): the same
+    package checks and reading order, no pictures."""
+    package = read_package(path, limits)
+    withhold_binaries(package)
+    document = _open(package, limits)
+    catalog = ImageCatalog(package, DocxSettings(extract_images=False), "altchunk", path.parent)
+    items = _walk(document, catalog, package.main_part, AltChunkReader(package, limits, nested_blocks, depth))
+    return _blocks(items, emit_images=False)
+
+
 class DocxLoader:
     """``Loader`` for Word documents and their template and macro-enabled variants
     (macros are never run: their parts are not even read); see the module docstring
@@ -283,7 +304,8 @@ class DocxLoader:
         withhold_binaries(package)
         document = _open(package, limits)
         catalog = ImageCatalog(package, settings, doc_id, Path(assets_root))
-        items = _walk(document, catalog, package.main_part)
+        alt_chunks = AltChunkReader(package, limits, nested_blocks)
+        items = _walk(document, catalog, package.main_part, alt_chunks)
         chars = sum(len(i.text) for i in items if isinstance(i, _TextItem))
         if chars > limits.max_chars:
             raise LoaderError(f"{path}: {chars} characters of text is over ingest.limits.max_chars "
@@ -296,5 +318,7 @@ class DocxLoader:
         log.info("DOCX_IMAGES_SUMMARY", doc_id=doc_id, source=str(path),
                  **{k: v for k, v in summary.items() if k != "skipped"},
                  skipped_reasons=sorted({s["reason"] for s in summary["skipped"]}))
-        return LoadedDocument(doc_id=doc_id, source=str(path), blocks=blocks,
-                              diagnostics={"DOCX_IMAGES_SUMMARY": summary})
+        diagnostics: dict[str, Any] = {"DOCX_IMAGES_SUMMARY": summary}
+        if alt_chunks.read or alt_chunks.skipped:
+            diagnostics["DOCX_ALT_CHUNKS"] = alt_chunks.summary()
+        return LoadedDocument(doc_id=doc_id, source=str(path), blocks=blocks, diagnostics=diagnostics)

@@ -142,10 +142,15 @@ def is_text_part(member: str) -> bool:
     return member.endswith((".xml", ".rels"))
 
 
+#: parts the altChunk reader may read (``docx_altchunk``): under the same size checks as XML
+ALT_CHUNK_SUFFIXES = (".htm", ".html", ".xhtml", ".txt", ".mht", ".mhtml", ".docx")
+
+
 def check_zip_limits(path: Path, infos: list[zipfile.ZipInfo], limits: IngestLimits) -> None:
     """Refuse, from the zip directory alone, a package whose XML parts would inflate
-    past ``max_unzipped_bytes`` in total or by more than ``max_compression_ratio``."""
-    parts = [i for i in infos if is_text_part(i.filename)]
+    past ``max_unzipped_bytes`` in total or by more than ``max_compression_ratio``
+    (altChunk text parts count as XML parts)."""
+    parts = [i for i in infos if is_text_part(i.filename) or i.filename.lower().endswith(ALT_CHUNK_SUFFIXES)]
     total = sum(i.file_size for i in parts)
     if total > limits.max_unzipped_bytes:
         raise LoaderError(f"{path}: DOCX parts declare {total} bytes uncompressed, over "

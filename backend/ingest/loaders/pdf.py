@@ -1,8 +1,17 @@
 """PDF loader (pypdf): one text block per page.
 
-An encrypted PDF is refused unless it opens with an empty user password (an
-"owner password only" file); a file pypdf cannot parse is reported as corrupt,
-and a PDF without extractable text (a scan) as empty. OCR is out of scope.
+An encrypted PDF is refused unless its *user* password is empty (an "owner
+password only" file, which every viewer opens without asking). pypdf's
+``decrypt("")`` also succeeds when the *owner* password is the empty one, and
+the user password is then checked separately so such a file is refused too.
+
+A file whose ``startxref``/``%%EOF`` trailer is missing (a truncated download,
+a writer that never finished) gets one repair pass: a fresh ``startxref`` with
+no usable offset (plus a ``trailer`` with ``/Size`` when there is none) is
+appended, which makes pypdf's non-strict reader rebuild the cross-reference
+table by scanning the objects and find the catalog. A file pypdf cannot parse
+even then is reported as corrupt, and a PDF without extractable text (a scan)
+as empty. OCR is out of scope.
 
 Text extraction costs CPU in proportion to the text-showing operators it
 interprets, which a few KB of PDF can multiply (many pages drawing one large
@@ -14,34 +23,97 @@ loader worker's timeout bounds the rest.
 
 from __future__ import annotations
 
+import io
+import re
 from pathlib import Path
 
-from pypdf import PdfReader
+from pypdf import PasswordType, PdfReader
 from pypdf import PageObject
 from pypdf.errors import DependencyError, FileNotDecryptedError, PdfReadError, PdfStreamError
 from pypdf.generic import IndirectObject
+import structlog
 
 from backend.common.config import IngestLimits
 from backend.common.errors import LoaderError
 from backend.ingest.documents import Block, LoadedDocument
 
+log = structlog.get_logger(__name__)
 
-def _open(path: Path) -> PdfReader:
+
+_OBJECT = re.compile(rb"(\d{1,10})\s+\d{1,5}\s+obj\b")
+
+
+def _repaired(data: bytes) -> bytes:
+    """``data`` with a trailer pypdf's non-strict reader can recover from. Offset 0
+    never points at an ``xref`` table, so pypdf rebuilds the table by scanning the
+    objects. Raises ``ValueError`` saying why when there is nothing to repair."""
+    numbers = [int(m.group(1)) for m in _OBJECT.finditer(data)]
+    if not numbers:
+        raise ValueError("it holds no PDF objects to rebuild it from")
+    body = data.rstrip()
+    if body.endswith(b"%%EOF"):
+        body = body[: -len(b"%%EOF")]
+    last_object = data.rfind(b"endobj")
+    tail = b"" if data.find(b"trailer", last_object) >= 0 else b"\ntrailer\n<< /Size %d >>" % (max(numbers) + 1)
+    return body + tail + b"\nstartxref\n0\n%%EOF\n"
+
+
+def _read(path: Path) -> tuple[PdfReader, str | None]:
+    """The reader, and the repair applied (None when the file read as it is)."""
     try:
-        reader = PdfReader(path)
+        return PdfReader(path, strict=False), None
     except (PdfReadError, PdfStreamError, ValueError, KeyError) as exc:
-        raise LoaderError(f"{path}: corrupt PDF: {exc}", path=str(path)) from exc
+        first: Exception = exc
     except OSError as exc:
         raise LoaderError(f"{path}: unreadable: {exc.strerror}", path=str(path)) from exc
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise LoaderError(f"{path}: unreadable: {exc.strerror}", path=str(path)) from exc
+    if b"%PDF-" not in data[:1024]:
+        raise LoaderError(f"{path}: corrupt PDF: no %PDF- header in its first 1024 bytes (not a PDF, or damaged "
+                          "at the start)", path=str(path)) from first
+    problem = ("no startxref/%%EOF trailer (a truncated or unfinished file)" if b"startxref" not in data[-4096:]
+               else str(first))
+    try:
+        reader = PdfReader(io.BytesIO(_repaired(data)), strict=False)
+        reader.pages[0]  # noqa: B018 - the page tree must be reachable, or the repair did not work
+    except (PdfReadError, PdfStreamError, ValueError, KeyError, IndexError) as exc:
+        raise LoaderError(f"{path}: corrupt PDF: {problem}; a repair pass that rebuilds the cross-reference "
+                          f"table failed too: {exc}", path=str(path)) from exc
+    log.warning("ingest.pdf_repaired", path=str(path), problem=problem)
+    return reader, f"cross-reference table rebuilt: {problem}"
+
+
+def _user_password_is_empty(reader: PdfReader) -> bool:
+    """Whether the empty string is the *user* password. pypdf's ``decrypt`` checks
+    the owner password first, so its answer cannot tell "owner password empty"
+    from "user password empty"; the user password is checked here on its own."""
+    from pypdf._encryption import AlgV4, AlgV5  # noqa: PLC0415 - pypdf has no public API for this
+
+    enc = reader._encryption
+    if enc is None:
+        return True
+    if enc.V <= 4:
+        return bool(AlgV4.verify_user_password(b"", enc.R, enc.Length, enc.values.O, enc.values.U, enc.P,
+                                               enc.id1_entry, enc.EncryptMetadata))
+    return bool(AlgV5.verify_user_password(enc.R, b"", enc.values.U, enc.values.UE))
+
+
+def _open(path: Path) -> tuple[PdfReader, str | None]:
+    reader, repair = _read(path)
     if reader.is_encrypted:
+        needs = (f"{path}: encrypted PDF: a password is needed to read it (only a PDF whose user password is "
+                 "empty can be ingested; remove the password and save it again)")
         try:
             opened = reader.decrypt("")
+            if opened and opened != PasswordType.USER_PASSWORD and not _user_password_is_empty(reader):
+                opened = PasswordType.NOT_DECRYPTED
         except (NotImplementedError, PdfReadError, DependencyError) as exc:
             raise LoaderError(f"{path}: encrypted PDF ({exc})", path=str(path), reason="encrypted") from exc
         if not opened:
-            raise LoaderError(f"{path}: encrypted PDF: a password is needed to read it", path=str(path),
-                              reason="encrypted")
-    return reader
+            raise LoaderError(needs, path=str(path), reason="encrypted")
+    return reader, repair
 
 
 def _shared_key(page: PageObject) -> tuple[object, object] | None:
@@ -59,7 +131,7 @@ class PdfLoader:
 
     def load(self, path: Path, doc_id: str, limits: IngestLimits | None = None) -> LoadedDocument:
         limits = limits or IngestLimits()
-        reader = _open(path)
+        reader, repair = _open(path)
         blocks = []
         chars = 0
         extracted: dict[tuple[object, object], str] = {}
@@ -86,4 +158,4 @@ class PdfLoader:
             raise LoaderError(f"{path}: encrypted PDF: {exc}", path=str(path), reason="encrypted") from exc
         except (PdfReadError, PdfStreamError, ValueError, KeyError) as exc:
             raise LoaderError(f"{path}: corrupt PDF: {exc}", path=str(path)) from exc
-        return LoadedDocument(doc_id=doc_id, source=str(path), blocks=blocks, diagnostics={"pages": pages})
+        return LoadedDocument(doc_id=doc_id, source=str(path), blocks=blocks, diagnostics={"pages": pages, **({"repaired": repair} if repair else {})})
