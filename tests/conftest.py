@@ -7,7 +7,7 @@ all-MiniLM-L6-v2 from the installed package, loaded once per session.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import pytest
 
@@ -20,6 +20,17 @@ REPO = Path(__file__).resolve().parents[1]
 @pytest.fixture(autouse=True, scope="session")
 def _offline_logging() -> None:
     configure_logging()
+
+
+@pytest.fixture(autouse=True)
+def _restored_logging() -> Iterator[None]:
+    """A CLI run in-process configures structlog (a WARNING level filters the INFO events a
+    later test captures); each test starts from the suite's configuration."""
+    import structlog
+
+    saved = structlog.get_config()
+    yield
+    structlog.configure(**saved)
 
 
 @pytest.fixture(autouse=True)

@@ -5,7 +5,7 @@ environment, ``RAG_STORE__ORACLE__PASSWORD`` ...), never from the YAML file.
 ``tcp_connect_timeout`` bounds how long an unreachable server can stall a
 command; the pool is pinged once at start so a wrong DSN fails there, with a
 message naming the host and port (never the password). Driver errors become
-``StoreUnavailable`` (cannot reach or log in) or ``StoreError`` (anything else).
+``StoreUnavailable`` (cannot reach or log in, or the connection was lost) or ``StoreError`` (anything else).
 """
 
 from __future__ import annotations
@@ -26,6 +26,13 @@ UNAVAILABLE_ORA = frozenset({1017, 1033, 1034, 1089, 3113, 3114, 3135, 12154, 12
                              12545, 28000, 28001})
 _HOST = re.compile(r"\(\s*HOST\s*=\s*([^)\s]+)\s*\)", re.IGNORECASE)
 _PORT = re.compile(r"\(\s*PORT\s*=\s*(\d+)\s*\)", re.IGNORECASE)
+_SERVICE = re.compile(r"\(\s*(?:SERVICE_NAME|SID)\s*=\s*([^)\s]+)\s*\)", re.IGNORECASE)
+#: Driver codes of a session that died under us (python-oracledb turns ORA-03113, ORA-03135, DPI-1080 ...
+#: into DPY-4011 and marks the error ``is_session_dead``); DPY-1001/DPI-1010: used after it died.
+LOST_CODES = frozenset({"DPY-4011", "DPY-1001", "DPI-1080", "DPI-1010"})
+#: The same ORA codes as the driver's (killed session, end-of-file on the channel, lost contact ...),
+#: for an error that reaches us untranslated.
+LOST_ORA = frozenset({28, 1012, 1092, 2396, 3113, 3114, 3135, 12537, 12547, 12570, 12583})
 
 
 def dsn_endpoint(dsn: str) -> str:
@@ -46,6 +53,34 @@ def dsn_endpoint(dsn: str) -> str:
     if "/" not in text and ":" not in text and "." not in endpoint:
         return f"TNS alias {endpoint}"
     return endpoint
+
+
+#: What a lost connection means for a write outside the served version (the ingest's writes): the
+#: server rolls back the dead session's transaction, so nothing half-written stays.
+RESUMES = "the served version is unchanged and the next run resumes"
+#: The same for an ``--in-place`` write, whose committed groups are already served.
+RESUMES_IN_PLACE = "the next run resumes (groups committed before the loss are served already: --in-place)"
+
+
+def dsn_service(dsn: str) -> str | None:
+    """The service name (or SID) of an Easy Connect string or connect descriptor; None for a TNS
+    alias, whose name already says which database. Named when a connection is lost mid-run, so
+    operators know which database went away (never the user or a password)."""
+    text = dsn.strip()
+    if text.startswith("("):
+        found = _SERVICE.search(text)
+        return found.group(1) if found else None
+    text = re.sub(r"^[a-z]+://", "", text, flags=re.IGNORECASE).split("@")[-1].split("?", 1)[0]
+    if "/" not in text:
+        return None
+    return text.split("/", 1)[1].split(":", 1)[0] or None
+
+
+def connection_lost(exc: BaseException) -> bool:
+    """Whether the driver error means the session died (server restart, network cut, killed session)."""
+    err = exc.args[0] if exc.args else None
+    full_code, code = str(getattr(err, "full_code", "") or ""), int(getattr(err, "code", 0) or 0)
+    return bool(getattr(err, "is_session_dead", False)) or full_code in LOST_CODES or code in LOST_ORA
 
 
 def _error_parts(exc: BaseException) -> tuple[str, int, str]:
@@ -95,16 +130,23 @@ def hints_in(messages: list[str]) -> str:
     return "".join(_hint("", c) for c in codes)
 
 
-def map_error(exc: BaseException, where: str, action: str) -> StoreError:
-    """The most specific ``StoreError`` for a driver error, naming the endpoint and what to do."""
+def map_error(exc: BaseException, where: str, action: str, *, service: str | None = None,
+              then: str = "") -> StoreError:
+    """The most specific ``StoreError`` for a driver error, naming the endpoint and what to do.
+    A lost connection also names the service and, with ``then``, what that means for the caller's
+    work (the ingest: the served version is unchanged and the next run resumes)."""
     import oracledb
 
     full_code, code, message = _error_parts(exc)
+    lost = connection_lost(exc)
     unreachable = (
-        full_code.startswith("DPY-6") or code in UNAVAILABLE_ORA or full_code in {"DPY-4011", "DPY-1001"}
-        or isinstance(exc, oracledb.InterfaceError)
+        lost or full_code.startswith("DPY-6") or code in UNAVAILABLE_ORA or isinstance(exc, oracledb.InterfaceError)
     )
     hint = _hint(full_code, code)
+    if lost:
+        named = f"{where} (service {service})" if service else where
+        return StoreUnavailable(f"Oracle store at {named} lost the connection ({action}): {message}{hint}"
+                                + (f"; {then}" if then else ""), endpoint=where, code=full_code, lost=True)
     if unreachable:
         return StoreUnavailable(f"Oracle store at {where} is unavailable ({action}): {message}{hint}",
                                 endpoint=where, code=full_code)
@@ -125,9 +167,10 @@ class OracleConnector:
     """A pool plus the three ways the store uses a connection: plain, write
     transaction (one commit, rollback on error) and read snapshot."""
 
-    def __init__(self, pool: Any, where: str) -> None:
+    def __init__(self, pool: Any, where: str, service: str | None = None) -> None:
         self._pool = pool
         self.where = where
+        self.service = service
 
     @classmethod
     def from_settings(cls, settings: OracleSettings) -> "OracleConnector":
@@ -164,7 +207,7 @@ class OracleConnector:
             pool = oracledb.create_pool(**params)
         except oracledb.Error as exc:
             raise map_error(exc, where, "creating the connection pool") from exc
-        connector = cls(pool, where)
+        connector = cls(pool, where, dsn_service(settings.dsn))
         try:
             connector.ping()
         except RagError:
@@ -174,19 +217,20 @@ class OracleConnector:
         return connector
 
     @contextmanager
-    def connection(self, action: str = "query") -> Iterator[Any]:
+    def connection(self, action: str = "query", *, then: str = "") -> Iterator[Any]:
+        """A pooled connection; ``then`` is added to the message of a lost connection (see ``map_error``)."""
         import oracledb
 
         try:
             with self._pool.acquire() as con:
                 yield con
         except oracledb.Error as exc:
-            raise map_error(exc, self.where, action) from exc
+            raise map_error(exc, self.where, action, service=self.service, then=then) from exc
 
     @contextmanager
-    def transaction(self, action: str = "write") -> Iterator[Any]:
+    def transaction(self, action: str = "write", *, then: str = "") -> Iterator[Any]:
         """Commit once at the end; roll back on any error (driver or ours)."""
-        with self.connection(action) as con:
+        with self.connection(action, then=then) as con:
             try:
                 yield con
             except Rollback:
@@ -228,4 +272,5 @@ def _quiet_rollback(con: Any) -> None:
     try:
         con.rollback()
     except oracledb.Error as exc:
-        log.warning("oracle.rollback_failed", error=_error_parts(exc)[2])
+        # a dead session's work is rolled back by the server: the error that killed it is the news
+        (log.debug if connection_lost(exc) else log.warning)("oracle.rollback_failed", error=_error_parts(exc)[2])
