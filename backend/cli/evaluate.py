@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict
-from typing import Any
+from typing import Any, Callable
 
 import click
 
@@ -28,6 +28,7 @@ from backend.core.services.promotion import (
     resolve_target,
     rollback as rollback_alias,
 )
+from backend.core.services.series_lock import SeriesLocks
 from backend.core.services.versions import VersionNaming
 
 
@@ -202,15 +203,25 @@ def promote(ctx: click.Context, domain_key: str | None, version: str | None, ali
     """Evaluate a version and point the alias at it only if every gate passes (exit 3 otherwise)."""
     settings = settings_from(ctx)
     services = _services(settings)
-    promote_and_print(settings, services.store, services.embedder, as_json, alias=alias, version=version,
-                      golden=golden, force=force, domain_key=domain_key, chat=services.chat if answers else None)
+    with _locks(settings, services.store, "rag promote") as locks:
+        promote_and_print(settings, services.store, services.embedder, as_json, alias=alias, version=version,
+                          golden=golden, force=force, domain_key=domain_key, chat=services.chat if answers else None,
+                          locks=locks)
+
+
+def _locks(settings: Settings, store: Any, command: str) -> SeriesLocks:
+    """The series locks of one command; a waiting run says so on stderr."""
+    return SeriesLocks(store, settings, command, on_wait=lambda line: click.echo(line, err=True))
 
 
 def promote_and_print(settings: Settings, store: Any, embedder: Any, as_json: bool,
-                      json_prefix: dict[str, Any] | None = None, **options: Any) -> PromotionResult:
+                      json_prefix: dict[str, Any] | None = None,
+                      json_extra: Callable[[PromotionResult], dict[str, Any]] | None = None,
+                      **options: Any) -> PromotionResult:
     """``promote_version`` with its figures and gates printed, passed or not; a
     failed gate still raises ``GateFailed`` (exit code 3) after the printout.
-    With ``json_prefix`` the JSON is one object: the prefix plus ``promotion``."""
+    With ``json_prefix`` the JSON is one object: the prefix plus ``promotion``;
+    ``json_extra`` adds keys computed from the result (the ingest's ``served``)."""
 
     def show(result: PromotionResult) -> None:
         if not as_json:
@@ -219,6 +230,8 @@ def promote_and_print(settings: Settings, store: Any, embedder: Any, as_json: bo
             body = _promotion_dict(result)
             if json_prefix is not None:
                 body = {**json_prefix, "promotion": body}
+            if json_extra is not None:
+                body.update(json_extra(result))
             click.echo(json.dumps(body, indent=2, default=str))
 
     try:
@@ -276,7 +289,9 @@ def rollback(ctx: click.Context, domain_key: str | None, alias: str | None) -> N
 
     settings = settings_from(ctx)
     name = _alias_option(settings, domain_key, alias)
-    change = rollback_alias(build_store(settings), name)
+    store = build_store(settings)
+    with _locks(settings, store, "rag rollback") as locks:
+        change = rollback_alias(store, name, locks=locks)
     click.echo(f"rolled back: {change.alias} -> {change.version} (was {change.previous})")
 
 
@@ -330,7 +345,10 @@ def prune(ctx: click.Context, domain_key: str | None, alias_name: str | None, dr
     series = store.resolve_alias(name) or configured_series(settings).get(name)
     if series is None:
         raise click.UsageError(f"alias {name} serves nothing and is not configured")
-    victims = collect_garbage(store, settings, series=series, dry_run=dry_run).dropped
+    with _locks(settings, store, "rag alias prune") as locks:
+        if not dry_run:  # never drop a candidate an ingest is writing
+            locks.hold(series)
+        victims = collect_garbage(store, settings, series=series, dry_run=dry_run).dropped
     verb = "would drop" if dry_run else "dropped"
     click.echo(f"{name}: {verb} {', '.join(victims) if victims else 'nothing'} "
                f"(keep_versions={settings.evaluation.keep_versions})")

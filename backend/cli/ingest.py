@@ -8,18 +8,30 @@ next version is built from it (see ``backend.core.services.versions``);
 ``--in-place`` is the explicit override. ``--update-alias`` never rotates an
 alias directly: it hands the new version to the evaluation gate (as ``rag promote --no-answers`` would), which prints its
 figures and promotes only if every gate passes (exit code 3 otherwise).
+
+One run per index series at a time: the run holds the series' writer lock from before it
+plans until its promotion ends (``backend.core.services.series_lock``); a second run waits
+or is refused (``ingest.concurrent_runs``), and exits 4 without writing when it does not get
+the lock. The last lines say which version each alias serves and whether it includes this
+run's changes (``backend.ingest.served``).
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import click
 
 from backend.cli.context import settings_from
 from backend.cli.evaluate import promote_and_print
+from backend.common.errors import GateFailed
+from backend.core.services.promotion import PromotionResult
+from backend.core.services.series_lock import SeriesLocks
+from backend.core.services.versions import VersionNaming
 from backend.ingest.pipeline import IngestPipeline
+from backend.ingest.served import Served, served_after
 from backend.providers.registry import build_embedder, build_store
 
 
@@ -51,13 +63,43 @@ def ingest(ctx: click.Context, manifest_arg: Path | None, manifest_opt: Path | N
     settings = settings_from(ctx)
     store = build_store(settings)
     embedder = build_embedder(settings)
-    report = IngestPipeline(settings, store, embedder, progress=progress).run(
-        manifest, profile=profile, domain_key=domain_key, prune=prune, strict=strict, in_place=in_place)
-    promoting = update_alias and report.ok
-    if not (as_json and promoting):
-        click.echo(json.dumps(report.to_dict(), indent=2) if as_json else report.render())
-    if not report.ok:
-        ctx.exit(1)
-    if promoting:
-        promote_and_print(settings, store, embedder, as_json, {"ingest": report.to_dict()} if as_json else None,
-                          version=report.version, domain_key=domain_key)
+    with SeriesLocks(store, settings, "rag ingest", on_wait=lambda line: click.echo(line, err=True)) as locks:
+        report = IngestPipeline(settings, store, embedder, progress=progress).run(
+            manifest, profile=profile, domain_key=domain_key, prune=prune, strict=strict, in_place=in_place,
+            locks=locks)
+        promoting = update_alias and report.ok
+
+        def served(promoted: str | None = None, refused: bool = False) -> list[Served]:
+            return served_after(report.builds, store.list_aliases(), VersionNaming(settings.ingest.version_name_template),
+                                update_alias=update_alias, ingest_ok=report.ok, promoted_version=promoted,
+                                gate_refused=refused)
+
+        if not promoting:
+            outcome = served()
+            if as_json:
+                click.echo(json.dumps({**report.to_dict(), "served": [o.to_dict() for o in outcome]}, indent=2))
+            else:
+                click.echo("\n".join([report.render(), *(o.render() for o in outcome)]))
+            if not report.ok:
+                ctx.exit(1)
+            return
+        if not as_json:
+            click.echo(report.render())
+        # the gate's verdict decides the lines, so they are computed after it, still under the lock
+        verdict: dict[str, Any] = {}
+
+        def served_json(result: PromotionResult) -> dict[str, Any]:
+            verdict.update(served=served(result.version, not result.promoted and bool(result.failed_gates)))
+            return {"served": [o.to_dict() for o in verdict["served"]]}
+
+        try:
+            result = promote_and_print(settings, store, embedder, as_json,
+                                       {"ingest": report.to_dict()} if as_json else None, version=report.version,
+                                       domain_key=domain_key, locks=locks, json_extra=served_json if as_json else None)
+        except GateFailed as exc:
+            if not as_json:
+                blocked = exc.context.get("result")
+                click.echo("\n".join(o.render() for o in served(getattr(blocked, "version", None), True)))
+            raise
+        if not as_json:
+            click.echo("\n".join(o.render() for o in served(result.version)))

@@ -30,10 +30,12 @@ class RagGroup(click.Group):
 
 
 def exc_exit_code(exc: RagError) -> int:
-    from backend.common.errors import ConfigError, GateFailed
+    from backend.common.errors import ConfigError, GateFailed, SeriesLocked
 
     if isinstance(exc, GateFailed):
         return 3
+    if isinstance(exc, SeriesLocked):
+        return 4
     if isinstance(exc, ConfigError):
         return 2
     return 1

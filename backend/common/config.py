@@ -355,13 +355,13 @@ class EmbeddingSettings(_Model):
 SanitizeEntity = Literal[
     "PERSON", "EMAIL_ADDRESS", "PHONE_NUMBER", "CREDIT_CARD", "IBAN_CODE", "US_SSN", "IP_ADDRESS",
     "LOCATION", "URL", "DATE_TIME", "NRP", "US_BANK_NUMBER", "US_DRIVER_LICENSE", "US_PASSPORT",
-    "UK_NHS", "MEDICAL_LICENSE", "CRYPTO", "ORGANIZATION", "STREET_ADDRESS",
+    "UK_NHS", "MEDICAL_LICENSE", "CRYPTO", "ORGANIZATION", "STREET_ADDRESS", "ZIP_CODE",
 ]
 
 
 #: words the small spaCy model labels ORG or PERSON in enterprise text that are never personal data
 DEFAULT_SANITIZE_ALLOW_LIST = (
-    "IBAN", "SSN", "SWIFT", "BIC", "VAT", "IP", "TTL", "CSV", "PDF", "TB", "GB", "MB", "HR", "IT", "VPN", "API",
+    "IBAN", "SSN", "SWIFT", "BIC", "VAT", "IP", "TTL", "CSV", "PDF", "TB", "GB", "MB", "KB", "SDK", "HR", "IT", "VPN", "API",
     "SLA", "KPI", "CEO", "CFO", "CTO", "COO", "EUR", "USD", "GBP", "CHF", "UTC", "FAQ", "SQL", "URL", "DNS", "SSO",
     "MFA", "ID", "PO", "VIP", "GDPR", "ISO", "PII", "QA", "UI", "UX", "OS", "CPU", "RAM", "SSD", "HTTP", "HTTPS",
     "JSON", "XML", "YAML", "SFTP", "FTP", "SSH", "TLS", "SSL", "LAN", "WAN", "ERP", "CRM", "SaaS", "AWS", "OCI",
@@ -382,9 +382,10 @@ class SanitizeSettings(_Model):
     mode: Literal["redact", "audit"] = Field("redact", description="redact: typed placeholders; audit: record findings only (env SANITIZE_MODE).")
     entities: tuple[SanitizeEntity, ...] = Field(
         ("PERSON", "EMAIL_ADDRESS", "PHONE_NUMBER", "CREDIT_CARD", "IBAN_CODE", "US_SSN", "IP_ADDRESS", "LOCATION",
-         "STREET_ADDRESS", "ORGANIZATION", "DATE_TIME", "URL"),
+         "STREET_ADDRESS", "ORGANIZATION", "DATE_TIME", "URL", "ZIP_CODE", "US_DRIVER_LICENSE", "NRP"),
         description="Presidio entity types to find (env SANITIZE_ENTITIES, comma separated). DATE_TIME is calendar "
-        "dates only; URL includes bare domain names.",
+        "dates only; URL includes bare domain names; ZIP_CODE is a US ZIP+4, or a ZIP after a state or a cue; "
+        "US_DRIVER_LICENSE needs a cue word; NRP is nationality, religion or political group (special-category data).",
     )
     score_threshold: float = Field(0.5, ge=0, le=1, description="Minimum Presidio score (env SANITIZE_SCORE_THRESHOLD).")
     language: str = Field("en", description="Analyzer language.")
@@ -477,8 +478,26 @@ class IngestSettings(_Model):
         ("data",), description="Manifest paths must resolve inside one of these directories (relative to the repo root)."
     )
     max_file_bytes: int = Field(100 * 1024 * 1024, ge=1, description="Larger files are refused.")
+    min_text_quality: float = Field(
+        0.5, ge=0, le=1, description="Documents whose text-quality score (share of characters in word-like "
+        "tokens: no control/private-use characters, unmapped PDF glyph names or mis-decoded sequences) is below "
+        "this are mojibake, e.g. a PDF font without a Unicode map; 0 turns the check off.")
+    low_quality: Literal["refuse", "flag"] = Field(
+        "refuse", description="What happens to a document below min_text_quality: refuse (a per-file failure, "
+        "nothing indexed) or flag (indexed, with a note in the run summary and an ingest.low_text_quality warning).")
     documents_per_transaction: int = Field(16, ge=1, description="Documents written per store transaction.")
     progress: bool = Field(True, description="Show progress bars on stderr.")
+    concurrent_runs: Literal["wait", "refuse"] = Field(
+        "wait",
+        description="A second run (ingest, promote, rollback) of an index series whose writer lock another run "
+        "holds: `wait` queues behind it for up to `lock_wait_s`, `refuse` stops at once. Either way a run that "
+        "does not get the lock writes nothing and exits 4, naming the holder (pid, host, since).",
+    )
+    lock_wait_s: float = Field(
+        1800.0, ge=0,
+        description="With concurrent_runs: wait, how long a run waits for the series lock before it gives up "
+        "(exit 4). On Oracle rounded up to whole seconds (FOR UPDATE WAIT n).",
+    )
     version_name_template: str = Field(
         "{stem}_V{n}",
         description="How the next version of a series is named when the newest one is served: `{stem}` is the "

@@ -115,6 +115,15 @@ class AliasNotFound(StoreError):
     http_status = 503
 
 
+class SeriesLocked(RagError):
+    """Another run holds the writer lock of an index series (an ingest, promotion or
+    rollback of it): this run was refused, or waited ``ingest.lock_wait_s`` in vain.
+    Its own exit code (4), so a scheduler can tell "try again later" from a failure."""
+
+    code = "series_locked"
+    http_status = 409
+
+
 class EmbeddingModelMismatch(StoreError):
     """A query vector comes from another model or dimension than the version searched."""
 

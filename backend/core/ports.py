@@ -22,6 +22,7 @@ from backend.core.types import (
     FieldFilter,
     IndexVersion,
     Interaction,
+    LockHolder,
     QueryVector,
     QuestionResult,
     SearchResult,
@@ -237,6 +238,32 @@ class IndexAdmin(Protocol):
         ...
 
     def record_evaluation(self, version: str, report: Mapping[str, Any]) -> None: ...
+
+
+class SeriesLease(Protocol):
+    """A held writer lock of one series; ``release`` is idempotent."""
+
+    series: str
+    holder: LockHolder
+
+    def release(self) -> None: ...
+
+
+@runtime_checkable
+class SeriesLocking(Protocol):
+    """One writer per index series (every version of one ``index_name`` stem) at a time: an
+    ingest, the gate's promotion and a rollback of the series hold it for their whole run, so
+    two runs never write one candidate and a promotion never interleaves with an ingest.
+
+    The lock dies with its holder (an OS file lock, a database session's row lock): a crashed
+    run never keeps it. The holder's ``LockHolder`` is readable by the runs it refuses."""
+
+    def lock_series(self, series: str, holder: LockHolder, *, wait_s: float = 0.0) -> SeriesLease:
+        """Take the lock of ``series`` (a validated identifier, upper case), waiting at most
+        ``wait_s`` seconds (0: not at all). Raises ``SeriesLocked`` with ``context["holder"]``
+        (the ``LockHolder`` in the way, or None when it has not said yet) if it stays taken.
+        Exclusive also between two callers of one process."""
+        ...
 
 
 @runtime_checkable

@@ -246,6 +246,37 @@ class Visibility:
 
 
 @dataclass(frozen=True)
+class LockHolder:
+    """Who holds the writer lock of a series: what the refusal of a second run names, so
+    an operator can find the run (or see that it is gone) without guessing."""
+
+    command: str
+    pid: int
+    host: str
+    #: UTC ISO time the lock was taken
+    since: str
+
+    def describe(self) -> str:
+        return f"{self.command} (pid {self.pid} on {self.host}, since {self.since})"
+
+    def to_json(self) -> str:
+        import json
+
+        return json.dumps({"command": self.command, "pid": self.pid, "host": self.host, "since": self.since})
+
+    @classmethod
+    def from_json(cls, text: str | None) -> "LockHolder | None":
+        """None for an empty or unreadable record (a holder that has not written it yet)."""
+        import json
+
+        try:
+            data = json.loads(text or "")
+            return cls(str(data["command"]), int(data["pid"]), str(data["host"]), str(data["since"]))
+        except (ValueError, KeyError, TypeError):
+            return None
+
+
+@dataclass(frozen=True)
 class VersionSpec:
     """What a new version is built with. ``parent`` names the version it starts
     from: creating the version copies every row of ``parent`` (chunks, vectors,

@@ -41,6 +41,7 @@ from backend.common.errors import ConfigError, LoaderError, ProviderError
 from backend.core.embedding_text import profile_fingerprint_exclude
 from backend.core.enrichment import enrichment_fingerprint
 from backend.core.services.retrieval_stamp import retrieval_stamp, stamp_changes
+from backend.core.services.series_lock import SeriesLocks
 from backend.core.services.versions import BuildPlan, VersionNaming, latest_version, plan_build
 from backend.core.types import Chunk, DocumentWrite, Vector, VersionSpec
 from backend.ingest import figures, sanitize_worker
@@ -323,10 +324,17 @@ class IngestPipeline:
 
     # --- orchestration -----------------------------------------------------------------
     def run(self, manifest: Path, *, profile: str | None = None, domain_key: str | None = None,
-            prune: bool = False, strict: bool = False, in_place: bool = False) -> IngestReport:
+            prune: bool = False, strict: bool = False, in_place: bool = False,
+            locks: SeriesLocks | None = None) -> IngestReport:
         """Ingest every listed document that changed. Bad lines and files are reported in
         the result and the run goes on; ``strict`` raises ``ManifestError`` at the first bad line.
-        ``in_place`` writes the newest version of each series even when it is served."""
+        ``in_place`` writes the newest version of each series even when it is served.
+
+        Every series the run writes is locked (``series_lock``) before any file is hashed or any
+        version is planned, so what the run plans from is what it writes over. ``locks`` lets the
+        caller keep them past the run (``--update-alias`` promotes under the same lock); without it
+        the run takes and releases its own. ``SeriesLocked`` (nothing written) when another run
+        holds one."""
         started = time.perf_counter()
         parsed = read_manifest(Path(manifest), self.settings, strict=strict)
         report = IngestReport(manifest=str(manifest), manifest_errors=list(parsed.errors))
@@ -334,13 +342,19 @@ class IngestPipeline:
             log.warning("ingest.manifest_line_failed", where=where, reason=reason)
         if prune and parsed.errors:
             report.notes.append("--prune skipped: the manifest has bad lines, so the listed set is unknown")
+        own_locks = locks is None
+        locks = locks if locks is not None else SeriesLocks(self.store, self.settings, "rag ingest")
         try:
+            targets = self.targets(parsed.entries, profile, domain_key)
+            locks.hold_all(target.version for target, _ in targets)
             if self.settings.ingest.limits.worker and parsed.entries:
                 self.loader_pool.start()  # its imports overlap hashing and planning
-            for target, entries in self.targets(parsed.entries, profile, domain_key):
+            for target, entries in targets:
                 self._run_target(target, entries, report, prune=prune and not parsed.errors, in_place=in_place)
         finally:
             self.close()
+            if own_locks:
+                locks.release_all()
         report.seconds = time.perf_counter() - started
         log.info("ingest.finished", versions=report.versions, seen=report.documents_seen,
                  skipped=report.skipped_unchanged, written=report.documents_written, failed=report.failed,
@@ -451,6 +465,8 @@ class IngestPipeline:
             try:
                 item.doc = self.load(item.entry)
                 item.text = self.render(item.doc)
+                if "low_text_quality" in item.doc.diagnostics:  # ingest.low_quality: flag
+                    report.notes.append(f"{item.entry.path}: {item.doc.diagnostics['low_text_quality']}")
             except LoaderError as exc:
                 self._fail(report, item.entry.path, exc)
                 continue

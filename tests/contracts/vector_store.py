@@ -25,6 +25,7 @@ import pytest
 from backend.common.errors import (
     AliasNotFound,
     EmbeddingModelMismatch,
+    SeriesLocked,
     StoreError,
     VersionConflict,
     VersionNotFound,
@@ -38,6 +39,7 @@ from backend.core.types import (
     FieldFilter,
     HypotheticalQuestion,
     Interaction,
+    LockHolder,
     QueryVector,
     ScoredChunk,
     SearchResult,
@@ -1307,7 +1309,64 @@ class EnrichmentTest(_Fixtures):
             store.search_questions(enriched_version, self.query(embedder, "x"), 0)
 
 
+class SeriesLockTest(_Fixtures):
+    """``SeriesLocking``: one holder per series; a second is refused (naming the first) or
+    waits; a release lets the next in; series do not block each other. That a crashed
+    holder's lock goes with it is each store's own test (a killed process, a killed session)."""
+
+    @staticmethod
+    def holder(command: str) -> LockHolder:
+        return LockHolder(command, 4242, "host-a", "2025-06-01T10:00:00+00:00")
+
+    def test_a_second_run_is_refused_naming_the_holder_until_it_releases(self, store: Any, names: Names) -> None:
+        series = names("S")
+        first = store.lock_series(series, self.holder("rag ingest"))
+        with pytest.raises(SeriesLocked) as refused:
+            store.lock_series(series, self.holder("rag promote"))
+        assert refused.value.context["holder"] == self.holder("rag ingest")
+        assert "rag ingest (pid 4242 on host-a, since 2025-06-01T10:00:00+00:00)" in refused.value.user_message
+        first.release()
+        first.release()  # idempotent
+        second = store.lock_series(series, self.holder("rag promote"))
+        assert second.holder.command == "rag promote"
+        second.release()
+
+    def test_a_waiting_run_gets_the_lock_when_the_holder_releases(self, store: Any, names: Names) -> None:
+        import threading
+        import time
+
+        series = names("S")
+        first = store.lock_series(series, self.holder("rag ingest"))
+        timer = threading.Timer(0.4, first.release)
+        started = time.monotonic()
+        timer.start()
+        try:
+            second = store.lock_series(series, self.holder("rag ingest"), wait_s=30)
+        finally:
+            timer.join()
+        assert 0.3 <= time.monotonic() - started < 20
+        second.release()
+
+    def test_a_wait_that_runs_out_is_refused(self, store: Any, names: Names) -> None:
+        import time
+
+        series = names("S")
+        first = store.lock_series(series, self.holder("rag ingest"))
+        started = time.monotonic()
+        with pytest.raises(SeriesLocked):
+            store.lock_series(series, self.holder("rag ingest"), wait_s=0.5)
+        assert time.monotonic() - started >= 0.45
+        first.release()
+
+    def test_series_do_not_block_each_other(self, store: Any, names: Names) -> None:
+        a = store.lock_series(names("A"), self.holder("rag ingest"))
+        b = store.lock_series(names("B"), self.holder("rag ingest"))
+        a.release()
+        b.release()
+
+
 class VectorStoreContract(
+    SeriesLockTest,
     CandidateTest,
     EnrichmentTest,
     AccessControlTest,
@@ -1330,5 +1389,5 @@ __all__ = [
     "VectorStoreContract", "CandidateTest", "UpsertTest", "DeleteTest", "DenseSearchTest", "LexicalSearchTest", "VersionTest",
     "AliasTest", "ModelGuardTest", "InteractionTest", "EmbeddingCacheTest", "LifecycleTest", "CORPUS", "ALL_CHUNK_IDS",
     "Names", "corpus_docs", "embed", "make_doc", "random_vectors", "ids", "EnrichmentTest", "enriched",
-    "enriched_corpus", "QUESTIONS", "SUMMARIES",
+    "enriched_corpus", "QUESTIONS", "SUMMARIES", "SeriesLockTest",
 ]

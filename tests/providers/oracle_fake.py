@@ -7,11 +7,20 @@ get right: **DDL commits implicitly** (before and after the statement) and a
 transaction's DML is undone on rollback. ``fail`` injects a driver error on the
 first statement that contains a fragment, to simulate a crash at that point.
 Every statement is recorded, so tests also count round trips.
+
+Each pooled connection is a session of its own for the series writer lock
+(``RAG_SERIES_LOCKS``): ``SELECT ... FOR UPDATE NOWAIT`` / ``WAIT n`` takes the row for
+that session or fails with ORA-00054 / ORA-30006 (``WAIT`` really waits, on a
+condition, so a second thread queues), and the session's commit, rollback, return to the
+pool or ``kill`` (what the server does for a dead client) releases it.
 """
 
 from __future__ import annotations
 
+import itertools
 import re
+import threading
+import time
 import types
 from typing import Any, Callable
 
@@ -43,6 +52,11 @@ class CatalogDb:
         self.failures: dict[str, BaseException] = {}
         self.commits = 0
         self.rowcount: int | None = None  # set by DML whose row count the adapter reads
+        self.lock_rows: set[str] = set()  # RAG_SERIES_LOCKS
+        self.row_locks: dict[str, int] = {}  # series -> session holding its row
+        self.holders: dict[str, str] = {}  # RAG_SERIES_LOCK_HOLDERS
+        self.locks_changed = threading.Condition()
+        self.sessions = itertools.count(1)
 
     # --- test controls ------------------------------------------------------------
     def fail(self, fragment: str, error: BaseException) -> None:
@@ -56,6 +70,33 @@ class CatalogDb:
         self.versions[name] = [name, model, dim, "cosine", index_type, None, "2025-01-01", None, generation, None,
                                params, None]
         self.tables[name] = rows
+
+    def kill(self, session: int) -> None:
+        """The server noticed the client is gone: the session's row locks are released."""
+        self.end_session(session)
+
+    def end_session(self, session: int | None) -> None:
+        """Commit, rollback or the session's end: its row locks go."""
+        with self.locks_changed:
+            for series in [k for k, v in self.row_locks.items() if v == session]:
+                del self.row_locks[series]
+            self.locks_changed.notify_all()
+
+    def _lock_row(self, statement: str, series: str, session: int | None) -> list[tuple[Any, ...]]:
+        wait = re.search(r"FOR UPDATE (?:WAIT (\d+)|NOWAIT)$", statement)
+        assert wait is not None, statement
+        deadline = time.monotonic() + (int(wait.group(1)) if wait.group(1) else 0)
+        with self.locks_changed:
+            if series not in self.lock_rows:
+                return []
+            while self.row_locks.get(series, session) != session:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise ora(30006, "resource busy; acquire with WAIT timeout expired") if wait.group(1) \
+                        else ora(54, "resource busy and acquire with NOWAIT specified or timeout expired")
+                self.locks_changed.wait(left)
+            self.row_locks[series] = session  # type: ignore[assignment]
+        return [(series,)]
 
     # --- transactions -------------------------------------------------------------
     def commit(self) -> None:
@@ -77,8 +118,10 @@ class CatalogDb:
             self.undo.append(lambda: mapping.__setitem__(key, old))
 
     # --- statements -----------------------------------------------------------------
-    def run(self, statement: str, binds: dict[str, Any]) -> list[tuple[Any, ...]]:
+    def run(self, statement: str, binds: dict[str, Any], session: int | None = None) -> list[tuple[Any, ...]]:
         self.rowcount = None
+        if statement.startswith("SELECT series FROM RAG_SERIES_LOCKS"):
+            return self._lock_row(statement, binds["series"], session)
         for fragment, error in list(self.failures.items()):
             if fragment in statement:
                 del self.failures[fragment]
@@ -128,6 +171,18 @@ class CatalogDb:
         return rows
 
     def _dml(self, s: str, b: dict[str, Any]) -> list[tuple[Any, ...]]:
+        if s.startswith("MERGE INTO RAG_SERIES_LOCKS "):
+            self.lock_rows.add(b["series"])
+            return []
+        if s.startswith("MERGE INTO RAG_SERIES_LOCK_HOLDERS"):
+            self._set(self.holders, b["series"], b["holder"])
+            return []
+        if s.startswith("SELECT holder FROM RAG_SERIES_LOCK_HOLDERS"):
+            return [(self.holders[b["series"]],)] if b["series"] in self.holders else []
+        if s.startswith("DELETE FROM RAG_SERIES_LOCK_HOLDERS"):
+            if self.holders.get(b["series"]) == b["holder"]:
+                self._pop(self.holders, b["series"])
+            return []
         if s == sql.FIND_VERSION_SQL:
             return [tuple(self.versions[b["name"]])] if b["name"] in self.versions else []
         if s == sql.RESOLVE_TARGET_SQL:
@@ -281,8 +336,12 @@ class FakeCursor:
 
 
 class _Cursor(FakeCursor):
+    def __init__(self, db: Any, session: int | None = None) -> None:
+        super().__init__(db)
+        self.session = session
+
     def _answer(self, statement: str, binds: dict[str, Any]) -> list[tuple[Any, ...]]:
-        return list(self.db.run(statement, binds))
+        return list(self.db.run(statement, binds, self.session))
 
     def _rowcount(self) -> int:
         return self.db.rowcount if self.db.rowcount is not None else len(self.rows)
@@ -291,23 +350,27 @@ class _Cursor(FakeCursor):
 class _Connection:
     def __init__(self, db: CatalogDb) -> None:
         self.db = db
+        self.session = next(db.sessions)
 
     def __enter__(self) -> "_Connection":
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.db.rollback()  # a connection goes back to the pool without an open transaction
+        self.db.end_session(self.session)
 
     def cursor(self) -> _Cursor:
-        return _Cursor(self.db)
+        return _Cursor(self.db, self.session)
 
     def commit(self) -> None:
         self.db.log.append(("commit", ""))
         self.db.commit()
+        self.db.end_session(self.session)
 
     def rollback(self) -> None:
         self.db.log.append(("rollback", ""))
         self.db.rollback()
+        self.db.end_session(self.session)
 
     def ping(self) -> None:
         self.db.log.append(("ping", ""))

@@ -42,7 +42,7 @@ from sqlglot.errors import ErrorLevel
 
 from backend.common.config import OracleVectorIndexSettings
 from backend.core.types import FieldFilter, Interaction, QueryVector, VersionSpec, Visibility
-from backend.providers.oracle_vs import sql
+from backend.providers.oracle_vs import sql, series_lock
 from tests.providers.oracle_fake import CatalogDb, catalog_store
 from tests.providers.test_oracle_vs import RecordingDb, V1, chunk_row, doc, make_store, registry, when
 
@@ -158,6 +158,8 @@ def builder_statements() -> Iterator[str]:
     yield sql.cached_vectors_sql(500)
     yield from (sql.FIND_VERSION_SQL, sql.RESOLVE_TARGET_SQL, sql.PROTECTED_SQL, sql.PROTECTED_ONE_SQL,
                 sql.BUMP_GENERATION_SQL, sql.INDEX_STATUS_SQL, sql.TABLE_COLUMNS_SQL)
+    yield from (series_lock.REGISTER_SQL, series_lock.SAY_HOLDER_SQL, series_lock.HOLDER_SQL,
+                series_lock.FORGET_HOLDER_SQL, series_lock.lock_sql(0), series_lock.lock_sql(1800))
     for distance in DISTANCES:
         for settings in INDEXES.values():
             ddl = sql.vector_index_ddl("KB_V1", distance, settings)  # type: ignore[arg-type]

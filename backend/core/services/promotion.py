@@ -27,6 +27,7 @@ from backend.common.assets import AssetFiles
 from backend.core.model_stamp import same_model
 from backend.core.services.golden import load_golden_set
 from backend.core.services.retrieval_stamp import describe_stamp
+from backend.core.services.series_lock import SeriesLocks
 from backend.core.services.versions import VersionNaming, gc_plan, latest_version, version_roles
 from backend.core.types import AliasChange
 
@@ -143,15 +144,34 @@ def resolve_target(settings: Settings, *, domain_key: str | None = None, alias: 
 def promote_version(settings: Settings, store: Any, embedder: Any, *, alias: str | None = None,
                     version: str | None = None, golden: str | Path | None = None, force: bool = False,
                     domain_key: str | None = None, chat: Any = None, write: bool = True,
-                    reranker: Any = None, rerankers: Any = None) -> PromotionResult:
+                    reranker: Any = None, rerankers: Any = None, locks: SeriesLocks | None = None) -> PromotionResult:
     """Evaluate ``version``, check the gates, rotate ``alias`` if they pass (or ``force``).
 
     Returns the result when the alias was rotated (or already served ``version``);
     raises ``GateFailed`` (``context["result"]`` holds the ``PromotionResult``) when a
     gate failed and ``force`` is false, leaving the alias untouched. ``force`` never
-    overrides a model or dimension mismatch (``VersionConflict``)."""
-    target = resolve_target(settings, domain_key=domain_key, alias=alias, version=version, golden=golden)
-    if version is None:
+    overrides a model or dimension mismatch (``VersionConflict``).
+
+    The candidate's series (and the served version's, when another) is locked from before the
+    candidate is chosen until the rotation (``series_lock``): no ingest writes it while it is
+    evaluated. ``locks`` that already hold it (``rag ingest --update-alias``) are kept; without
+    them the promotion takes and releases its own. ``SeriesLocked`` when another run holds one."""
+    own_locks = locks is None
+    locks = locks if locks is not None else SeriesLocks(store, settings, "rag promote")
+    try:
+        target = resolve_target(settings, domain_key=domain_key, alias=alias, version=version, golden=golden)
+        served = store.resolve_alias(target.alias)
+        locks.hold_all([target.version, *([served] if served else [])])
+        return _promote(settings, store, embedder, target, version is None, force=force, chat=chat, write=write,
+                        reranker=reranker, rerankers=rerankers)
+    finally:
+        if own_locks:
+            locks.release_all()
+
+
+def _promote(settings: Settings, store: Any, embedder: Any, target: PromotionTarget, newest_wanted: bool, *,
+             force: bool, chat: Any, write: bool, reranker: Any, rerankers: Any) -> PromotionResult:
+    if newest_wanted:
         newest = latest_version(VersionNaming(settings.ingest.version_name_template), target.version,
                                 store.list_versions())
         target = replace(target, version=newest.name if newest else target.version)
@@ -247,14 +267,19 @@ def _check_same_model(store: Any, current: str | None, candidate: Any) -> None:
         )
 
 
-def rollback(store: IndexAdmin, alias: str) -> AliasChange:
+def rollback(store: IndexAdmin, alias: str, *, locks: SeriesLocks | None = None) -> AliasChange:
     """Point ``alias`` back at the version it served before its latest change. A second
-    rollback undoes the first (the rollback is itself a change)."""
+    rollback undoes the first (the rollback is itself a change). With ``locks`` (``rag
+    rollback``), the series of both versions are locked first, so a rollback never lands in the
+    middle of an ingest's or a promotion's run."""
     history = store.alias_history(alias)
     if not history:
         from backend.common.errors import AliasNotFound
 
         raise AliasNotFound(f"alias {alias} has no history; nothing to roll back", alias=alias)
+    if locks is not None:
+        locks.hold_all([v for v in (history[0].version, history[0].previous) if v])
+        history = store.alias_history(alias)  # what the lock's holder may have changed meanwhile
     latest = history[0]
     if latest.previous is None:
         raise StoreError(f"alias {alias} has no previous version (it was created pointing at {latest.version})",

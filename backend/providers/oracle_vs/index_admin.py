@@ -30,7 +30,7 @@ from backend.common.errors import AliasNotFound, StoreError, VersionConflict, Ve
 from backend.core.model_stamp import same_model
 from backend.core.types import AliasChange, IndexVersion, VersionSpec
 from backend.providers.oracle_vs import sql
-from backend.providers.oracle_vs.connection import OracleConnector
+from backend.providers.oracle_vs.connection import RESUMES, OracleConnector
 
 log = structlog.get_logger(__name__)
 _INSERT_VERSION = (
@@ -237,7 +237,7 @@ class OracleIndexAdmin:
         if existing is not None:
             return self._restamped(existing, spec)
         vector_index = self._settings.vector_index
-        with self._db.connection(f"creating version {name}") as con:
+        with self._db.connection(f"creating version {name}", then=RESUMES) as con:
             cur = con.cursor()
             cur.execute(table_ddl)
             cur.execute(sql.doc_index_ddl(name))
@@ -247,7 +247,7 @@ class OracleIndexAdmin:
                     cur.execute(ddl)
             self._ensure_domain_indexes(cur, name)
         try:
-            with self._db.transaction(f"creating version {name}") as con:
+            with self._db.transaction(f"creating version {name}", then=RESUMES) as con:
                 cur = con.cursor()
                 cur.execute(sql.empty_table_sql(name))
                 for statement in sql.empty_enrichment_sql(name):
@@ -364,7 +364,7 @@ class OracleIndexAdmin:
         spec = row.vector_index(self._settings.vector_index)
         vidx = sql.index_names(name)[0]
         built = (row.index_params or {}).get("built_generation")
-        with self._db.connection(f"building the indexes of {name}") as con:
+        with self._db.connection(f"building the indexes of {name}", then=RESUMES) as con:
             cur = con.cursor()
             self._ensure_domain_indexes(cur, name)
             ddl = sql.vector_index_ddl(name, row.distance, spec)  # type: ignore[arg-type]

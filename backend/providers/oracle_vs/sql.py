@@ -43,7 +43,8 @@ USER VALIDATE VALUES VARCHAR VARCHAR2 VIEW WHENEVER WHERE WITH
 """.split())
 #: The catalog's own tables: a version or alias of the same name would silently reuse them.
 CATALOG_TABLES = frozenset({"RAG_VERSIONS", "RAG_ALIASES", "RAG_ALIAS_HISTORY", "CHAT_INTERACTIONS",
-                            "RAG_EMBEDDING_CACHE", "RAG_CONVERSATION_TURNS", "RAG_FEEDBACK"})
+                            "RAG_EMBEDDING_CACHE", "RAG_CONVERSATION_TURNS", "RAG_FEEDBACK", "RAG_SERIES_LOCKS",
+                            "RAG_SERIES_LOCK_HOLDERS"})
 
 
 def oracle_name(name: str, what: str = "index_name") -> str:
@@ -137,6 +138,16 @@ CATALOG_DDL: tuple[str, ...] = (
     domain_key       VARCHAR2(64),
     principal        VARCHAR2(256),
     cited_doc_ids    CLOB
+)""",
+    # one row per index series: a run holds it with SELECT ... FOR UPDATE (see series_lock.py)
+    """CREATE TABLE IF NOT EXISTS RAG_SERIES_LOCKS (
+    series  VARCHAR2(128) PRIMARY KEY
+)""",
+    # who holds it, committed by the holder beside the locked row (a locked row's own columns are not
+    # readable as changed until commit, and committing would release the lock)
+    """CREATE TABLE IF NOT EXISTS RAG_SERIES_LOCK_HOLDERS (
+    series  VARCHAR2(128) PRIMARY KEY,
+    holder  VARCHAR2(1000)
 )""",
 )
 

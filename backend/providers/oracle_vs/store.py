@@ -20,13 +20,14 @@ import numpy as np
 import structlog
 
 from backend.common.config import OracleSettings
-from backend.common.errors import EmbeddingModelMismatch, StoreError, VersionServed
+from backend.common.errors import ConfigError, EmbeddingModelMismatch, StoreError, VersionServed
 from backend.core.types import (
     Candidates,
     Chunk,
     DocumentWrite,
     FieldFilter,
     Interaction,
+    LockHolder,
     QueryVector,
     QuestionHit,
     QuestionResult,
@@ -46,8 +47,9 @@ from backend.providers.enrichment_rows import (
     summary_from_row,
 )
 from backend.providers.oracle_vs import search_plan, sql
-from backend.providers.oracle_vs.connection import OracleConnector, Rollback, hints_in
+from backend.providers.oracle_vs.connection import RESUMES, RESUMES_IN_PLACE, OracleConnector, Rollback, hints_in
 from backend.providers.oracle_vs.conversations import OracleConversationLog
+from backend.providers.oracle_vs.series_lock import OracleSeriesLease, OracleSeriesLocks
 from backend.providers.oracle_vs.index_admin import (
     OracleIndexAdmin,
     VersionRow,
@@ -138,6 +140,14 @@ class OracleVectorStore(OracleIndexAdmin, OracleConversationLog):
     def close(self) -> None:
         self._db.close()
 
+    def lock_series(self, series: str, holder: LockHolder, *, wait_s: float = 0.0) -> OracleSeriesLease:
+        """``SeriesLocking``: a row lock held by a session of its own (``series_lock``). That session
+        is a pool connection kept for the whole run, so a pool of one would starve the run itself."""
+        if self._settings.pool_max < 2:
+            raise ConfigError("store.oracle.pool_max must be at least 2: a run keeps one connection to hold the "
+                              f"writer lock of series {series} and works with the others")
+        return OracleSeriesLocks(self._db).lock_series(series, holder, wait_s=wait_s)
+
     # --- writes --------------------------------------------------------------------
     def _rows(self, v: VersionRow, documents: Sequence[DocumentWrite]) -> list[dict[str, Any]]:
         rows: list[dict[str, Any]] = []
@@ -199,7 +209,7 @@ class OracleVectorStore(OracleIndexAdmin, OracleConversationLog):
         _check_chunk_ids(documents)
         check_ids_across(documents)
         merged = obsolete = 0
-        with self._db.transaction(f"writing to {version}") as con:
+        with self._db.transaction(f"writing to {version}", then=RESUMES_IN_PLACE if allow_served else RESUMES) as con:
             cur = con.cursor()
             model, dimension = self._guard(cur, version, allow_served)
             v = VersionRow(version, model, dimension, "cosine", "none", None, "", None)
@@ -324,7 +334,8 @@ class OracleVectorStore(OracleIndexAdmin, OracleConversationLog):
         """Round trips: the guard (1 + 1 unless ``allow_served``), one ``executemany`` DELETE, commit."""
         version = sql.oracle_name(version, "index_name")
         deleted = 0
-        with self._db.transaction(f"deleting from {version}") as con:
+        with self._db.transaction(f"deleting from {version}",
+                                  then=RESUMES_IN_PLACE if allow_served else RESUMES) as con:
             cur = con.cursor()
             self._guard(cur, version, allow_served)
             if doc_ids:

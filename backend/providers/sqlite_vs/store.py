@@ -39,6 +39,7 @@ from backend.core.types import (
     FieldFilter,
     IndexVersion,
     Interaction,
+    LockHolder,
     QueryVector,
     QuestionHit,
     QuestionResult,
@@ -64,6 +65,7 @@ from backend.providers.enrichment_rows import (
 )
 from backend.providers.sqlite_vs import dense, schema
 from backend.providers.sqlite_vs.conversations import SqliteConversationLog
+from backend.providers.sqlite_vs.series_lock import FileSeriesLease, FileSeriesLocks
 from backend.providers.sqlite_vs.filters import check_filter_fields, filter_sql
 
 log = structlog.get_logger(__name__)
@@ -153,7 +155,10 @@ class SqliteVectorStore(SqliteConversationLog):
                 raise StoreUnavailable(f"cannot create the folder of SQLite store {self.path}: {exc.strerror}") from exc
         self._timeout = busy_timeout_ms / 1000
         self._local = threading.local()
-        self._conn().executescript(schema.CATALOG)
+        try:
+            self._conn().executescript(schema.CATALOG)
+        except sqlite3.OperationalError as exc:  # a read-only or full store must say so, not trace back
+            raise self._write_failed(exc) from exc
         self._upgrade_catalog()
         self._add_missing_facet_indexes()
         self._add_missing_enrichment_tables()
@@ -213,7 +218,7 @@ class SqliteVectorStore(SqliteConversationLog):
         if "full" in text:
             what = "the disk is full (or the database reached its size limit)"
         elif "readonly" in text or "read-only" in text:
-            what = "it is read-only"
+            what = "it is read-only (make the file, its folder and its -wal/-shm files writable by this user)"
         elif "locked" in text or "busy" in text:
             what = "it is locked by another writer"
         else:
@@ -274,6 +279,10 @@ class SqliteVectorStore(SqliteConversationLog):
             self._conn().execute("SELECT 1").fetchone()
         except sqlite3.Error as exc:
             raise StoreUnavailable(f"SQLite store {self.path} does not answer: {exc}") from exc
+
+    def lock_series(self, series: str, holder: LockHolder, *, wait_s: float = 0.0) -> FileSeriesLease:
+        """``SeriesLocking``: an OS file lock beside the database (``series_lock``)."""
+        return FileSeriesLocks(self.path).lock_series(series, holder, wait_s=wait_s)
 
     # --- versions ------------------------------------------------------------------
     def _version_row(self, con: sqlite3.Connection, name: str) -> sqlite3.Row:
