@@ -173,14 +173,31 @@ def delete_conversation(conversation_id: str) -> Response:
     return jsonify(ConversationDeleted(conversation_id=cid, deleted_turns=deleted).model_dump(mode="json"))
 
 
+def _pretty(key: str) -> str:
+    """A domain key as a person reads it: ``field-engineering`` -> ``Field engineering``."""
+    words = key.replace("_", " ").replace("-", " ").replace(".", " ").split()
+    text = " ".join(words) or key
+    return text[:1].upper() + text[1:]
+
+
 @bp.get("/domains")
 def domains() -> Response:
     """The domains the page offers: the default alias, then every configured domain the
     caller may use (all of them without access control)."""
-    routing = current_app.extensions["rag"].chat.routing
+    services = current_app.extensions["rag"]
+    routing = services.chat.routing
+    embeddings = services.settings.embeddings
     principal = access.current_principal()
-    listed = [DomainOut(key=None, alias=routing.default_alias)] if principal is None or principal.may_use(None) else []
-    listed += [DomainOut(key=key, alias=alias) for key, (alias, _) in sorted(routing.domains.items())
-               if principal is None or principal.may_use(key)]
+    default = embeddings.alias
+    listed = ([DomainOut(key=None, alias=routing.default_alias, title=default.title,
+                         example_questions=list(default.example_questions))]
+              if principal is None or principal.may_use(None) else [])
+    for key, (alias, _) in sorted(routing.domains.items()):
+        if principal is not None and not principal.may_use(key):
+            continue
+        configured = embeddings.domains.get(key)
+        title = configured.title if configured is not None and configured.title else _pretty(key)
+        examples = list(configured.example_questions) if configured is not None else []
+        listed.append(DomainOut(key=key, alias=alias, title=title, example_questions=examples))
     return jsonify(DomainsResponse(domains=listed).model_dump(mode="json"))
 

@@ -125,7 +125,10 @@ class ConversationDeleted(_Out):
 
 class DomainOut(_Out):
     key: str | None = Field(..., description="X-RAG-Domain value; null for the default alias (no header).")
-    alias: str
+    alias: str = Field(..., description="The alias view it reads (for operators; the page shows title).")
+    title: str = Field(..., description="Name for people: the configured title (embeddings.alias.title, "
+                       "embeddings.domains.<key>.title), else the key prettified.")
+    example_questions: list[str] = Field(..., description="Questions the page offers on an empty conversation.")
 
 
 class DomainsResponse(_Out):

@@ -234,6 +234,12 @@ class DomainSettings(_Model):
     alias_name: str = Field(..., description="Alias view /chat reads for this domain (X-RAG-Domain).")
     profile: str | None = Field(None, description="Profile (chunker, distance) used for this domain; default profile if unset.")
     golden_set: str | None = Field(None, description="Golden-query file that gates promotion of this domain's versions.")
+    title: str | None = Field(
+        None, max_length=80, description="Name the chat page's knowledge-base picker shows; default: the key, "
+        "prettified (`field-engineering` -> `Field engineering`).")
+    example_questions: list[str] = Field(
+        default_factory=list, max_length=6, description="Questions the chat page offers on an empty conversation "
+        "for this domain (at most 6).")
 
     @field_validator("index_name", "alias_name")
     @classmethod
@@ -244,6 +250,12 @@ class DomainSettings(_Model):
 class AliasSettings(_Model):
     name: str = Field("KB_ACTIVE", description="Default alias view read by /chat when no domain header is sent.")
     active_index: str | None = Field(None, description="Version the default alias should serve (informational; rotations are recorded in the store).")
+    title: str = Field(
+        "General knowledge base", max_length=80, description="Name the chat page's knowledge-base picker shows for "
+        "the default alias (no X-RAG-Domain).")
+    example_questions: list[str] = Field(
+        default_factory=list, max_length=6, description="Questions the chat page offers on an empty conversation "
+        "for the default alias (at most 6).")
 
     @field_validator("name")
     @classmethod

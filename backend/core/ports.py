@@ -294,7 +294,7 @@ class ConversationLog(Protocol):
         ...
 
     def record_feedback(self, feedback: Feedback) -> int:
-        """Store one verdict; returns its id."""
+        """Store one verdict, replacing the answer's earlier one (one verdict per answer); returns its id."""
         ...
 
     def feedback(self, limit: int = 1000) -> list[Feedback]:

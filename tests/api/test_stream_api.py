@@ -135,6 +135,14 @@ def test_feedback_is_stored_counted_and_exported_as_golden_candidates(app: Flask
     metrics = client.get("/metrics").get_data(as_text=True)
     assert f'rag_feedback_total{{mode="rag",rating="up",version="{MAIN_VERSION}"}} 1.0' in metrics
     assert f'rag_feedback_total{{mode="fallback",rating="down",version="{MAIN_VERSION}"}} 1.0' in metrics
+    # a changed vote replaces the answer's verdict, it does not add a second one
+    store = corpus.store
+    assert client.post("/feedback", json={"interaction_id": down, "rating": "up"}).status_code == 201
+    assert [f.rating for f in store.feedback() if f.interaction_id == down] == ["up"]
+    assert client.post("/feedback", json={"interaction_id": down, "rating": "down", "comment": "Should say Canberra",
+                                           "expected_answer": "Canberra"}).status_code == 201
+    assert [(f.rating, f.comment) for f in store.feedback() if f.interaction_id == down] == [
+        ("down", "Should say Canberra")]
 
     from backend.cli.main import cli
 
@@ -153,8 +161,11 @@ def test_feedback_is_stored_counted_and_exported_as_golden_candidates(app: Flask
 
 def test_domains_lists_the_default_and_configured_domains(client: FlaskClient) -> None:
     body = client.get("/domains").get_json()
-    assert body["domains"][0] == {"key": None, "alias": "KB_ACTIVE"}
-    assert {"key": "coffee", "alias": "KB_COFFEE"} in body["domains"]
+    default = body["domains"][0]
+    assert (default["key"], default["alias"], default["title"]) == (None, "KB_ACTIVE", "Company policies")
+    assert "Can I use my personal laptop to access company systems?" in default["example_questions"]  # config/rag.yaml
+    # no title configured: the key prettified, never the alias name
+    assert {"key": "coffee", "alias": "KB_COFFEE", "title": "Coffee", "example_questions": []} in body["domains"]
     got = events(ask(client, COFFEE_QUESTION, headers={"X-RAG-Domain": "coffee"}))
     assert got[0][1]["decision_explain"]["retrieval_target"] == "KB_COFFEE"
 

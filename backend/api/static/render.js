@@ -48,7 +48,7 @@ export function renderAnswer(container, text, openSource) {
 }
 
 function fmt(value) {
-  return typeof value === "number" ? value.toFixed(3) : "n/a";
+  return typeof value === "number" ? value.toFixed(2) : "n/a";
 }
 
 function where(source) {
@@ -56,6 +56,19 @@ function where(source) {
   if (source.section) bits.push(`section: ${source.section}`);
   if (source.page !== null && source.page !== undefined) bits.push(`page ${source.page}`);
   return bits.join(" · ");
+}
+
+// Open a source: its turn's Sources section, the source itself, highlighted, scrolled to and focused.
+export function revealSource(details) {
+  const panel = details.closest("details.sources-panel");
+  if (panel) { panel.hidden = false; panel.open = true; }
+  details.open = true;
+  const turn = details.closest(".answer") || document;
+  for (const other of turn.querySelectorAll("details.source.highlight")) other.classList.remove("highlight");
+  details.classList.add("highlight");
+  const summary = details.querySelector("summary");
+  summary.focus({ preventScroll: true });
+  details.scrollIntoView({ block: "start" });
 }
 
 // One <details> per cited source (document, section or page, chunk text) and figure thumbnails.
@@ -75,7 +88,7 @@ export function renderSources(container, figures, sources) {
       const img = el("img", { src: source.image_url, alt, loading: "lazy", className: "thumb" });
       details.append(el("img", { src: source.image_url, alt, className: "figure-large" }));
       const button = el("button", { type: "button", className: "thumb-button", "aria-label": `Open ${label.toLowerCase()} ${figureCount}` }, img);
-      button.addEventListener("click", () => { details.open = true; details.querySelector("summary").focus(); });
+      button.addEventListener("click", () => revealSource(details));
       figures.append(button);
     }
     if (source.marker) byMarker.set(source.marker, details);
@@ -85,87 +98,115 @@ export function renderSources(container, figures, sources) {
   return byMarker;
 }
 
-// decision_explain for people: the similarity scale, each gate, the short-query rule, what served it.
+// decision_explain for people: the score against the two thresholds, each check in plain
+// words, the short-question rule, what served the answer.
+const ZONES = [
+  ["fallback", "Not answered"],
+  ["hybrid", "Partly answered"],
+  ["rag", "Answered"],
+];
+
+function plural(n, one, many) {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
 export function renderWhy(container, explain, question) {
   container.replaceChildren();
   const th = explain.thresholds;
   // with decision_score "evidence" the thresholds compare sentence evidence; without any, show similarity
   const evidence = explain.decision_score === "evidence" && typeof explain.max_evidence === "number";
   const score = evidence ? explain.max_evidence : explain.max_similarity;
-  const scoreName = evidence ? "Best evidence" : "Best similarity";
+  const scoreName = evidence ? "How well the best sentences support an answer" : "How close the best passage is to the question";
   const values = [th.low, th.high, score ?? th.low].filter((v) => typeof v === "number");
   const lo = Math.min(0, ...values);
   const hi = Math.max(1, ...values);
   const pos = (v) => `${(((v - lo) / (hi - lo)) * 100).toFixed(1)}%`;
 
+  container.append(el("p", {}, `${scoreName}: `, el("strong", { text: fmt(score) }), ` (on a scale from ${fmt(lo)} to ${fmt(hi)}). `,
+    `From ${fmt(th.high)} the answer comes from the knowledge base; from ${fmt(th.low)} it comes partly from it; `,
+    `below ${fmt(th.low)} it does not.`));
+
   const scale = el("div", { className: "scale", role: "img",
-    "aria-label": `${scoreName} ${fmt(score)}; fallback below ${fmt(th.low)}, hybrid from ${fmt(th.low)}, rag from ${fmt(th.high)}` });
-  const zoneFallback = el("span", { className: "zone zone-fallback", text: "fallback" });
-  const zoneHybrid = el("span", { className: "zone zone-hybrid", text: "hybrid" });
-  const zoneRag = el("span", { className: "zone zone-rag", text: "rag" });
-  zoneFallback.style.left = "0%"; zoneFallback.style.width = pos(th.low);
-  zoneHybrid.style.left = pos(th.low); zoneHybrid.style.width = `calc(${pos(th.high)} - ${pos(th.low)})`;
-  zoneRag.style.left = pos(th.high); zoneRag.style.right = "0%";
-  scale.append(zoneFallback, zoneHybrid, zoneRag);
-  for (const [name, value] of [["low", th.low], ["high", th.high]]) {
-    const tick = el("span", { className: `tick tick-${name}` }, el("span", { className: "tick-label", text: `${name} ${fmt(value)}` }));
-    tick.style.left = pos(value);
-    scale.append(tick);
-  }
+    "aria-label": `Score ${fmt(score)}; not answered below ${fmt(th.low)}, partly answered from ${fmt(th.low)}, answered from ${fmt(th.high)}` });
+  const bounds = [[lo, th.low], [th.low, th.high], [th.high, hi]];
+  ZONES.forEach(([mode], i) => {
+    const zone = el("span", { className: `zone zone-${mode}` });
+    zone.style.left = pos(bounds[i][0]);
+    zone.style.width = `calc(${pos(bounds[i][1])} - ${pos(bounds[i][0])})`;
+    scale.append(zone);
+  });
   if (typeof score === "number") {
-    const marker = el("span", { className: "score-marker" }, el("span", { className: "score-label", text: fmt(score) }));
+    const marker = el("span", { className: "score-marker" });
     marker.style.left = pos(score);
     scale.append(marker);
   }
-  container.append(
-    el("p", {}, `${scoreName}: `, el("strong", { text: fmt(score) }),
-      ` — rag needs ≥ ${fmt(th.high)}, hybrid ≥ ${fmt(th.low)} (${th.kind} scores).`),
-    scale);
+  for (const [name, value] of [["low", th.low], ["high", th.high]]) {
+    const tick = el("span", { className: `tick tick-${name}` });
+    tick.style.left = pos(value);
+    scale.append(tick);
+  }
+  // the zones' names as a legend under the scale (a narrow zone would clip a label inside it)
+  const legend = el("ul", { className: "legend", "aria-hidden": "true" });
+  ZONES.forEach(([mode, words], i) => {
+    const range = i === 0 ? `below ${fmt(th.low)}` : i === 1 ? `${fmt(th.low)} to ${fmt(th.high)}` : `${fmt(th.high)} and up`;
+    legend.append(el("li", { className: `legend-item legend-${mode}` },
+      el("span", { className: `swatch zone-${mode}` }), el("span", { className: "zone-label", text: `${words} (${range})` })));
+  });
+  if (typeof score === "number") {
+    legend.append(el("li", { className: "legend-item" }, el("span", { className: "swatch swatch-score" }),
+      el("span", { className: "zone-label", text: `This question: ${fmt(score)}` })));
+  }
+  container.append(scale, legend);
   if (explain.decision_score === "evidence" && !evidence) {
     container.append(el("p", { className: "note" },
-      "No retrieved passage was similar enough to weigh its sentences, so the best similarity is shown."));
+      "No passage was close enough to weigh its sentences, so the closeness of the best passage is shown."));
   }
 
   if (explain.short_query_active) {
     container.append(el("p", { className: "note" },
-      `Short query (${explain.query_tokens} words): thresholds tightened from low ${fmt(th.base_low)} / high ${fmt(th.base_high)} to ${fmt(th.low)} / ${fmt(th.high)}.`));
-  } else {
-    container.append(el("p", { className: "note" }, `Not a short query (${explain.query_tokens} words): thresholds as configured.`));
+      `This is a short question (${plural(explain.query_tokens, "word", "words")}), so the bar was raised: ` +
+      `from ${fmt(th.base_low)} to ${fmt(th.low)} for a partial answer and from ${fmt(th.base_high)} to ${fmt(th.high)} for a full one.`));
   }
 
   const gates = explain.gates;
+  const need = (n, what) => (n > 0 ? `needs at least ${plural(n, what, what + "s")}` : "no minimum is set");
   const gateRows = [
-    ["min_similarity_for_hybrid", `similarity ≥ ${fmt(gates.min_similarity_for_hybrid)}`, fmt(explain.max_eligible_similarity)],
-    ["min_chunks_for_hybrid", `at least ${gates.min_chunks_for_hybrid} usable passages`, String(gates.usable_chunks)],
-    ["min_total_context_chars", `at least ${gates.min_total_context_chars} characters of context`, String(gates.usable_context_chars)],
+    ["min_similarity_for_hybrid", "A passage is close enough to the question",
+      `needs ${fmt(gates.min_similarity_for_hybrid)}, best ${fmt(explain.max_eligible_similarity)}`],
+    ["min_chunks_for_hybrid", "There are enough passages to use",
+      `${need(gates.min_chunks_for_hybrid, "passage")}; found ${gates.usable_chunks}`],
+    ["min_total_context_chars", "There is enough text to answer from",
+      `${need(gates.min_total_context_chars, "character")}; found ${gates.usable_context_chars}`],
   ];
-  const list = el("ul", { className: "gates", "aria-label": "Hybrid gates" });
-  for (const [key, need, got] of gateRows) {
+  const list = el("ul", { className: "gates", "aria-label": "Checks for a partial answer" });
+  for (const [key, what, detail] of gateRows) {
     const passed = gates.passed ? gates.passed[key] : undefined;
     const state = passed === true ? "passed" : passed === false ? "failed" : "not checked";
     list.append(el("li", { className: `gate gate-${state.replace(" ", "-")}`, "data-gate": key },
       el("span", { className: "gate-state", text: passed === true ? "✓ passed" : passed === false ? "✗ failed" : "– not checked" }),
-      ` ${need} (got ${got})`));
+      ` ${what} (${detail}).`));
   }
-  container.append(el("h4", { text: "Hybrid gates" }),
-    el("p", { className: "note", text: "They decide between hybrid and fallback when the score lies between the low and high thresholds." }),
+  container.append(el("h3", { text: "Checks for a partial answer" }),
+    el("p", { className: "note", text: "When the score lies between the two bars, these decide between a partial answer and none." }),
     list);
 
   const judged = explain.answerability;
   if (judged) {
-    const best = judged.best_sentence === null || judged.best_sentence === undefined ? "none" : judged.best_sentence.toFixed(2);
+    const none = judged.best_sentence === null || judged.best_sentence === undefined;
+    const bar = judged.relevance_bar.toFixed(2);
     const lines = el("ul", { className: "answerability" },
-      el("li", { text: `Best sentence: ${best} chance of answering the question (relevant from ${judged.relevance_bar.toFixed(2)})` }));
+      el("li", { text: none ? `No sentence could be weighed (a sentence counts as an answer from ${bar}).`
+        : `The best sentence has a ${judged.best_sentence.toFixed(2)} chance of answering the question (it counts as an answer from ${bar}).` }));
     if (judged.unknown_words && judged.unknown_words.length) {
       lines.append(el("li", { text: `Words the knowledge base never uses: ${judged.unknown_words.join(", ")}` }));
     }
-    container.append(el("h4", { text: "Does any sentence answer it?" }), lines);
+    container.append(el("h3", { text: "Does any sentence answer it?" }), lines);
   }
 
   if (explain.reasons && explain.reasons.length) {
     const reasons = el("ul", { className: "reasons" });
     for (const reason of explain.reasons) reasons.append(el("li", { text: reason }));
-    container.append(el("h4", { text: "Reasons" }), reasons);
+    container.append(el("h3", { text: "Reasons" }), reasons);
   }
 
   const facts = el("dl", { className: "facts" });
@@ -177,5 +218,5 @@ export function renderWhy(container, explain, question) {
   add("Served by", `${explain.retrieval_target} → version ${explain.version}${explain.domain ? ` (domain ${explain.domain})` : ""}`);
   add("Search", `${explain.strategy}, top ${explain.top_k}, ${explain.candidates} candidates`);
   add("Answered by", `${explain.answered_by} (${explain.used_llm} model)`);
-  container.append(el("h4", { text: "Where the answer came from" }), facts);
+  container.append(el("h3", { text: "Where the answer came from" }), facts);
 }

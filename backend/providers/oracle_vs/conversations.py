@@ -31,6 +31,7 @@ DELETE_CONVERSATION_SQL = f"DELETE FROM RAG_CONVERSATION_TURNS WHERE conversatio
 INSERT_FEEDBACK_SQL = (f"INSERT INTO RAG_FEEDBACK ({_FEEDBACK_COLUMNS}) VALUES (:interaction_id, :created_at, :rating, "
                        ":user_comment, :expected_answer, :query_text, :resp_mode, :version, :domain_key, :principal, "
                        ":cited_doc_ids) RETURNING id INTO :feedback_id")
+DELETE_FEEDBACK_SQL = "DELETE FROM RAG_FEEDBACK WHERE interaction_id = :interaction_id"
 FEEDBACK_SQL = f"SELECT id, {_FEEDBACK_COLUMNS} FROM RAG_FEEDBACK ORDER BY id DESC FETCH FIRST :n ROWS ONLY"
 
 
@@ -93,6 +94,8 @@ class OracleConversationLog:
         with self._db.transaction("recording feedback") as con:
             cur = con.cursor()
             out = cur.var(oracledb.DB_TYPE_NUMBER)
+            # one verdict per answer: a new one (a changed vote) replaces it, in the same transaction
+            cur.execute(DELETE_FEEDBACK_SQL, {"interaction_id": feedback.interaction_id})
             cur.execute(INSERT_FEEDBACK_SQL, {
                 "interaction_id": feedback.interaction_id, "created_at": feedback.created_at or now_iso(),
                 "rating": feedback.rating, "user_comment": feedback.comment,

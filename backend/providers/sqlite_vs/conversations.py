@@ -68,7 +68,9 @@ class SqliteConversationLog:
             return int(cur.rowcount)
 
     def record_feedback(self, feedback: Feedback) -> int:
+        """One verdict per answer: a new one (a changed vote, a vote with a comment) replaces it."""
         with self._write() as con:
+            con.execute("DELETE FROM rag_feedback WHERE interaction_id = ?", (feedback.interaction_id,))
             cur = con.execute(
                 f"INSERT INTO rag_feedback({_FEEDBACK_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
                 (feedback.interaction_id, feedback.created_at or _now(), feedback.rating, feedback.comment,
