@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict
-from typing import Any
+from typing import Any, Callable
 
 import click
 import yaml
 
 from backend.cli.context import settings_from
+from backend.cli.evaluate import PROGRESS_HELP
 from backend.common.config import Settings
 from backend.common.errors import VersionNotFound
+from backend.common.progress import bar, progress_enabled
 from backend.core.services import context as ctx
 from backend.core.services.calibration import CalibrationQuery, CalibrationResult, Grid, Score, cross_validate
 from backend.core.services.answerability import AnswerabilityJudge, AnswerabilityModel, attach_scores
@@ -54,9 +56,11 @@ def _sets(settings: Settings, store: Any, domain_keys: tuple[str, ...], pairs: t
     return out
 
 
-def collect(settings: Settings, services: Any, sets: list[tuple[str, str]], grid: Grid) -> list[CalibrationQuery]:
+def collect(settings: Settings, services: Any, sets: list[tuple[str, str]], grid: Grid,
+            on_query: Callable[[], Any] = lambda: None) -> list[CalibrationQuery]:
     """Search every golden query once (``retrieval.top_k`` deep, as /chat does) and score
-    the sentence evidence for each ``min_similarity_for_hybrid`` of the grid."""
+    the sentence evidence for each ``min_similarity_for_hybrid`` of the grid; ``on_query``
+    after each (the progress bar)."""
     retrieval = settings.retrieval
     scorer = SentenceScorer(services.embedder)
     min_sims = sorted({*grid.min_similarity_for_hybrid, retrieval.hybrid.min_similarity_for_hybrid})
@@ -77,6 +81,7 @@ def collect(settings: Settings, services: Any, sets: list[tuple[str, str]], grid
                                                        search.probe(version)).candidates)
             queries.append(CalibrationQuery(f"{golden.path.name}:{q.id}", golden.path.name, q.expected_mode,
                                             is_short_query(question, retrieval.short_query), per_sim))
+            on_query()
     return queries
 
 
@@ -140,27 +145,35 @@ def result_dict(result: CalibrationResult) -> dict[str, Any]:
 @click.option("--answerability", is_flag=True,
               help="Fit the answerability model's weights and its thresholds (folds by group: article or document).")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@click.option("--progress/--no-progress", default=None, help=PROGRESS_HELP)
 @click.pass_context
 def calibrate(ctx: click.Context, domain_keys: tuple[str, ...], pairs: tuple[str, ...], k: int, seed: int,
-              rag_penalty: float, answerability: bool, as_json: bool) -> None:
+              rag_penalty: float, answerability: bool, as_json: bool, progress: bool | None) -> None:
     """Fit threshold_low/high and the hybrid gates with k-fold cross-validation; print, never write."""
     from backend.api.app import build_services
 
     settings = settings_from(ctx)
     services = build_services(settings)
+    sets = _sets(settings, services.store, domain_keys, pairs)
+    total = sum(len(load_golden_set(settings.resolve_path(path)).queries) for _, path in sets)
+    with bar(progress_enabled(progress, default=settings.ingest.progress, as_json=as_json), desc="golden queries",
+             total=total, unit="query") as searched:
+        if answerability:
+            judged = collect_judged(settings, services, sets, lambda: searched.update(1))
+        else:
+            grid = Grid()
+            queries = collect(settings, services, sets, grid, lambda: searched.update(1))
     if answerability:
-        _calibrate_answerability(settings, services, _sets(settings, services.store, domain_keys, pairs), k,
-                                 rag_penalty, as_json)
+        _calibrate_answerability(settings, judged, k, rag_penalty, as_json)
         return
-    grid = Grid()
-    queries = collect(settings, services, _sets(settings, services.store, domain_keys, pairs), grid)
     if len(queries) < k:
         raise click.UsageError(f"{len(queries)} golden queries cannot be split into {k} folds")
     result = cross_validate(queries, settings.retrieval, k=k, seed=seed, grid=grid, rag_penalty=rag_penalty)
     click.echo(json.dumps(result_dict(result), indent=2) if as_json else render(result, k, seed))
 
 
-def collect_judged(settings: Settings, services: Any, sets: list[tuple[str, str]]) -> list[JudgedQuery]:
+def collect_judged(settings: Settings, services: Any, sets: list[tuple[str, str]],
+                   on_query: Callable[[], Any] = lambda: None) -> list[JudgedQuery]:
     """Search every golden query once and keep the features of its context sentences."""
     retrieval = settings.retrieval
     judge = AnswerabilityJudge(SentenceScorer(services.embedder), AnswerabilityModel(0.0, {}))
@@ -177,12 +190,12 @@ def collect_judged(settings: Settings, services: Any, sets: list[tuple[str, str]
                 f"{golden.path.name}:{q.id}", golden.path.name, f"{golden.path.name}:{group}", q.expected_mode,
                 q.must_contain, question, is_short_query(question, retrieval.short_query),
                 ctx.to_candidates(hits, retrieval.score_mode), judge, retrieval, search.probe(version)))
+            on_query()
     return out
 
 
-def _calibrate_answerability(settings: Settings, services: Any, sets: list[tuple[str, str]], k: int,
-                             rag_penalty: float, as_json: bool) -> None:
-    queries = collect_judged(settings, services, sets)
+def _calibrate_answerability(settings: Settings, queries: list[JudgedQuery], k: int, rag_penalty: float,
+                             as_json: bool) -> None:
     if len({q.group for q in queries}) < k:
         raise click.UsageError(f"the golden queries hold fewer than {k} groups (articles, documents) to fold by")
     result = fit_answerability(queries, settings.retrieval, k=k, rag_penalty=rag_penalty)

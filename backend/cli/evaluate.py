@@ -15,6 +15,7 @@ import click
 from backend.cli.context import settings_from
 from backend.common.config import Settings
 from backend.common.errors import GateFailed, UnknownDomain, VersionNotFound
+from backend.common.progress import bar, progress_enabled
 from backend.core.services.evaluation import METRICS, EvaluationReport, Evaluator, with_comparison, write_report
 from backend.core.services.followups import load_followups, run_followups
 from backend.core.services.followups import render as render_followups
@@ -35,6 +36,10 @@ from backend.core.services.versions import VersionNaming
 ANSWERS_HELP = ("Answer every query through the chat service (modes exactly as /chat, must_contain checked). "
                 "--no-answers decides the mode from the search hits alone: same decision rule, much faster, "
                 "no must_contain.")
+
+
+PROGRESS_HELP = ("Force the progress bar on stderr on or off (default: drawn when ingest.progress is on, stderr is "
+                 "a terminal and --json is not given).")
 
 
 def _services(settings: Settings) -> Any:
@@ -111,10 +116,11 @@ def _eval_target(settings: Settings, store: Any, version: str | None, alias: str
               help="Also run this follow-up set's conversations of the evaluated domain (two turns each) on the "
                    "evaluated version; default: evaluation.followup_set. --no-followups skips it.")
 @click.option("--no-followups", is_flag=True, help="Skip the follow-up set.")
+@click.option("--progress/--no-progress", default=None, help=PROGRESS_HELP)
 @click.pass_context
 def eval_cmd(ctx: click.Context, version: str | None, alias: str | None, domain_key: str | None, golden: str | None,
              compare_alias: str | None, compare_version: str | None, as_json: bool, answers: bool,
-             followups: str | None, no_followups: bool) -> None:
+             followups: str | None, no_followups: bool, progress: bool | None) -> None:
     """Evaluate a version on a golden set; the result is recorded on the version."""
     if compare_alias and compare_version:
         raise click.UsageError("--compare and --compare-version are exclusive: compare against one baseline")
@@ -131,15 +137,22 @@ def eval_cmd(ctx: click.Context, version: str | None, alias: str | None, domain_
                           chat=services.chat if answers else None, sanitize=settings.sanitize,
                           access=settings.access, reranker=services.search.reranker,
                           rerankers=_reranker_factory(settings, services.embedder))
-    report = evaluator.evaluate(name, golden_set, target=shown)
+    show = progress_enabled(progress, default=settings.ingest.progress, as_json=as_json)
+
+    def evaluate(version_name: str, **kw: Any) -> EvaluationReport:
+        """One evaluation with a live bar over its queries (answers can take minutes)."""
+        with bar(show, desc=f"eval {version_name}", total=len(golden_set.queries), unit="query") as queries:
+            return evaluator.evaluate(version_name, golden_set, on_query=lambda: queries.update(1), **kw)
+
+    report = evaluate(name, target=shown)
     if compare_alias:
         baseline_version = store.resolve_alias(compare_alias)
         if baseline_version is None:
             raise VersionNotFound(f"--compare: alias {compare_alias} serves no version", alias=compare_alias)
-        report = with_comparison(report, evaluator.evaluate(baseline_version, golden_set), compare_alias)
+        report = with_comparison(report, evaluate(baseline_version), compare_alias)
     if compare_version:
         store.get_version(compare_version)
-        report = with_comparison(report, evaluator.evaluate(compare_version, golden_set), "--compare-version")
+        report = with_comparison(report, evaluate(compare_version), "--compare-version")
     store.record_evaluation(name, report.summary())
     path = write_report(report, settings.resolve_path(settings.evaluation.reports_dir))
     conversations = None

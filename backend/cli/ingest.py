@@ -27,6 +27,7 @@ import click
 from backend.cli.context import settings_from
 from backend.cli.evaluate import promote_and_print
 from backend.common.errors import GateFailed
+from backend.common.progress import progress_enabled
 from backend.core.services.promotion import PromotionResult
 from backend.core.services.series_lock import SeriesLocks
 from backend.core.services.versions import VersionNaming
@@ -49,7 +50,9 @@ from backend.providers.registry import build_embedder, build_store
               help="Write the newest version directly even when an alias serves it or keeps it for rollback. "
               "Bypasses immutable versions and the evaluation gate: readers see the change at once and a rollback "
               "no longer restores the old content.")
-@click.option("--progress/--no-progress", default=None, help="Progress bars on stderr (default: ingest.progress, TTY only).")
+@click.option("--progress/--no-progress", default=None,
+              help="Force the progress bars on stderr on or off (default: drawn when ingest.progress is on, stderr "
+              "is a terminal and --json is not given).")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @click.pass_context
 def ingest(ctx: click.Context, manifest_arg: Path | None, manifest_opt: Path | None, profile: str | None,
@@ -64,7 +67,8 @@ def ingest(ctx: click.Context, manifest_arg: Path | None, manifest_opt: Path | N
     store = build_store(settings)
     embedder = build_embedder(settings)
     with SeriesLocks(store, settings, "rag ingest", on_wait=lambda line: click.echo(line, err=True)) as locks:
-        report = IngestPipeline(settings, store, embedder, progress=progress).run(
+        show = progress_enabled(progress, default=settings.ingest.progress, as_json=as_json)
+        report = IngestPipeline(settings, store, embedder, progress=show).run(
             manifest, profile=profile, domain_key=domain_key, prune=prune, strict=strict, in_place=in_place,
             locks=locks)
         promoting = update_alias and report.ok

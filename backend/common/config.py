@@ -498,7 +498,8 @@ class IngestSettings(_Model):
         "refuse", description="What happens to a document below min_text_quality: refuse (a per-file failure, "
         "nothing indexed) or flag (indexed, with a note in the run summary and an ingest.low_text_quality warning).")
     documents_per_transaction: int = Field(16, ge=1, description="Documents written per store transaction.")
-    progress: bool = Field(True, description="Show progress bars on stderr.")
+    progress: bool = Field(True, description="Progress bars on stderr for rag ingest, eval and calibrate, drawn only "
+                           "when stderr is a terminal and --json is not given; --progress/--no-progress override.")
     concurrent_runs: Literal["wait", "refuse"] = Field(
         "wait",
         description="A second run (ingest, promote, rollback) of an index series whose writer lock another run "

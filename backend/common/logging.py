@@ -18,6 +18,19 @@ _QUIET = ("transformers", "sentence_transformers", "presidio-analyzer", "presidi
           "filelock", "huggingface_hub", "oci", "werkzeug", "httpx", "tldextract")
 
 
+class _BarSafeLogger(structlog.PrintLogger):
+    """Prints a log line above the progress bars (``backend.common.progress``): the bars are
+    cleared and redrawn around it, else the line lands inside a half-drawn bar."""
+
+    def msg(self, message: str) -> None:
+        from tqdm import tqdm
+
+        with tqdm.external_write_mode(file=self._file):
+            super().msg(message)
+
+    log = debug = info = warn = warning = err = error = critical = exception = fatal = failure = msg
+
+
 def configure_logging(settings: LoggingSettings | None = None, *, level: str | None = None) -> None:
     settings = settings or LoggingSettings()
     lvl = getattr(logging, (level or settings.level).upper())
@@ -45,6 +58,6 @@ def configure_logging(settings: LoggingSettings | None = None, *, level: str | N
             renderer,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(lvl),
-        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
+        logger_factory=lambda *_: _BarSafeLogger(file=sys.stderr),
         cache_logger_on_first_use=False,
     )

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sys
 import time
 from dataclasses import dataclass, field
 from itertools import islice
@@ -38,6 +37,7 @@ from tqdm import tqdm
 
 from backend.common.config import REPO_ROOT, ProfileSettings, Settings
 from backend.common.errors import ConfigError, LoaderError, ProviderError
+from backend.common.progress import bar, progress_enabled
 from backend.core.embedding_text import profile_fingerprint_exclude
 from backend.core.enrichment import enrichment_fingerprint
 from backend.core.services.retrieval_stamp import retrieval_stamp, stamp_changes
@@ -118,8 +118,7 @@ class IngestPipeline:
         self._injected = set(self._enrichers)
         self._enrichment_cache = enrichment_cache
         self._stages: dict[str, EnrichmentStage] = {}
-        show = settings.ingest.progress if progress is None else progress
-        self._progress_off = not (show and sys.stderr.isatty())
+        self._progress = progress_enabled(progress, default=settings.ingest.progress)
         self._sleep = sleep
         self._chunkers: dict[str, TextChunker] = {}
         self._loader_pool: LoaderPool | None = None
@@ -338,8 +337,8 @@ class IngestPipeline:
         started = time.perf_counter()
         parsed = read_manifest(Path(manifest), self.settings, strict=strict)
         report = IngestReport(manifest=str(manifest), manifest_errors=list(parsed.errors))
-        for where, reason in parsed.errors:
-            log.warning("ingest.manifest_line_failed", where=where, reason=reason)
+        for where, reason in parsed.errors:  # debug: the summary prints each one (once)
+            log.debug("ingest.manifest_line_failed", where=where, reason=reason)
         if prune and parsed.errors:
             report.notes.append("--prune skipped: the manifest has bad lines, so the listed set is unknown")
         own_locks = locks is None
@@ -350,17 +349,18 @@ class IngestPipeline:
             if self.settings.ingest.limits.worker and parsed.entries:
                 self.loader_pool.start()  # its imports overlap hashing and planning
             for target, entries in targets:
+                failed_before = len(report.failures)
                 self._run_target(target, entries, report, prune=prune and not parsed.errors, in_place=in_place)
+                # per series, so the closing "served:" line never claims a version holds what failed
+                # a bad manifest line may have been meant for any series: it counts against each
+                report.builds[-1].update(listed=len(entries) + len(parsed.errors),
+                                         failed=len(report.failures) - failed_before + len(parsed.errors))
         finally:
             self.close()
             if own_locks:
                 locks.release_all()
         report.seconds = time.perf_counter() - started
-        log.info("ingest.finished", versions=report.versions, seen=report.documents_seen,
-                 skipped=report.skipped_unchanged, written=report.documents_written, failed=report.failed,
-                 manifest_errors=len(report.manifest_errors), chunks=report.chunks_written,
-                 embeddings_computed=report.embeddings_computed, embeddings_reused=report.embeddings_reused,
-                 seconds=round(report.seconds, 2))
+        log.info("ingest.finished", versions=report.versions, **report.counts(), seconds=round(report.seconds, 2))
         return report
 
     def _fail(self, report: IngestReport, path: Path | str, exc: Exception) -> None:
@@ -453,10 +453,10 @@ class IngestPipeline:
         self.store.finish_load(target.version)
 
     def _bars(self, documents: int) -> tuple[tqdm, tqdm, tqdm]:
-        opts: dict[str, Any] = {"file": sys.stderr, "disable": self._progress_off, "leave": False}
-        return (tqdm(total=documents, desc="files", unit="file", position=0, **opts),
-                tqdm(desc="chunks", unit="chunk", position=1, **opts),
-                tqdm(desc="embeddings", unit="text", position=2, **opts))
+        on = self._progress
+        return (bar(on, total=documents, desc="files", unit="file", position=0),
+                bar(on, desc="chunks", unit="chunk", position=1),
+                bar(on, desc="embeddings", unit="text", position=2))
 
     def _prepare(self, group: list[Pending], target: Target, report: IngestReport) -> list[Pending]:
         """Load, sanitize and chunk a group; returns the documents that got that far."""

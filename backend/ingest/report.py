@@ -49,7 +49,7 @@ class IngestReport:
 
     def add_build(self, series: str, action: str, version: str, parent: str | None, reason: str) -> dict[str, Any]:
         build: dict[str, Any] = {"series": series, "action": action, "version": version, "parent": parent,
-                                 "reason": reason, "carried": 0, "written": [], "pruned": []}
+                                 "reason": reason, "carried": 0, "written": [], "pruned": [], "listed": 0, "failed": 0}
         self.builds.append(build)
         return build
 
@@ -71,13 +71,24 @@ class IngestReport:
     def failed(self) -> int:
         return len(self.failures)
 
+    def counts(self) -> dict[str, int]:
+        """The run's counts, named once: the summary's labels, the ``ingest.finished`` log's
+        fields and the JSON keys are these names, so the three never disagree."""
+        return {"documents_seen": self.documents_seen, "skipped_unchanged": self.skipped_unchanged,
+                "documents_carried": self.documents_carried, "documents_written": self.documents_written,
+                "documents_pruned": self.documents_pruned, "files_failed": self.failed,
+                "manifest_errors": len(self.manifest_errors), "chunks_written": self.chunks_written,
+                "duplicates_dropped": self.duplicates_dropped, "embeddings_computed": self.embeddings_computed,
+                "embeddings_reused": self.embeddings_reused}
+
     @property
     def ok(self) -> bool:
         return not self.failures and not self.manifest_errors
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
-        data.update(version=self.version, failed=self.failed, ok=self.ok, documents_carried=self.documents_carried)
+        data.update(version=self.version, failed=self.failed, files_failed=self.failed, ok=self.ok,
+                    documents_carried=self.documents_carried)
         data["failures"] = [{"where": w, "reason": r} for w, r in self.failures]
         data["manifest_errors"] = [{"where": w, "reason": r} for w, r in self.manifest_errors]
         data["seconds"] = round(self.seconds, 3)
@@ -94,19 +105,8 @@ class IngestReport:
                 if b[what]:
                     shown = ", ".join(b[what][:12]) + (f" and {len(b[what]) - 12} more" if len(b[what]) > 12 else "")
                     lines.append(f"  {what}: {shown}")
-        lines += [
-            f"versions:             {', '.join(self.versions) or '-'}",
-            f"documents seen:       {self.documents_seen}",
-            f"skipped (unchanged):  {self.skipped_unchanged}",
-            f"documents carried:    {self.documents_carried}",
-            f"documents written:    {self.documents_written}",
-            f"documents pruned:     {self.documents_pruned}",
-            f"failed:               {self.failed + len(self.manifest_errors)}",
-            f"chunks written:       {self.chunks_written}",
-            f"duplicates dropped:   {self.duplicates_dropped}",
-            f"embeddings computed:  {self.embeddings_computed}",
-            f"embeddings reused:    {self.embeddings_reused}",
-        ]
+        lines.append(f"{'versions:':<22}{', '.join(self.versions) or '-'}")
+        lines += [f"{name.replace('_', ' ') + ':':<22}{value}" for name, value in self.counts().items()]
         if self.chunks_enriched or self.enrichment_cache_hits:
             lines += [
                 f"chunks enriched:      {self.chunks_enriched} ({self.enrichment_cache_hits} results (chunks or "

@@ -136,3 +136,25 @@ def test_ingest_script_runs_the_same_command(tmp_path: Path, kb: Path) -> None:
     assert summary["documents_written"] == 1
     assert summary["manifest_errors"][0]["where"] == "manifest.jsonl:2"
     assert summary["manifest_errors"][0]["reason"].startswith("path 'missing.txt': no such file")
+
+
+def test_a_run_whose_only_line_failed_says_so_once_and_its_counts_match_the_log(tmp_path: Path, kb: Path,
+                                                                                 embedder: Any) -> None:
+    config = write_config(tmp_path, kb)
+    good = write_manifest(kb / "good.jsonl", [{"path": "doc_000.txt"}])
+    assert CliRunner().invoke(cli, ["--config", str(config), "ingest", str(good)]).exit_code == 0
+    store = SqliteVectorStore(tmp_path / "cli.sqlite")
+    store.point_alias("KB_ACTIVE", "KB_SAMPLE_V1")
+    store.close()
+    bad = write_manifest(kb / "bad.jsonl", [{"path": "missing.txt"}])
+    result = CliRunner().invoke(cli, ["--config", str(config), "ingest", str(bad)])
+    assert result.exit_code == 1, result.output
+    out, err = result.stdout, result.stderr
+    assert (out + err).count("no such file") == 1 and "manifest error  bad.jsonl:1: path 'missing.txt'" in out
+    assert "files failed:         0" in out and "manifest errors:      1" in out
+    finished = next(line for line in err.splitlines() if "ingest.finished" in line)
+    for name in ("documents_seen", "documents_written", "skipped_unchanged", "files_failed", "manifest_errors"):
+        shown = next(line for line in out.splitlines() if line.startswith(name.replace("_", " ") + ":"))
+        assert f"{name}={shown.split()[-1]}" in finished, (name, shown, finished)
+    assert "already holds every listed document" not in out
+    assert "served: KB_SAMPLE_V1 by KB_ACTIVE (this run changed nothing: every listed document failed, see above)" in out

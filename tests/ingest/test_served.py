@@ -50,3 +50,16 @@ def test_failed_files_and_in_place_and_nothing_changed() -> None:
 def test_only_aliases_of_the_series_count() -> None:
     assert lines([build("create", "KB_V1")], {"OTHER": "HR_V2"}, update_alias=False)[0].startswith(
         "not served: no alias serves series KB; this run built KB_V1 (2 changed documents), ")
+
+
+def test_a_run_whose_documents_failed_never_claims_the_version_holds_them() -> None:
+    def failed(listed: int, failures: int, written: int = 0) -> dict[str, Any]:
+        return {**build("up_to_date", "KB_V3", written), "listed": listed, "failed": failures}
+
+    assert lines([failed(1, 1)], {"KB_ACTIVE": "KB_V3"}, ingest_ok=False) == [
+        "served: KB_V3 by KB_ACTIVE (this run changed nothing: every listed document failed, see above)"]
+    assert lines([failed(3, 1)], {"KB_ACTIVE": "KB_V3"}, ingest_ok=False) == [
+        "served: KB_V3 by KB_ACTIVE (this run changed nothing: it already holds the other 2 listed documents; "
+        "1 failed (see above))"]
+    assert lines([failed(3, 1, written=2)], {"KB_ACTIVE": "KB_V3"}, ingest_ok=False) == [
+        "served: KB_V3 by KB_ACTIVE (includes this run's 2 changed documents; 1 failed (see above))"]

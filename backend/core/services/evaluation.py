@@ -19,7 +19,7 @@ import json
 import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import structlog
 
@@ -148,8 +148,10 @@ class Evaluator:
             profile_name = self._embeddings.default_profile
         return self._embeddings.profiles[profile_name]
 
-    def evaluate(self, version: str, golden: GoldenSet, *, target: str | None = None) -> EvaluationReport:
-        """Evaluate ``version`` (a version name, not an alias: results are recorded per version)."""
+    def evaluate(self, version: str, golden: GoldenSet, *, target: str | None = None,
+                 on_query: Callable[[], Any] | None = None) -> EvaluationReport:
+        """Evaluate ``version`` (a version name, not an alias: results are recorded per version).
+        ``on_query`` is called after each query is answered (the CLI's progress bar)."""
         profile = self._profile(version)
         # the version's own stamped retrieval settings, as serving will use them
         search = SearchService(self._store, self._embedder, profile, self._retrieval, self._reranker,
@@ -158,8 +160,11 @@ class Evaluator:
         visibilities = [self._visibility(q) for q in golden.queries]
         hits = self._ranked_hits(search, profile, version, [" ".join(q.query.split()) for q in golden.queries], depth,
                                  visibilities)
-        results = [self._run_query(version, q, h, ms, vis)
-                   for q, (h, ms), vis in zip(golden.queries, hits, visibilities)]
+        results = []
+        for q, (h, ms), vis in zip(golden.queries, hits, visibilities):
+            results.append(self._run_query(version, q, h, ms, vis))
+            if on_query is not None:
+                on_query()
         report = aggregate(results, version=version, target=target or version, golden=golden, k=self._evaluation.k,
                            answer_source="chat" if self._chat is not None else "decision")
         log.info("eval.finished", version=version, queries=len(results),

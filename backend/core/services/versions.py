@@ -103,7 +103,7 @@ def plan_build(naming: VersionNaming, configured: str, latest: IndexVersion | No
                          f"({'; '.join(retrieval_changes)}): a new version carries them to the gate")
     if not changed:
         return BuildPlan("up_to_date", latest.name, None,
-                         f"{latest.name} ({protected[latest.name]}) already holds every listed document as it is")
+                         f"{latest.name} ({protected[latest.name]}) already holds every readable listed document as it is")
     return BuildPlan("new_version", naming.name(stem, latest_n + 1), latest.name,
                      f"{latest.name} is served ({protected[latest.name]}): changes go into a new version")
 
