@@ -80,6 +80,7 @@ FEATURE_WORDS: Mapping[str, str] = {
 }
 
 MISSING_CAP = 3.0
+_ENTITY_MISSING, _UNKNOWN_WORDS = FEATURES.index("entity_missing"), FEATURES.index("unknown_words")
 _QUESTION_WORDS = frozenset("what which who whom whose when where why how is are was were do does did can could "
                             "will would should shall may might must has have had in on at for of the a an".split())
 _NUMBER_WORDS = {"two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seven": "7", "eight": "8",
@@ -240,10 +241,19 @@ class SentenceJudgement:
         words = _words(self.sentence.text) | (_words(self.sentence.heading) if self.sentence.heading else frozenset())
         return bool(reading.content & words) or not reading.content
 
+    @property
+    def asks_beyond_context(self) -> bool:
+        """The question names what no retrieved passage mentions ("the CEO", "the New York office")
+        or uses a word the knowledge base never does ("which *brand* of safety shoes"): the context
+        is about a neighbouring subject, and its closest sentence answers another question."""
+        return self.features[_ENTITY_MISSING] > 0 or self.features[_UNKNOWN_WORDS] > 0
+
     def quotable(self, reading: QuestionReading) -> bool:
-        """May be quoted at all: shares a word with the question, and is neither a document's
-        fact line nor a framing sentence ("This policy explains ...")."""
-        return self.shares_key_term(reading) and self.sentence.kind != "meta" and not FRAMING.match(self.sentence.text)
+        """May be quoted at all: shares a word with the question, is neither a document's fact
+        line nor a framing sentence ("This policy explains ..."), and the question asks nothing
+        beyond the context (:attr:`asks_beyond_context`)."""
+        return (self.shares_key_term(reading) and self.sentence.kind != "meta"
+                and not FRAMING.match(self.sentence.text) and not self.asks_beyond_context)
 
 
 @dataclass(frozen=True)

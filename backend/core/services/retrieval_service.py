@@ -269,6 +269,10 @@ def decide_answer_mode(
     elif compared is None:  # evidence only: no usable chunk, or none was scored
         reasons.append(f"no usable chunk (similarity >= {gates.min_similarity_for_hybrid:.4g}) has evidence to compare")
         mode = "fallback"
+    elif compared >= th.high and bar is not None and relevant is not None and relevant <= 0:
+        reasons.append(f"{label} {compared:.4f} >= high threshold but no retrieved sentence may be quoted (none shares "
+                       "a word with the question, or it names what the context or the knowledge base never mentions)")
+        mode = "fallback"
     elif compared >= th.high:
         if n_used:
             reasons.append(f"{label} {compared:.4f} >= high threshold {th.high:.4g}")
