@@ -147,3 +147,16 @@ def test_query_vectors_are_unit_length_so_thresholds_hold(embedder: Any) -> None
     """The normalized-cosine choice assumes sentence vectors near unit length (documented)."""
     vec = embedder.embed_queries([RAG_QUESTION])[0]
     assert float(np.linalg.norm(vec)) == pytest.approx(1.0, abs=1e-4)
+
+
+def test_a_part_time_follow_up_answers_with_the_part_time_sentence(corpus: Corpus, embedder: Any) -> None:
+    """The follow-up replaces "full-time" by "part-time" (not appended: a query holding both
+    would be as much about full-time staff), and its answer carries the part-time sentence."""
+    service = make_service(corpus.settings, corpus.store, embedder)
+    first = service.answer(ChatQuery(RAG_QUESTION, record=False))
+    second = service.answer(ChatQuery("and for part-time staff?", record=False,
+                                      history=(str(first.decision_explain["effective_query"]),)))
+    assert second.decision_explain["effective_query"] == "How many days of paid annual leave do part-time staff get?"
+    assert second.decision_explain["condensed_rule"] == "substitution"
+    part_time = "Part-time employees receive annual leave in proportion to their contracted hours"
+    assert part_time in second.answer and second.mode == "rag"

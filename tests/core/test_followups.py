@@ -8,7 +8,16 @@ from typing import Any
 import pytest
 
 from backend.common.config import AnswerabilitySettings
-from backend.core.services.conversation import condense_offline, spans, substitute
+from backend.core.services.conversation import (
+    ATTRIBUTE_MIN,
+    MAX_BARE_CONTENT_WORDS,
+    _agree_article,
+    condense_offline,
+    is_bare,
+    spans,
+    substitute,
+    without_attribute,
+)
 from backend.core.services.evidence import SentenceScorer
 from backend.core.services.followups import load_followups
 from backend.common.errors import EvaluationError
@@ -54,6 +63,54 @@ def test_a_connective_follow_up_that_asks_its_own_question_is_read_on_its_own(sc
 def test_a_long_or_personal_rest_is_no_constraint(scorer: SentenceScorer) -> None:
     assert substitute("Between which hours is lone working allowed?", "the max weight I can lift alone",
                       scorer.phrase_similarities) is None
+
+
+@pytest.mark.parametrize("head,phrase,expected", [
+    ("when an ", "managers", "when "),  # plural: the article goes, never "an managers"
+    ("when an ", "manager", "when a "),
+    ("is a ", "auditor", "is an "),
+    ("A ", "intern", "An "),
+    ("is a ", "glass", "is a "),  # "-ss" is no plural
+    ("is a ", "VPS", "is a "),  # an acronym is no plural
+    ("for the ", "managers", "for the "),  # only "a"/"an" agree in number
+])
+def test_the_article_before_a_replaced_phrase_agrees_with_it(head: str, phrase: str, expected: str) -> None:
+    assert _agree_article(head, phrase) == expected
+
+
+def test_a_substituted_plural_loses_the_singular_article(scorer: SentenceScorer) -> None:
+    assert substitute("What is the notice period when an employee resigns?", "for managers",
+                      scorer.phrase_similarities) == "What is the notice period when managers resigns?"
+
+
+@pytest.mark.parametrize("question,bare", [
+    ("who do I tell?", True),  # one content word ("tell"): names no subject
+    ("what's the deadline?", True),
+    ("Where is the Lisbon office?", False),  # two: a subject of its own
+    ("When do salary increases take effect?", False),
+    ("deadline?", False),  # not a question form: a constraint, not an ellipsis
+])
+def test_a_question_naming_no_subject_is_bare(question: str, bare: bool) -> None:
+    assert MAX_BARE_CONTENT_WORDS == 1
+    assert is_bare(question) is bare
+
+
+def test_a_bare_question_gets_the_previous_topic_and_a_topic_switch_does_not() -> None:
+    previous = "How do I report a lost badge?"
+    assert condense_offline("who do I tell?", previous).query == "who do I tell (report lost badge)?"
+    assert condense_offline("Which VPN gateway is used in Lisbon?", previous).rule is None
+
+
+def test_a_new_attribute_drops_the_one_it_replaces_from_the_topic(scorer: SentenceScorer) -> None:
+    """Keeping "operating temperature range" would fetch the first answer's sentence again."""
+    sim = scorer.phrase_similarities
+    previous = "What is the operating temperature range of the appliance?"
+    out = condense_offline("and the max altitude?", previous, sim)
+    assert out.rule == "connective" and "appliance" in out.query and "temperature" not in out.query
+    # nothing close enough (a constant cosine just under the bar): the topic is kept whole
+    assert without_attribute(previous, "max altitude", lambda p, ts: [ATTRIBUTE_MIN - 0.01] * len(ts)) == previous
+    # never every content word: with its only one taken away the topic is kept whole
+    assert without_attribute("Which shift?", "minimum team size", lambda p, ts: [0.9] * len(ts)) == "Which shift?"
 
 
 def test_spans_are_runs_of_content_words() -> None:

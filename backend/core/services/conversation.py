@@ -16,12 +16,16 @@ without one, ``condense_offline`` applies this documented rule to the previous
       of annual leave do part-time staff get?". The phrase replaced is the run of one to
       three content words of the previous question whose meaning is closest to the new
       constraint (cosine of the local model's vectors, at least ``SUBSTITUTE_MIN``).
-   c. With no such phrase (or no model) the rest is asked about the previous question's topic:
-      "and the hotline number?" after "How quickly must an incident be reported?" -> "the
-      hotline number (quickly incident reported)?".
-2. **Elliptical follow-up**: at most ``MAX_ELLIPTICAL_TOKENS`` words and a pronoun that
-   points back ("it", "they", "that", "there", ...) -> the follow-up with the previous
-   question's topic words in parentheses:
+      A singular "a"/"an" before the replaced phrase agrees with the new one ("when an
+      employee resigns" + "and for managers?" -> "when managers resigns", not "an managers").
+   c. With no such phrase (or no model) the rest is asked about the previous question's topic,
+      less the phrase the rest stands for when one is at least ``ATTRIBUTE_MIN`` close (kept,
+      it would fetch the first answer's sentence again): "and the max altitude?" after "What is
+      the operating temperature range of the appliance?" -> "the max altitude (operating appliance)?".
+2. **Elliptical follow-up**: at most ``MAX_ELLIPTICAL_TOKENS`` words and either a pronoun that
+   points back ("it", "they", "that", "there", ...) or no subject of its own (a question with
+   at most ``MAX_BARE_CONTENT_WORDS`` content words: "who do I tell?") -> the follow-up with
+   the previous question's topic words in parentheses:
    "Who approves it?" after "How do I request annual leave?"
    -> "Who approves it (request annual leave)?"
 3. Anything else is already standalone and is left as it is.
@@ -56,6 +60,8 @@ _LEAD_PREPOSITIONS = re.compile(r"^(?:for|in|at|on|with|by|to|from|about|of|duri
 #: the least cosine between the new constraint and the phrase it replaces
 SUBSTITUTE_MIN = 0.45
 MAX_SPAN_WORDS = 3
+#: the least cosine for a phrase to count as the attribute a new one replaces (dropped from the topic)
+ATTRIBUTE_MIN = 0.3
 #: a phrase this much less close than the closest still wins when it is longer
 SPAN_SLACK = 0.05
 #: a constraint is a short phrase ("part-time staff"); a longer rest ("the max weight I can lift alone") is appended
@@ -64,6 +70,9 @@ _PERSONAL = re.compile(r"\b(i|we|you|my|our|your)\b", re.IGNORECASE)
 BACK_REFERENCE = re.compile(r"\b(?:it|its|they|them|their|this|that|these|those|there|he|she|his|her|one|ones|same)\b",
                             re.IGNORECASE)
 MAX_ELLIPTICAL_TOKENS = 12
+#: a question with no more content words than this, and no pronoun, still points back ("who do I tell?")
+MAX_BARE_CONTENT_WORDS = 1
+_PRONOUNS = frozenset("me us him them myself someone anyone anything something".split())
 #: previous questions the LLM sees when it rewrites a follow-up
 LLM_HISTORY_TURNS = 4
 _WORD = re.compile(r"[\w'-]+")
@@ -123,25 +132,78 @@ def spans(question: str) -> list[tuple[int, int, str]]:
     return out
 
 
-def substitute(previous: str, constraint: str, similarity: Similarity | None) -> str | None:
-    """``previous`` with the phrase closest in meaning to ``constraint`` replaced by it,
-    or None when no phrase reaches ``SUBSTITUTE_MIN`` (or there is no model)."""
+def _constraint_phrase(constraint: str) -> str:
     phrase = _LEAD_PREPOSITIONS.sub("", constraint.strip()).strip()
     while _LEAD_PREPOSITIONS.match(phrase):
         phrase = _LEAD_PREPOSITIONS.sub("", phrase).strip()
+    return phrase
+
+
+def closest_span(previous: str, constraint: str, similarity: Similarity | None) -> tuple[int, int, float] | None:
+    """``(start, end, cosine)`` of the phrase of ``previous`` closest in meaning to ``constraint``
+    (of those nearly as close, the longest: "and the helmet?" stands for "safety shoes", not
+    "safety"); None for no model, no content word, or a rest too long or personal to be a constraint."""
+    phrase = _constraint_phrase(constraint)
     candidates = spans(previous)
     if similarity is None or not phrase or not candidates or len(_tokens(phrase)) > MAX_CONSTRAINT_WORDS \
             or _PERSONAL.search(phrase):
         return None
     scores = similarity(phrase, [text for _, _, text in candidates])
     top = max(scores)
-    if top < SUBSTITUTE_MIN:
-        return None
-    # of the phrases nearly as close, the longest: "and the helmet?" replaces "safety shoes", not "safety"
     best = max((i for i in range(len(candidates)) if scores[i] >= top - SPAN_SLACK),
                key=lambda i: (candidates[i][1] - candidates[i][0], scores[i]))
-    start, end, _ = candidates[best]
-    return previous[:start] + phrase + previous[end:]
+    return candidates[best][0], candidates[best][1], float(top)
+
+
+def substitute(previous: str, constraint: str, similarity: Similarity | None) -> str | None:
+    """``previous`` with the phrase closest in meaning to ``constraint`` replaced by it,
+    or None when no phrase reaches ``SUBSTITUTE_MIN`` (or there is no model)."""
+    found = closest_span(previous, constraint, similarity)
+    if found is None or found[2] < SUBSTITUTE_MIN:
+        return None
+    start, end, _ = found
+    phrase = _constraint_phrase(constraint)
+    return _agree_article(previous[:start], phrase) + phrase + previous[end:]
+
+
+_ARTICLE_BEFORE = re.compile(r"\b(a|an)\s+$", re.IGNORECASE)
+
+
+def _agree_article(head: str, phrase: str) -> str:
+    """``head`` (the text before a replaced phrase) with its trailing "a"/"an" made to fit
+    ``phrase``: dropped before a plural ("an employee" -> "managers", not "an managers"),
+    "a"/"an" by the phrase's first letter otherwise ("a vendor" -> "an auditor")."""
+    match = _ARTICLE_BEFORE.search(head)
+    if not match:
+        return head
+    last = _tokens(phrase)[-1] if _tokens(phrase) else phrase
+    if last.lower().endswith("s") and not last.lower().endswith("ss") and not last.isupper():
+        return head[:match.start()]
+    article = "an" if phrase[:1].lower() in "aeiou" else "a"
+    if match.group(1)[0].isupper():
+        article = article.capitalize()
+    return head[:match.start()] + article + " "
+
+
+def without_attribute(previous: str, constraint: str, similarity: Similarity | None) -> str:
+    """``previous`` less the phrase ``constraint`` stands for, when one is close enough
+    (``ATTRIBUTE_MIN``): "and the max altitude?" after "What is the operating temperature
+    range of the appliance?" is about the appliance, and keeping "operating temperature range"
+    would fetch the first answer's sentence again. Keeps at least one content word."""
+    found = closest_span(previous, constraint, similarity)
+    if found is None or found[2] < ATTRIBUTE_MIN:
+        return previous
+    rest = previous[:found[0]] + previous[found[1]:]
+    return rest if topic_words(rest) else previous
+
+
+def is_bare(question: str) -> bool:
+    """A question with at most ``MAX_BARE_CONTENT_WORDS`` content words of its own ("who do I
+    tell?", "how do I book?") names no subject, so it is about the previous one; a question
+    that names its own ("Where is the Lisbon office?") is a new topic and is left alone."""
+    words = [w for w in _tokens(question.replace("’", "'"))
+             if re.sub(r"'(?:s|re|ll|d|ve|t)$", "", w.lower()) not in _FUNCTION_WORDS | _PRONOUNS]
+    return bool(NEW_QUESTION.match(question.strip())) and len(words) <= MAX_BARE_CONTENT_WORDS
 
 
 def condense_offline(question: str, previous: str | None, similarity: Similarity | None = None) -> Condensed:
@@ -160,9 +222,9 @@ def condense_offline(question: str, previous: str | None, similarity: Similarity
             replaced = substitute(previous, rest, similarity)
             if replaced is not None:
                 return Condensed(replaced, "rule", "substitution")
-            topic = topic_words(previous)
+            topic = topic_words(without_attribute(previous, rest, similarity))
             return Condensed(f"{rest} ({topic})?" if topic else f"{rest}?", "rule", "connective")
-    if len(_tokens(question)) <= MAX_ELLIPTICAL_TOKENS and BACK_REFERENCE.search(question):
+    if len(_tokens(question)) <= MAX_ELLIPTICAL_TOKENS and (BACK_REFERENCE.search(question) or is_bare(question)):
         topic = topic_words(previous)
         if topic:
             end = question[-1] if question[-1] in "?!." else "?"
