@@ -47,6 +47,7 @@ from backend.core.services.evidence import (
     question_type,
     topic_words,
 )
+from backend.core.services.word_forms import FUNCTION_WORDS, function_word_typo, inflections, is_contraction, typo_in
 from backend.core.types import Chunk
 
 if TYPE_CHECKING:
@@ -289,14 +290,25 @@ class AnswerabilityModel:
 
 def missing_words(question: str, chunks: Sequence[Chunk]) -> list[str]:
     """The question's topic words (as typed, lower-cased) found in none of ``chunks``: the
-    ones worth asking the whole knowledge base about (``unknown_words``)."""
+    ones worth asking the whole knowledge base about (``unknown_words``). A contraction
+    ("don't", "isnt"), a function word or a slip on one ("everyone", "teh", "wat") is never
+    one; an inflection (crude stems, irregular forms: "worn" for "wear") or a slip on a word
+    of the passages ("reqeusts" beside "requests", :func:`word_forms.typo_in`) is found."""
     everywhere = frozenset().union(*(_words(c.text) for c in chunks)) if chunks else frozenset()
     out = []
+    vocabulary: frozenset[str] | None = None
     for token in _TOKEN.findall(fold_accents(question).lower()):
+        token = token.strip("'’-")
+        if not token or is_contraction(token) or token in FUNCTION_WORDS or function_word_typo(token):
+            continue
         stems = content_words(token)
-        if stems and stems[0] not in everywhere and stems[0] in set(topic_words(token)):
-            out.append(token.strip("'’-"))
-    return list(dict.fromkeys(t for t in out if t))
+        if not stems or stems[0] in everywhere or stems[0] not in set(topic_words(token)):
+            continue
+        if vocabulary is None:  # only built for a question with a word the passages lack
+            vocabulary = everywhere.union(*(_plain_tokens(c.text) for c in chunks))
+        if not (typo_in(token, vocabulary) or typo_in(stems[0], everywhere)):
+            out.append(token)
+    return list(dict.fromkeys(out))
 
 
 def feature_matrix(reading: QuestionReading, scored: Sequence[ScoredSentence], chunks: Sequence[Chunk],
@@ -444,9 +456,11 @@ def unknown_words(store: "VectorStore", target: str, question: str, context: Seq
                   visibility: "Visibility | None" = None) -> tuple[str, ...]:
     """The question's words that neither ``context`` nor any chunk the asker may see behind
     ``target`` uses: one full-text probe per word missing from the context (the store's own
-    tokenizer), at most ``MAX_PROBES``."""
+    tokenizer), at most ``MAX_PROBES``. The probe asks for the word in any of its
+    :func:`word_forms.inflections` at once (OR-ed by both stores' full-text queries), so a
+    knowledge base saying "worn" knows "wear" whether or not its index stems."""
     return tuple(w for w in missing_words(question, context)[:MAX_PROBES]
-                 if not store.lexical_candidates(target, w, 1, visibility=visibility).hits)
+                 if not store.lexical_candidates(target, " ".join(inflections(w)), 1, visibility=visibility).hits)
 
 
 def store_probe(store: "VectorStore", target: str, visibility: "Visibility | None" = None) -> Probe:

@@ -266,7 +266,21 @@ def split_sentences(text: str) -> list[str]:
 _IRREGULAR = {"daily": "day", "fully": "full", "lost": "lose", "paid": "pay", "bought": "buy", "kept": "keep", "held": "hold", "given": "give",
               "sent": "send", "spent": "spend", "made": "make", "chosen": "choose", "written": "write", "won": "win",
               "left": "leave", "taught": "teach", "brought": "bring", "went": "go", "gone": "go", "met": "meet",
-              "max": "maximum", "min": "minimum"}
+              "max": "maximum", "min": "minimum",
+              # common irregular verbs and plurals a question and a policy may use in different forms
+              "worn": "wear", "wore": "wear", "told": "tell", "said": "say", "knew": "know", "known": "know",
+              "began": "begin", "begun": "begin", "broke": "break", "broken": "break", "chose": "choose",
+              "wrote": "write", "spoke": "speak", "spoken": "speak", "forgot": "forget", "forgotten": "forget",
+              "drove": "drive", "driven": "drive", "rode": "ride", "ridden": "ride", "eaten": "eat",
+              "flew": "fly", "flown": "fly", "grew": "grow", "grown": "grow", "threw": "throw", "thrown": "throw",
+              "drew": "draw", "drawn": "draw", "sold": "sell", "built": "build", "caught": "catch",
+              "heard": "hear", "stood": "stand", "understood": "understand", "slept": "sleep", "sought": "seek",
+              "thought": "think", "fought": "fight", "hidden": "hide", "froze": "freeze", "frozen": "freeze",
+              "stole": "steal", "stolen": "steal", "shook": "shake", "shaken": "shake", "woke": "wake",
+              "woken": "wake", "tore": "tear", "torn": "tear", "forgave": "forgive", "forgiven": "forgive",
+              "sang": "sing", "sung": "sing", "drank": "drink", "drunk": "drink", "rang": "ring", "rung": "ring",
+              "struck": "strike", "dealt": "deal", "bent": "bend", "swept": "sweep", "ran": "run",
+              "children": "child", "women": "woman", "men": "man", "feet": "foot", "teeth": "tooth"}
 
 
 def _stem(word: str) -> str:
