@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from backend.common.identifiers import validate_identifier
+from backend.common.identifiers import validate_identifier, validate_table_name
 
 CATALOG = """
 CREATE TABLE IF NOT EXISTS rag_versions (
@@ -81,7 +81,7 @@ def version_ddl(name: str) -> list[str]:
     ``embed_hash`` is the hash of exactly what was embedded (prefix, template and
     text); it lets any later run reuse the vector instead of embedding again.
     """
-    t = validate_identifier(name, "index_name")
+    t = validate_table_name(name, "index_name")  # no derived suffix, no system name
     return [
         f"""CREATE TABLE IF NOT EXISTS {t} (
             chunk_id      TEXT NOT NULL UNIQUE,
@@ -209,7 +209,7 @@ def drop_version_ddl(name: str) -> list[str]:
 
 
 def alias_view_ddl(alias: str, version: str) -> list[str]:
-    a = validate_identifier(alias, "alias name")
+    a = validate_table_name(alias, "alias name")
     v = validate_identifier(version, "index_name")
     return [
         f"DROP VIEW IF EXISTS {a}",
