@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any, Literal, Mapping
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator, model_validator
+from pydantic import (BaseModel, ConfigDict, Field, SecretStr, ValidationError, ValidationInfo, field_validator,
+                      model_validator)
 
 from backend.common import identifiers
 from backend.common.errors import ConfigError, InvalidIdentifier
@@ -29,6 +30,15 @@ def validate_identifier(name: str, what: str = "identifier") -> str:
     ``load_settings`` report it together with every other problem."""
     try:
         return identifiers.validate_identifier(name, what)
+    except InvalidIdentifier as exc:
+        raise ValueError(exc.user_message) from exc
+
+
+def validate_table_name(name: str, what: str = "index_name") -> str:
+    """``identifiers.validate_table_name`` (a version or alias name: no derived suffix, no system
+    name) for validators, as a ``ValueError`` that pydantic reports with its YAML path."""
+    try:
+        return identifiers.validate_table_name(name, what)
     except InvalidIdentifier as exc:
         raise ValueError(exc.user_message) from exc
 
@@ -212,7 +222,7 @@ class ProfileSettings(_Model):
     @field_validator("index_name")
     @classmethod
     def _index_name(cls, v: str) -> str:
-        return validate_identifier(v, "index_name")
+        return validate_table_name(v, "index_name")
 
     @field_validator("header_template")
     @classmethod
@@ -243,8 +253,8 @@ class DomainSettings(_Model):
 
     @field_validator("index_name", "alias_name")
     @classmethod
-    def _ident(cls, v: str) -> str:
-        return validate_identifier(v, "identifier")
+    def _ident(cls, v: str, info: ValidationInfo) -> str:
+        return validate_table_name(v, "alias name" if info.field_name == "alias_name" else "index_name")
 
 
 class AliasSettings(_Model):
@@ -260,12 +270,12 @@ class AliasSettings(_Model):
     @field_validator("name")
     @classmethod
     def _name(cls, v: str) -> str:
-        return validate_identifier(v, "alias name")
+        return validate_table_name(v, "alias name")
 
     @field_validator("active_index")
     @classmethod
     def _active(cls, v: str | None) -> str | None:
-        return None if v is None else validate_identifier(v, "active_index")
+        return None if v is None else validate_table_name(v, "active_index")
 
 
 class LocalEmbeddingSettings(_Model):
@@ -671,7 +681,13 @@ class RerankSettings(_Model):
         "(no extra model); cross_encoder: a sentence-transformers CrossEncoder from model_path; http: a /rerank "
         "endpoint (Cohere-compatible or text-embeddings-inference); oci: OCI Generative AI rerank_text.")
     top_n: int = Field(20, ge=1, le=200, description="Candidates re-scored; the rest keep their order after them.")
-    model: str | None = Field(None, description="http / oci: model name or OCID sent to the service.")
+    model: str | None = Field(
+        None, description="http: model name sent to the service; oci: the model name (e.g. cohere.rerank.v3-5), "
+        "or the OCID of its dedicated endpoint (ocid1.generativeaiendpoint...), which is then called.")
+    endpoint_id: str | None = Field(
+        None, description="oci: OCID of the dedicated AI cluster endpoint that serves the rerank model (Cohere "
+        "Rerank 3.5 is dedicated-only; never embeddings.oci.endpoint_id). Required with provider oci unless "
+        "model is that endpoint's OCID.")
     model_path: str | None = Field(None, description="cross_encoder: local folder of the model (never downloaded).")
     base_url: str | None = Field(
         None, description="http: base URL; POST {base_url}/rerank (e.g. http://127.0.0.1:8081 for TEI, "
@@ -694,6 +710,14 @@ class RerankSettings(_Model):
         for name in need:
             if not getattr(self, name):
                 raise ValueError(f"rerank.{name} is required with rerank.provider {self.provider!r}")
+        if self.provider == "oci" and not self.endpoint_id \
+                and not (self.model or "").startswith("ocid1.generativeaiendpoint"):
+            raise ValueError("rerank.endpoint_id is required with rerank.provider 'oci': OCI serves Cohere Rerank "
+                             "3.5 on dedicated AI clusters only (no on-demand mode); set the OCID of the rerank "
+                             "endpoint (ocid1.generativeaiendpoint...), or put that OCID in rerank.model")
+        if self.endpoint_id and not self.endpoint_id.startswith("ocid1.generativeaiendpoint"):
+            raise ValueError(f"rerank.endpoint_id must be a dedicated endpoint OCID (ocid1.generativeaiendpoint...), "
+                             f"not {self.endpoint_id!r}")
         return self
 
 

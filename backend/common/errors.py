@@ -100,6 +100,14 @@ class VersionConflict(StoreError):
     http_status = 409
 
 
+class VersionChanged(VersionConflict):
+    """The version was written (its ``generation`` moved) since the caller read it: a rotation
+    that names the generation it evaluated (``point_alias(expected_generation=...)``) is refused."""
+
+    code = "version_changed"
+    http_status = 409
+
+
 class VersionServed(StoreError):
     """A write into a version an alias serves (or keeps for rollback) without the
     explicit in-place override: served versions are immutable."""

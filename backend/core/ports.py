@@ -218,11 +218,16 @@ class IndexAdmin(Protocol):
         serves it or keeps it as its rollback target)."""
         ...
 
-    def point_alias(self, alias: str, version: str, *, reason: str = "", forced: bool = False) -> AliasChange:
+    def point_alias(self, alias: str, version: str, *, reason: str = "", forced: bool = False,
+                    expected_generation: int | None = None) -> AliasChange:
         """Atomically (re)create the alias view over ``version`` and record the change.
         Readers see either the old or the new version, never an error or a mix.
         Raises ``VersionConflict`` if the alias already serves a version with another
-        model or dimension (unless ``forced``)."""
+        model or dimension (unless ``forced``). With ``expected_generation`` (the generation
+        that was evaluated), the version's generation is read again under the lock that orders
+        the rotation against writes (in the same transaction that records the alias), and
+        ``VersionChanged`` is raised, the alias untouched, if a write moved it; ``forced``
+        does not skip this check."""
         ...
 
     def resolve_alias(self, alias: str) -> str | None:

@@ -27,6 +27,7 @@ from backend.common.errors import (
     EmbeddingModelMismatch,
     SeriesLocked,
     StoreError,
+    VersionChanged,
     VersionConflict,
     VersionNotFound,
     VersionServed,
@@ -606,6 +607,27 @@ class AliasTest(_Fixtures):
         assert rotated.version == b
         assert {h.chunk.doc_id for h in rotated.hits} <= {"fin-expense", "it-password", "kitchen"}
 
+    def test_a_write_committed_after_the_evaluation_blocks_the_rotation_that_names_its_generation(
+        self, store: Any, names: Names, embedder: Any
+    ) -> None:
+        """C6: promotion reads the generation it evaluates, then rotates. A write that commits in between
+        (an ingest that held the version's row while the promotion checked) must refuse the rotation, even
+        forced, and leave the alias and its history as they were; the generation read now rotates."""
+        a, b = self._two_versions(store, names, embedder)
+        alias = names("ACTIVE")
+        store.point_alias(alias, a)
+        evaluated = store.get_version(b).generation
+        store.write_documents(b, corpus_docs(embedder)[:1])  # the late write commits
+        for forced in (False, True):
+            with pytest.raises(VersionChanged, match=rf"{b} changed since it was evaluated"):
+                store.point_alias(alias, b, reason="gates passed", forced=forced, expected_generation=evaluated)
+        assert store.resolve_alias(alias) == a
+        assert [h.version for h in store.alias_history(alias)] == [a]
+        current = store.get_version(b).generation
+        assert current > evaluated
+        assert store.point_alias(alias, b, expected_generation=current).version == b
+        assert store.resolve_alias(alias) == b
+
     def test_unknown_target_or_version_raises(self, store: Any, names: Names, embedder: Any) -> None:
         with pytest.raises((AliasNotFound, VersionNotFound), match=names("NOWHERE")):
             store.search(names("NOWHERE"), self.query(embedder, "x"), k=1)
@@ -688,7 +710,7 @@ class EmbeddingCacheTest(_Fixtures):
         assert store.cached_vectors("other/model", hashes) == {}
 
     def test_cache_is_keyed_by_what_was_embedded_not_the_stored_text(self, store: Any, names: Names) -> None:
-        name = names("EMB")
+        name = names("EMBED")  # not "_EMB": a derived suffix (a version's SQLite index)
         store.create_version(VersionSpec(name, "test/random", 8, "cosine"))
         chunk = Chunk("c#0", "c", "stored text", "c.txt", 0, embed_text="passage: stored text")
         vec = random_vectors(1, 8, seed=3)

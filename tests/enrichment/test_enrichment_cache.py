@@ -6,10 +6,13 @@ from __future__ import annotations
 import re
 from contextlib import contextmanager
 from pathlib import Path
+import types
 from typing import Any, Iterator
 
+import oracledb
 import pytest
 
+from backend.common.errors import StoreError
 from backend.core.ports import EnrichmentCache
 from backend.providers.oracle_vs import enrichment_cache as oracle_cache
 from backend.providers.oracle_vs.enrichment_cache import OracleEnrichmentCache
@@ -48,10 +51,25 @@ class RecordingCursor:
             self.rows = [(h, self.db.rows[(h, binds["prompt_version"], binds["model_id"])])  # type: ignore[index]
                          for h in wanted if (h, binds["prompt_version"], binds["model_id"]) in self.db.rows]  # type: ignore[index]
 
-    def executemany(self, statement: str, rows: list[dict[str, Any]]) -> None:
+    def executemany(self, statement: str, rows: list[dict[str, Any]], batcherrors: bool = False) -> None:
+        """A key another enricher inserted (``db.racing``) is not seen by the MERGE's ON clause (its
+        row was not committed when the statement began): the INSERT branch hits the primary key."""
         self.db.log.append((statement, rows))
-        for r in rows:
-            self.db.rows[(r["content_hash"], r["prompt_version"], r["model_id"])] = r["payload"]
+        self.errors: list[Any] = []
+        for offset, r in enumerate(rows):
+            key = (r["content_hash"], r["prompt_version"], r["model_id"])
+            error = self.db.fail_with.get(r["content_hash"]) or (1 if key in self.db.racing else None)
+            if error is not None:
+                if not batcherrors:
+                    raise oracledb.IntegrityError(types.SimpleNamespace(
+                        code=error, full_code=f"ORA-{error:05d}", message=f"ORA-{error:05d}: row {offset}"))
+                self.errors.append(types.SimpleNamespace(offset=offset, code=error,
+                                                         message=f"ORA-{error:05d}: row {offset}"))
+                continue
+            self.db.rows[key] = r["payload"]
+
+    def getbatcherrors(self) -> list[Any]:
+        return self.errors
 
     def fetchall(self) -> list[tuple[Any, ...]]:
         return self.rows
@@ -63,6 +81,8 @@ class RecordingDb:
     def __init__(self) -> None:
         self.log: list[tuple[str, Any]] = []
         self.rows: dict[tuple[str, str, str], str] = {}
+        self.racing: set[tuple[str, str, str]] = set()  # keys a concurrent enricher inserts first
+        self.fail_with: dict[str, int] = {}  # content_hash -> ORA code of another error
         self.commits = 0
 
     @contextmanager
@@ -71,7 +91,12 @@ class RecordingDb:
 
     @contextmanager
     def transaction(self, action: str = "write") -> Iterator[Any]:
-        yield self
+        before = dict(self.rows)
+        try:
+            yield self
+        except BaseException:
+            self.rows = before  # rollback
+            raise
         self.commits += 1
 
     def cursor(self) -> RecordingCursor:
@@ -94,6 +119,27 @@ def test_oracle_cache_sends_valid_oracle_sql_with_every_value_bound() -> None:
         assert "payload 0" not in statement and "oci/cohere" not in statement  # values travel as binds
     merge_binds = db.log[1][1][0]
     assert set(merge_binds) == set(re.findall(r":(\w+)", oracle_cache.MERGE_SQL))
+
+
+def test_two_enrichers_writing_the_same_content_do_not_fail_on_the_primary_key() -> None:
+    """C8: the second MERGE of a key another enricher just inserted gets ORA-00001; it is ignored
+    (batcherrors), the other rows are written, and the keys go in sorted order (same lock order)."""
+    db = RecordingDb()
+    cache = OracleEnrichmentCache(db)
+    db.racing = {("h1", "1", "oci/cohere")}
+    cache.put_many("1", "oci/cohere", {"h3": "p3", "h1": "p1", "h2": "p2"})
+    assert db.commits == 1
+    assert [r["content_hash"] for r in db.log[-1][1]] == ["h1", "h2", "h3"]
+    assert cache.get_many("1", "oci/cohere", ["h1", "h2", "h3"]) == {"h2": "p2", "h3": "p3"}
+
+
+def test_another_enrichment_cache_error_rolls_the_write_back() -> None:
+    db = RecordingDb()
+    cache = OracleEnrichmentCache(db)
+    db.fail_with = {"h2": 12899}
+    with pytest.raises(StoreError, match=r"1 of 2 rows could not be written to the enrichment cache .*ORA-12899"):
+        cache.put_many("1", "m", {"h1": "p1", "h2": "p2"})
+    assert db.commits == 0 and db.rows == {}
 
 
 def test_a_typo_in_the_cache_sql_fails_the_oracle_parse() -> None:

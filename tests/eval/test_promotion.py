@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from backend.common.config import Settings
-from backend.common.errors import AliasNotFound, GateFailed, StoreError
+from backend.common.errors import AliasNotFound, EvaluationError, GateFailed, StoreError
 from backend.core.services.evaluation import Evaluator
 from backend.core.services.golden import GoldenSet
 from backend.core.services.promotion import (
@@ -131,6 +131,33 @@ def test_domain_key_promotes_the_domain_alias_with_its_golden_set(
     assert result.report.counts == {"queries": 51, "retrieval_queries": 38, "must_contain_queries": 0}
     assert result.report.metrics["recall_at_k"] == 1.0
     assert eval_store.resolve_alias("KB_ACTIVE") is None
+
+
+class _IngestDuringRotation:
+    """The store, with an ingest that commits into the candidate after the promotion's last read of the
+    generation and before its rotation takes the lock (C6)."""
+
+    def __init__(self, store: Any, embedder: Any) -> None:
+        self._store, self._embedder = store, embedder
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+    def point_alias(self, alias: str, version: str, **kwargs: Any) -> Any:
+        from tests.contracts.vector_store import corpus_docs
+
+        self._store.write_documents(version, corpus_docs(self._embedder, id_prefix="late-")[:1])
+        return self._store.point_alias(alias, version, **kwargs)
+
+
+def test_a_write_committed_between_the_check_and_the_rotation_is_never_promoted(
+        eval_settings: Settings, eval_store: Any, embedder: Any) -> None:
+    before = eval_store.get_version("KB_SAMPLE_V1").generation
+    with pytest.raises(EvaluationError, match="KB_SAMPLE_V1 changed while it was evaluated"):
+        promote_version(eval_settings, _IngestDuringRotation(eval_store, embedder), embedder,
+                        version="KB_SAMPLE_V1", golden=SAMPLE_GOLDEN, force=True)
+    assert eval_store.resolve_alias(ALIAS) is None and eval_store.alias_history(ALIAS) == []
+    assert eval_store.get_version("KB_SAMPLE_V1").generation == before + 1
 
 
 def test_rollback_without_previous_or_history_fails_clearly(eval_store: Any) -> None:

@@ -170,6 +170,22 @@ class CatalogDb:
                 rows.append((mine[-1][3], alias, "rollback"))
         return rows
 
+    def _derived_claims(self, names: tuple[str, str]) -> list[tuple[Any, ...]]:
+        """``DERIVED_CLAIMS_SQL``: registered versions and aliases of the names, then the columns of
+        each table or view so named (a version's, a foreign table's, or a question/summary table's)."""
+        rows: list[tuple[Any, ...]] = [(n, None) for n in names if n in self.versions or n in self.aliases]
+        for n in names:
+            if n in self.foreign:
+                cols: tuple[str, ...] = ("EMPNO", "ENAME")
+            elif n in self.versions or n in self.views:
+                cols = sql.TABLE_COLUMNS
+            elif n in self.tables:
+                cols = sql.QUESTION_COLUMNS if n.endswith("_QUESTIONS") else sql.SUMMARY_COLUMNS
+            else:
+                continue
+            rows += [(n, c.upper()) for c in cols]
+        return rows
+
     def _dml(self, s: str, b: dict[str, Any]) -> list[tuple[Any, ...]]:
         if s.startswith("MERGE INTO RAG_SERIES_LOCKS "):
             self.lock_rows.add(b["series"])
@@ -198,6 +214,8 @@ class CatalogDb:
             if b["table_name"] in self.foreign:
                 return [("EMPNO",), ("ENAME",)]
             return [(c.upper(),) for c in sql.TABLE_COLUMNS] if b["table_name"] in self.tables else []
+        if s == sql.DERIVED_CLAIMS_SQL:
+            return self._derived_claims((b["questions"], b["summaries"]))
         if s == sql.INDEX_STATUS_SQL:
             return [(i, st, op) for i, (t, st, op) in self.indexes.items() if t == b["table_name"]]
         if s.startswith("SELECT COUNT(*), COUNT(DISTINCT doc_id)"):
@@ -243,6 +261,9 @@ class CatalogDb:
             row[10] = b["params"]
             self._set(self.versions, b["name"], row)
             return []
+        if s == sql.LOCK_ALIAS_VERSIONS_SQL:
+            return [(n, self.versions[n][8]) for n in dict.fromkeys((b["version"], b["previous"]))
+                    if n in self.versions]
         if s == sql.BUMP_GENERATION_SQL:
             if b["name"] not in self.versions:
                 return []

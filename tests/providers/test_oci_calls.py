@@ -74,14 +74,28 @@ def test_classification_uses_the_sdks_vendored_exception_classes() -> None:
     assert isinstance(map_oci_error(refused, "call", "ep"), ProviderUnavailable)
 
 
-# --- C2: the oci floor has the generic chat models -------------------------------------------
+# --- C2/C4: the oci floor has every model class the adapters use -------------------------------------------
 def test_the_oci_floor_is_the_first_release_with_generic_chat_messages() -> None:
     deps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
     floor = next(re.fullmatch(r"oci>=([\d.]+)", d.replace(" ", "")) for d in deps if d.startswith("oci"))
     assert floor is not None
-    assert tuple(int(x) for x in floor.group(1).split(".")) >= (2, 128, 0)  # SystemMessage/UserMessage appeared
+    # SystemMessage/UserMessage: 2.128.0; CohereResponseJsonFormat: 2.138.1; RerankTextDetails and
+    # DocumentRank: 2.144.0; JsonSchemaResponseFormat, ResponseJsonSchema and GenericChatRequest.response_format
+    # (the enricher's generic format): 2.158.2, so that is the floor (review C4)
+    assert tuple(int(x) for x in floor.group(1).split(".")) >= (2, 158, 2)
     installed = tuple(int(x) for x in oci.__version__.split(".")[:3])
     assert installed >= tuple(int(x) for x in floor.group(1).split("."))
+    docs = (ROOT / "docs" / "ORACLE.md").read_text()
+    assert f"oci {floor.group(1)}" in docs and "oci 2.128.0" not in docs
+
+
+def test_every_oci_model_class_the_adapters_use_exists_in_the_installed_sdk() -> None:
+    from oci.generative_ai_inference import models
+
+    for name in ("SystemMessage", "UserMessage", "CohereResponseJsonFormat", "RerankTextDetails", "DocumentRank",
+                 "JsonSchemaResponseFormat", "ResponseJsonSchema", "DedicatedServingMode", "OnDemandServingMode"):
+        assert hasattr(models, name), name
+    assert "response_format" in models.GenericChatRequest().swagger_types
 
 
 def test_generic_chat_format_builds_system_and_user_messages_with_the_installed_sdk(
@@ -99,3 +113,26 @@ def test_generic_chat_format_builds_system_and_user_messages_with_the_installed_
     assert [type(m) for m in request.messages] == [models.SystemMessage, models.UserMessage]
     assert oci.util.to_dict(request)["messages"][0] == {"role": "SYSTEM", "content": [
         {"type": "TEXT", "text": "Answer from the passages."}], "name": None}
+
+
+# --- C7: documented OCI models are current -----------------------------------------------------
+#: retired on demand (OCI "Model Retirement Dates"), or a rerank id OCI never used
+RETIRED_IDS = ("cohere.command-r-plus", "cohere.command-r-16k", "cohere.embed-english-v3.0",
+               "cohere.embed-multilingual-v3.0", "cohere.rerank-v3.5")
+
+
+def test_docs_and_the_oci_adapters_name_current_model_ids_only() -> None:
+    from backend.providers.oci.embedder import KNOWN_DIMENSIONS
+
+    texts = {p: p.read_text() for p in [*(ROOT / "docs").rglob("*.md"), *(ROOT / "backend/providers/oci").glob("*.py")]}
+    for path, text in texts.items():
+        if path.name == "ORACLE.md":  # names the retired ids once, in the paragraph that says they are retired
+            text = text.replace(text[text.index("**Models.**"):text.index("**Rerank**")], "")
+        for retired in RETIRED_IDS:
+            used = [m for m in re.finditer(re.escape(retired) + r"(?![\w.-])", text)
+                    if not (path.name == "embedder.py" and text[m.end():m.end() + 2] == '":')]
+            assert not used, f"{path.relative_to(ROOT)} names {retired}"
+    oracle = texts[ROOT / "docs" / "ORACLE.md"]
+    assert "chat_model_id: cohere.command-a-03-2025" in oracle and "model: cohere.embed-v4.0" in oracle
+    assert "dimension: 1536" in oracle and KNOWN_DIMENSIONS["cohere.embed-v4.0"] == 1536
+    assert "cohere.rerank.v3-5" in oracle and "cohere.rerank.v3-5" in texts[ROOT / "docs" / "SEARCH.md"]

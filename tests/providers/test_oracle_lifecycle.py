@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from backend.common.errors import InvalidIdentifier, StoreError, VersionConflict, VersionServed
-from backend.core.types import VersionSpec
+from backend.common.errors import InvalidIdentifier, StoreError, VersionChanged, VersionConflict, VersionServed
+from backend.core.types import VersionSpec, content_hash
 from backend.providers.oracle_vs import sql
 from tests.providers.oracle_fake import CatalogDb, catalog_store, ora
 from tests.providers.test_oracle_vs import RecordingCursor, RecordingDb, doc, make_store, registry, V1, when
@@ -262,6 +262,39 @@ def test_ivf_is_built_from_the_versions_recorded_spec_not_the_current_settings()
                      "DISTANCE COSINE WITH TARGET ACCURACY 95 PARAMETERS (TYPE IVF, NEIGHBOR PARTITIONS 64)"]
 
 
+class _WriteWhileRotating(CatalogDb):
+    """A write that commits while ``point_alias`` waits for the registry rows' ``FOR UPDATE``:
+    the promotion read the generation before it, the lock then returns the committed row."""
+
+    racer: Any = None
+
+    def run(self, statement: str, binds: dict[str, Any], session: int | None = None) -> list[tuple[Any, ...]]:
+        if self.racer is not None and statement.startswith("SELECT name") and "FROM RAG_VERSIONS WHERE name IN" \
+                in statement and statement.endswith("FOR UPDATE"):
+            racer, self.racer = self.racer, None
+            racer()
+        return super().run(statement, binds, session)
+
+
+def test_a_write_that_commits_while_the_rotation_waits_for_the_lock_refuses_the_rotation() -> None:
+    """C6: the generation is read again after the FOR UPDATE, in the transaction that records the alias."""
+    db = _WriteWhileRotating()
+    db.add_version("KB_V1")
+    db.add_version("KB_V2", generation=3)
+    store = catalog_store(db)
+    store.point_alias("KB_ACTIVE", "KB_V1")
+    evaluated = store.get_version("KB_V2").generation  # the promotion's read: 3
+    db.racer = lambda: catalog_store(db).write_documents("KB_V2", [doc("late", 1)])
+    with pytest.raises(VersionChanged, match=r"KB_V2 changed since it was evaluated \(generation 4, evaluated 3\)"):
+        store.point_alias("KB_ACTIVE", "KB_V2", reason="all gates passed", expected_generation=evaluated)
+    assert db.racer is None and db.versions["KB_V2"][8] == 4  # the write did commit, in between
+    assert db.aliases == {"KB_ACTIVE": "KB_V1"} and db.views["KB_ACTIVE"] == "KB_V1"  # view restored
+    assert [h[2] for h in db.history] == ["KB_V1"]
+    assert sql.LOCK_ALIAS_VERSIONS_SQL in db.statements()
+    assert store.point_alias("KB_ACTIVE", "KB_V2", expected_generation=4).previous == "KB_V1"
+    assert db.views["KB_ACTIVE"] == "KB_V2"
+
+
 def test_a_duplicate_in_the_embedding_cache_from_a_concurrent_ingest_is_tolerated(
         monkeypatch: pytest.MonkeyPatch) -> None:
     def errors(self: RecordingCursor) -> list[Any]:
@@ -275,6 +308,32 @@ def test_a_duplicate_in_the_embedding_cache_from_a_concurrent_ingest_is_tolerate
     assert ("commit", "") in db.log and ("rollback", "") not in db.log
     cache = [i for i, (k, s) in enumerate(db.log) if k == "executemany" and s == sql.MERGE_CACHE_SQL]
     assert len(cache) == 1
+
+
+def test_embedding_cache_rows_are_sorted_by_text_hash_so_two_ingests_lock_keys_in_one_order() -> None:
+    """L1: rows in document order let ingest A lock K1 then K2 while B locks K2 then K1 (ORA-00060)."""
+    db = RecordingDb(registry(V1))
+    d = doc("d1", 6)
+    make_store(db).write_documents("KB_V1", [d])
+    cache = [i for i, (k, s) in enumerate(db.log) if k == "executemany" and s == sql.MERGE_CACHE_SQL]
+    hashes = [r["text_hash"] for r in db.log[cache[0] + 1][1]]
+    assert len(hashes) == 6 and hashes == sorted(hashes)
+    in_document_order = [content_hash(c.text_to_embed) for c in d.chunks]
+    assert set(in_document_order) == set(hashes) and in_document_order != hashes  # document order would show
+
+
+def test_a_deadlock_on_the_embedding_cache_rolls_back_with_a_clear_hint(monkeypatch: pytest.MonkeyPatch) -> None:
+    def executemany(self: RecordingCursor, statement: str, rows: list[dict[str, Any]], **kw: Any) -> None:
+        self.db.log.append(("executemany", statement))
+        if statement == sql.MERGE_CACHE_SQL:
+            raise ora(60, "deadlock detected while waiting for resource")
+
+    monkeypatch.setattr(RecordingCursor, "executemany", executemany)
+    db = RecordingDb(registry(V1))
+    with pytest.raises(StoreError, match=r"(?s)ORA-00060.*deadlock with another session.*run it again") as info:
+        make_store(db).write_documents("KB_V1", [doc("d1", 2)])
+    assert "Traceback" not in str(info.value)
+    assert ("commit", "") not in db.log and ("rollback", "") in db.log
 
 
 def test_another_cache_error_still_rolls_the_write_back(monkeypatch: pytest.MonkeyPatch) -> None:

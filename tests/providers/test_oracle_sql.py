@@ -92,7 +92,7 @@ def test_alias_view_is_one_create_or_replace_statement() -> None:
 def test_merge_upserts_by_chunk_id_binding_values_into_column_slots_once_each() -> None:
     merge = sql.merge_chunk_sql("KB_V1")
     assert merge == (
-        "MERGE INTO KB_V1 t USING (SELECT :chunk_id AS chunk_id FROM dual) s ON (t.chunk_id = s.chunk_id) "
+        "MERGE INTO KB_V1 t USING (SELECT :chunk_id AS chunk_id FROM SYS.DUAL) s ON (t.chunk_id = s.chunk_id) "
         "WHEN MATCHED THEN UPDATE SET t.doc_id = :u_doc_id, t.doc_hash = :u_doc_hash, t.chunk_index = :u_chunk_index, "
         "t.chunk_type = :u_chunk_type, t.source = :u_source, t.text = :u_text, t.content_hash = :u_content_hash, "
         "t.metadata = :u_metadata, t.embedding = :u_embedding "

@@ -156,10 +156,17 @@ def oci_rerank_ok(body: dict[str, Any], n: int) -> tuple[int, Any]:
                  "documentRanks": sorted(ranks, key=lambda r: -r["relevanceScore"])}
 
 
-def oci_reranker(service: FakeOciService, config: Path) -> OciReranker:
-    oci = OciSettings(endpoint=service.url, compartment_id=COMPARTMENT, config_file=str(config))
+RERANK_ENDPOINT = "ocid1.generativeaiendpoint.oc1.us-chicago-1.rerank"
+EMBED_ENDPOINT = "ocid1.generativeaiendpoint.oc1.us-chicago-1.embed"
+
+
+def oci_reranker(service: FakeOciService, config: Path, **rerank: Any) -> OciReranker:
+    # the embedding model is served by a dedicated endpoint of its own: the reranker must not use it
+    oci = OciSettings(endpoint=service.url, compartment_id=COMPARTMENT, config_file=str(config),
+                      serving_mode="dedicated", endpoint_id=EMBED_ENDPOINT)
     return OciReranker.from_settings(oci, RerankSettings.model_validate(
-        {"provider": "oci", "model": "cohere.rerank-test", "retry": NO_WAIT}))
+        {"provider": "oci", "model": "cohere.rerank.v3-5", "endpoint_id": RERANK_ENDPOINT, "retry": NO_WAIT,
+         **rerank}))
 
 
 def test_oci_rerank_text_is_signed_and_scores_come_back_in_input_order(
@@ -171,8 +178,33 @@ def test_oci_rerank_text_is_signed_and_scores_come_back_in_input_order(
     assert request["path"] == "/20231130/actions/rerankText"
     assert request["body"]["input"] == "the cat purr" and request["body"]["documents"] == TEXTS
     assert request["body"]["topN"] == 3 and request["body"]["compartmentId"] == COMPARTMENT
-    assert request["body"]["servingMode"] == {"servingType": "ON_DEMAND", "modelId": "cohere.rerank-test"}
+    assert request["body"]["servingMode"] == {"servingType": "DEDICATED", "endpointId": RERANK_ENDPOINT}
     assert "(request-target)" in verify_signature(request, oci_config_file.parent / "key.pem")
+
+
+def test_oci_rerank_goes_to_its_own_dedicated_endpoint_given_as_the_model(
+        oci_service: FakeOciService, oci_config_file: Path) -> None:  # noqa: F811
+    """C3: Cohere Rerank 3.5 is dedicated-only; an endpoint OCID in rerank.model is that endpoint (as for chat),
+    never an on-demand model id, and never the embedding endpoint, whatever embeddings.oci.serving_mode says."""
+    oci_service.reset(oci_rerank_ok)
+    oci_reranker(oci_service, oci_config_file, model=RERANK_ENDPOINT, endpoint_id=None).rerank("cat", TEXTS)
+    assert oci_service.requests[0]["body"]["servingMode"] == {"servingType": "DEDICATED",
+                                                              "endpointId": RERANK_ENDPOINT}
+    oci = OciSettings(endpoint=oci_service.url, compartment_id=COMPARTMENT, config_file=str(oci_config_file))
+    OciReranker.from_settings(oci, RerankSettings(provider="oci", model="cohere.rerank.v3-5",
+                                                  endpoint_id=RERANK_ENDPOINT, retry=NO_WAIT)).rerank("cat", TEXTS)
+    assert oci_service.requests[1]["body"]["servingMode"] == {"servingType": "DEDICATED",
+                                                              "endpointId": RERANK_ENDPOINT}
+
+
+def test_oci_rerank_without_a_dedicated_endpoint_is_refused_at_configuration() -> None:
+    with pytest.raises(ValueError, match=r"rerank.endpoint_id is required with rerank.provider 'oci'.*dedicated"):
+        RerankSettings(provider="oci", model="cohere.rerank.v3-5")
+    with pytest.raises(ValueError, match=r"rerank.endpoint_id must be a dedicated endpoint OCID"):
+        RerankSettings(provider="oci", model="cohere.rerank.v3-5", endpoint_id="cohere.rerank.v3-5")
+    unchecked = RerankSettings.model_construct(provider="oci", model="cohere.rerank.v3-5", endpoint_id=None)
+    with pytest.raises(ConfigError, match=r"retrieval.rerank.endpoint_id is required"):
+        OciReranker(object(), OciSettings(compartment_id=COMPARTMENT), unchecked)
 
 
 def test_oci_rerank_throttling_is_retried(oci_service: FakeOciService, oci_config_file: Path) -> None:  # noqa: F811

@@ -20,7 +20,15 @@ from typing import Any, Mapping, Sequence
 import structlog
 
 from backend.common.config import GateSettings, Settings
-from backend.common.errors import EmbeddingModelMismatch, EvaluationError, GateFailed, StoreError, UnknownDomain, VersionConflict
+from backend.common.errors import (
+    EmbeddingModelMismatch,
+    EvaluationError,
+    GateFailed,
+    StoreError,
+    UnknownDomain,
+    VersionChanged,
+    VersionConflict,
+)
 from backend.core.ports import IndexAdmin
 from backend.core.services.evaluation import EvaluationReport, Evaluator, with_comparison, write_report
 from backend.common.assets import AssetFiles
@@ -216,7 +224,13 @@ def _promote(settings: Settings, store: Any, embedder: Any, target: PromotionTar
                               "promote again to evaluate what it holds now", version=target.version)
     reason = ("forced despite failing gates: " + "; ".join(f"{g.name}: {g.describe()}" for g in failed)) if failed \
         else ("forced; all gates passed" if force else "all gates passed")
-    change = store.point_alias(target.alias, target.version, reason=reason, forced=force)
+    try:
+        # the store reads the generation again under the lock that orders the rotation against writes (C6)
+        change = store.point_alias(target.alias, target.version, reason=reason, forced=force,
+                                   expected_generation=candidate.generation)
+    except VersionChanged as exc:
+        raise EvaluationError(f"{target.version} changed while it was evaluated (an ingest wrote it); "
+                              "promote again to evaluate what it holds now", version=target.version) from exc
     dropped = collect_garbage(store, settings, series=target.version).dropped
     log.info("promotion.rotated", alias=target.alias, version=target.version, previous=current, forced=force,
              dropped=dropped)

@@ -103,11 +103,15 @@ def chat_text(response: Any, chat_format: str, what: str, endpoint: str) -> str:
     return text
 
 
+#: How a dedicated AI cluster endpoint's OCID starts; a model field holding one names that endpoint.
+ENDPOINT_OCID_PREFIX = "ocid1.generativeaiendpoint"
+
+
 def chat_details(model: str, compartment_id: str | None, chat_request: Any) -> Any:
     """``ChatDetails`` for ``model``: a dedicated endpoint when it is an endpoint OCID, else on demand."""
     from oci.generative_ai_inference import models
 
-    if model.startswith("ocid1.generativeaiendpoint"):
+    if model.startswith(ENDPOINT_OCID_PREFIX):
         serving: Any = models.DedicatedServingMode(endpoint_id=model)
     else:
         serving = models.OnDemandServingMode(model_id=model)

@@ -1,9 +1,12 @@
 """OCI Generative AI rerank (``GenerativeAiInferenceClient.rerank_text``) behind the ``Reranker`` port.
 
-Signing, endpoint and compartment are the ones of ``embeddings.oci`` (one OCI
-account for the runtime); the model is ``retrieval.rerank.model`` (e.g.
-``cohere.rerank-v3.5``), on demand or, with ``serving_mode: dedicated``, the
-configured endpoint. One retried call per search (see ``calls``).
+Signing, service endpoint and compartment are the ones of ``embeddings.oci`` (one OCI
+account for the runtime). OCI serves Cohere Rerank 3.5 (``cohere.rerank.v3-5``) on dedicated
+AI clusters only, so every call goes out as ``DedicatedServingMode`` to the rerank model's own
+endpoint: ``retrieval.rerank.endpoint_id``, or an ``ocid1.generativeaiendpoint`` OCID given as
+``retrieval.rerank.model`` (as ``calls.chat_details`` reads a chat model). Never on demand, and
+never ``embeddings.oci.endpoint_id`` (the embedding model's endpoint). One retried call per
+search (see ``calls``).
 """
 
 from __future__ import annotations
@@ -13,7 +16,16 @@ from typing import Any, Sequence
 from backend.common.config import OciSettings, RerankSettings
 from backend.common.errors import ConfigError, ProviderError
 from backend.providers.oci import auth
-from backend.providers.oci.calls import call_with_retry
+from backend.providers.oci.calls import ENDPOINT_OCID_PREFIX, call_with_retry
+
+
+def rerank_endpoint(settings: RerankSettings) -> str | None:
+    """The dedicated endpoint that serves the rerank model: ``endpoint_id``, else ``model`` when it is
+    an endpoint OCID; None when neither names one."""
+    if settings.endpoint_id:
+        return settings.endpoint_id
+    model = settings.model or ""
+    return model if model.startswith(ENDPOINT_OCID_PREFIX) else None
 
 
 class OciReranker:
@@ -23,6 +35,11 @@ class OciReranker:
         self._settings = settings
         self.name = settings.model or "oci-rerank"
         self.endpoint = auth.endpoint_of(client, oci_settings)
+        self.endpoint_id = rerank_endpoint(settings)
+        if self.endpoint_id is None:
+            raise ConfigError("retrieval.rerank.endpoint_id is required with retrieval.rerank.provider 'oci': OCI "
+                              "serves Cohere Rerank 3.5 on dedicated AI clusters only; set the OCID of the rerank "
+                              "endpoint, or put it in retrieval.rerank.model")
 
     @classmethod
     def from_settings(cls, oci_settings: OciSettings, settings: RerankSettings) -> "OciReranker":
@@ -36,9 +53,7 @@ class OciReranker:
     def _serving_mode(self) -> Any:
         from oci.generative_ai_inference import models
 
-        if self._oci.serving_mode == "dedicated":
-            return models.DedicatedServingMode(endpoint_id=self._oci.endpoint_id)
-        return models.OnDemandServingMode(model_id=self._settings.model)
+        return models.DedicatedServingMode(endpoint_id=self.endpoint_id)
 
     def rerank(self, query: str, texts: Sequence[str]) -> list[float]:
         from oci.generative_ai_inference import models

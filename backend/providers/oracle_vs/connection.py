@@ -94,6 +94,9 @@ def _error_parts(exc: BaseException) -> tuple[str, int, str]:
 #: What to do about each error the adapter can expect, by ORA number or DPY code. The message a
 #: user sees is the driver's first line plus this hint, never a traceback.
 HINTS: dict[int | str, str] = {
+    60: "a deadlock with another session (two ingests or enrichers writing the same cache keys or rows "
+        "concurrently): Oracle rolled back this statement and the write was rolled back with it; run it again, "
+        "and serialize ingests that share content (one series lock per version) if it recurs",
     942: "a table or view is missing or not visible to this user: the catalog is created on first connection "
          "by store.oracle.user (check it owns the schema), and `rag index list` shows the versions that exist",
     955: "an object with this name already exists in the schema: choose another index_name or alias, "

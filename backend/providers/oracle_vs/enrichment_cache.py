@@ -3,12 +3,19 @@
 Shared by every version of the schema, keyed by ``(content_hash, prompt_version,
 model_id)``. Fixed table name, every value a named bind; an upsert is one ``MERGE`` per
 row sent with ``executemany`` in one transaction, lookups go in batches of bound hashes.
+
+Two enrichers (two ingests) that enrich the same content both take the MERGE's NOT MATCHED
+branch; the second gets ORA-00001 on the primary key. Rows are therefore sent with
+``batcherrors`` and ORA-00001 is ignored (the other enricher's row is there: the cache is
+advisory, as ``OracleVectorStore._cache`` does for the embedding cache), and sorted by key so
+two writers take the key locks in the same order (no ORA-00060).
 """
 
 from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
+from backend.common.errors import StoreError
 from backend.providers.oracle_vs.index_admin import now_iso
 
 DDL = """CREATE TABLE IF NOT EXISTS RAG_ENRICHMENT_CACHE (
@@ -21,7 +28,7 @@ DDL = """CREATE TABLE IF NOT EXISTS RAG_ENRICHMENT_CACHE (
 )"""
 MERGE_SQL = (
     "MERGE INTO RAG_ENRICHMENT_CACHE c USING (SELECT :content_hash AS content_hash, :prompt_version AS prompt_version, "
-    ":model_id AS model_id FROM dual) s ON (c.content_hash = s.content_hash AND c.prompt_version = s.prompt_version "
+    ":model_id AS model_id FROM SYS.DUAL) s ON (c.content_hash = s.content_hash AND c.prompt_version = s.prompt_version "
     "AND c.model_id = s.model_id) "
     "WHEN MATCHED THEN UPDATE SET c.payload = :payload, c.created_at = :created_at "
     "WHEN NOT MATCHED THEN INSERT (content_hash, prompt_version, model_id, payload, created_at) "
@@ -66,6 +73,13 @@ class OracleEnrichmentCache:
             return
         now = now_iso()
         rows = [{"content_hash": h, "prompt_version": prompt_version, "model_id": model_id, "payload": p,
-                 "created_at": now} for h, p in payloads.items()]
+                 "created_at": now} for h, p in sorted(payloads.items())]
         with self._db.transaction("writing the enrichment cache") as con:
-            con.cursor().executemany(MERGE_SQL, rows)
+            cur = con.cursor()
+            cur.executemany(MERGE_SQL, rows, batcherrors=True)
+            errors = [e for e in cur.getbatcherrors() if getattr(e, "code", None) != 1]
+            if errors:
+                raise StoreError(f"{len(errors)} of {len(rows)} rows could not be written to the enrichment cache "
+                                 "(nothing was committed): " + "; ".join(
+                                     f"{rows[e.offset]['content_hash'][:12]}: {str(e.message).strip()}"
+                                     for e in errors[:5]))

@@ -26,7 +26,7 @@ from typing import Any, Mapping
 import structlog
 
 from backend.common.config import OracleSettings, OracleVectorIndexSettings
-from backend.common.errors import AliasNotFound, StoreError, VersionConflict, VersionNotFound
+from backend.common.errors import AliasNotFound, StoreError, VersionChanged, VersionConflict, VersionNotFound
 from backend.core.model_stamp import same_model
 from backend.core.types import AliasChange, IndexVersion, VersionSpec
 from backend.providers.oracle_vs import sql
@@ -284,6 +284,29 @@ class OracleIndexAdmin:
         if columns and columns != set(sql.TABLE_COLUMNS):
             raise VersionConflict(f"a table named {name} already exists in the schema and is not a RAG version; "
                                   "choose another index_name", version=name)
+        self._check_derived(cur, name)
+
+    @staticmethod
+    def _check_derived(cur: Any, name: str) -> None:
+        """The new version's question and summary tables are its own or do not exist yet: ``CREATE TABLE
+        IF NOT EXISTS`` would keep another object of the name, ``create_version`` empty it and
+        ``drop_version`` drop it (a version, alias or foreign table named so before the suffix rule)."""
+        own = {sql.questions_table(name): set(sql.QUESTION_COLUMNS), sql.summaries_table(name): set(sql.SUMMARY_COLUMNS)}
+        q, s = own
+        cur.execute(sql.DERIVED_CLAIMS_SQL, {"questions": q, "summaries": s})
+        registered: set[str] = set()
+        columns: dict[str, set[str]] = {}
+        for table, column in cur.fetchall():
+            if column is None:
+                registered.add(str(table))
+            else:
+                columns.setdefault(str(table), set()).add(str(column).lower())
+        for table, wanted in own.items():
+            if table in registered or columns.get(table, wanted) != wanted:
+                what = "a registered version or alias" if table in registered else "a table or view that is not its own"
+                raise VersionConflict(f"cannot create version {name}: its derived table {table} is already {what}; "
+                                      "creating it would empty that table and dropping it would drop it; choose "
+                                      "another index_name", version=name, table=table)
 
     def _existing(self, cur: Any, row: VersionRow, spec: VersionSpec) -> IndexVersion:
         wanted = (spec.model, spec.dimension, spec.distance)
@@ -425,13 +448,15 @@ class OracleIndexAdmin:
                 raise VersionNotFound(f"index version {version!r} does not exist", version=version)
 
     # --- aliases -------------------------------------------------------------------
-    def point_alias(self, alias: str, version: str, *, reason: str = "", forced: bool = False) -> AliasChange:
+    def point_alias(self, alias: str, version: str, *, reason: str = "", forced: bool = False,
+                    expected_generation: int | None = None) -> AliasChange:
         alias = sql.oracle_name(alias, "alias name")
         version = sql.oracle_name(version, "index_name")
         view_ddl = sql.alias_view_ddl(alias, version)
         with self._db.transaction(f"pointing alias {alias} at {version}") as con:
             cur = con.cursor()
             target = self._version_row(cur, version)
+            self._check_generation(alias, version, target.generation, expected_generation)  # fail early
             if self._find_version(cur, alias) is not None:
                 raise VersionConflict(f"{alias} is a version name; an alias cannot share it", alias=alias)
             previous = self._alias_version(cur, alias)
@@ -447,9 +472,13 @@ class OracleIndexAdmin:
             changed = now_iso()
             try:
                 # lock the registry rows of both versions: a write holding one finishes first, a write
-                # that comes later sees the new protection (see write_documents)
-                cur.execute("SELECT name FROM RAG_VERSIONS WHERE name IN (:version, :previous) FOR UPDATE",
-                            {"version": version, "previous": previous or version})
+                # that comes later sees the new protection (see write_documents). The generation is
+                # read again under that lock: a write that committed while this waited is seen (C6)
+                cur.execute(sql.LOCK_ALIAS_VERSIONS_SQL, {"version": version, "previous": previous or version})
+                locked = {str(name): int(generation or 0) for name, generation in cur.fetchall()}
+                if expected_generation is not None and version not in locked:
+                    raise self._not_found(version)
+                self._check_generation(alias, version, locked.get(version, 0), expected_generation)
                 self._record_alias(cur, alias, version, previous, changed, reason, forced)
             except BaseException:
                 con.rollback()
@@ -459,11 +488,19 @@ class OracleIndexAdmin:
         return AliasChange(alias, version, previous, changed, reason, forced)
 
     @staticmethod
+    def _check_generation(alias: str, version: str, generation: int, expected: int | None) -> None:
+        if expected is not None and generation != expected:
+            raise VersionChanged(
+                f"{version} changed since it was evaluated (generation {generation}, evaluated {expected}): a "
+                f"write committed in between; {alias} was not rotated, evaluate it again",
+                version=version, alias=alias)
+
+    @staticmethod
     def _record_alias(cur: Any, alias: str, version: str, previous: str | None, changed: str, reason: str,
                       forced: bool) -> None:
         cur.execute(
             "MERGE INTO RAG_ALIASES a USING (SELECT :alias AS alias_name, :version AS version_name, "
-            ":changed AS changed_at FROM dual) s ON (a.alias_name = s.alias_name) "
+            ":changed AS changed_at FROM SYS.DUAL) s ON (a.alias_name = s.alias_name) "
             "WHEN MATCHED THEN UPDATE SET a.version_name = s.version_name, a.changed_at = s.changed_at "
             "WHEN NOT MATCHED THEN INSERT (alias_name, version_name, changed_at) "
             "VALUES (s.alias_name, s.version_name, s.changed_at)",

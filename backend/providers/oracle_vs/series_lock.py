@@ -28,9 +28,9 @@ from backend.providers.oracle_vs.connection import OracleConnector, map_error
 
 log = structlog.get_logger(__name__)
 
-REGISTER_SQL = ("MERGE INTO RAG_SERIES_LOCKS l USING (SELECT :series AS series FROM dual) s "
+REGISTER_SQL = ("MERGE INTO RAG_SERIES_LOCKS l USING (SELECT :series AS series FROM SYS.DUAL) s "
                 "ON (l.series = s.series) WHEN NOT MATCHED THEN INSERT (series) VALUES (s.series)")
-SAY_HOLDER_SQL = ("MERGE INTO RAG_SERIES_LOCK_HOLDERS h USING (SELECT :series AS series, :holder AS holder FROM dual) s "
+SAY_HOLDER_SQL = ("MERGE INTO RAG_SERIES_LOCK_HOLDERS h USING (SELECT :series AS series, :holder AS holder FROM SYS.DUAL) s "
                   "ON (h.series = s.series) WHEN MATCHED THEN UPDATE SET h.holder = s.holder "
                   "WHEN NOT MATCHED THEN INSERT (series, holder) VALUES (s.series, s.holder)")
 HOLDER_SQL = "SELECT holder FROM RAG_SERIES_LOCK_HOLDERS WHERE series = :series"

@@ -16,7 +16,7 @@ from typing import Any, Sequence
 
 from backend.common.config import OracleVectorIndexSettings
 from backend.common.errors import InvalidIdentifier
-from backend.common.identifiers import validate_identifier
+from backend.common.identifiers import validate_identifier, validate_table_name
 from backend.core.types import Distance, FieldFilter
 
 METRICS: dict[str, str] = {"cosine": "COSINE", "dot": "DOT", "euclidean": "EUCLIDEAN"}
@@ -41,10 +41,11 @@ OFFLINE ON ONLINE OPTION OR ORDER PCTFREE PRIOR PUBLIC RAW RENAME RESOURCE REVOK
 SESSION SET SHARE SIZE SMALLINT START SUCCESSFUL SYNONYM SYSDATE TABLE THEN TO TRIGGER UID UNION UNIQUE UPDATE
 USER VALIDATE VALUES VARCHAR VARCHAR2 VIEW WHENEVER WHERE WITH
 """.split())
-#: The catalog's own tables: a version or alias of the same name would silently reuse them.
+#: The catalog's own tables (``enrichment_cache.DDL`` included): a version or alias of the same name
+#: would silently reuse them.
 CATALOG_TABLES = frozenset({"RAG_VERSIONS", "RAG_ALIASES", "RAG_ALIAS_HISTORY", "CHAT_INTERACTIONS",
                             "RAG_EMBEDDING_CACHE", "RAG_CONVERSATION_TURNS", "RAG_FEEDBACK", "RAG_SERIES_LOCKS",
-                            "RAG_SERIES_LOCK_HOLDERS"})
+                            "RAG_SERIES_LOCK_HOLDERS", "RAG_ENRICHMENT_CACHE"})
 
 
 def oracle_name(name: str, what: str = "index_name") -> str:
@@ -52,10 +53,11 @@ def oracle_name(name: str, what: str = "index_name") -> str:
 
     Oracle upper-cases unquoted identifiers, so ``kb_v1`` and ``KB_V1`` name one
     table; the registry therefore keeps (and compares) the upper-case form only.
-    Reserved words and the catalog's own table names are refused, naming the
-    word and the setting (``what``) it came from.
+    Reserved words, the catalog's own table names, names ending in a derived suffix
+    (``_QUESTIONS``, ``_SUMMARIES``, ...) and system names (``DUAL``, ``USER_*``, ``DBMS_*``, ...;
+    ``identifiers.validate_table_name``) are refused, naming the word and the setting (``what``).
     """
-    upper = validate_identifier(name, what).upper()
+    upper = validate_table_name(name, what).upper()
     if upper in RESERVED_WORDS:
         raise InvalidIdentifier(f"invalid {what} {name!r}: {upper} is an Oracle reserved word and cannot name a "
                                 "table or view; choose another name", identifier=name)
@@ -191,7 +193,7 @@ def metadata_index_name(version: str) -> str:
 
 
 #: Every index of a version table and whether its build can fail half-way (domain indexes).
-INDEX_STATUS_SQL = ("SELECT index_name, status, domidx_opstatus FROM USER_INDEXES "
+INDEX_STATUS_SQL = ("SELECT index_name, status, domidx_opstatus FROM SYS.USER_INDEXES "
                     "WHERE table_name = :table_name")
 
 
@@ -317,7 +319,18 @@ def enrichment_ddl(version: str, dimension: int) -> list[str]:
 #: Versions registered before questions and summaries were stored (no summary table yet), with
 #: their dimension: ``ensure_catalog`` gives them their (empty) enrichment tables.
 MISSING_ENRICHMENT_SQL = ("SELECT v.name, v.dimension FROM RAG_VERSIONS v WHERE NOT EXISTS "
-                          "(SELECT 1 FROM USER_TABLES u WHERE u.table_name = v.name || '_SUMMARIES')")
+                          "(SELECT 1 FROM SYS.USER_TABLES u WHERE u.table_name = v.name || '_SUMMARIES')")
+
+
+#: What already holds a new version's derived table names (binds ``:questions``, ``:summaries``): a
+#: version or alias registered under one (a name from before the suffix rule; column NULL), and the
+#: columns of any table or view so named. Only the debris of the same version's crashed
+#: ``create_version`` (exactly the question or summary columns) is the version's own.
+DERIVED_CLAIMS_SQL = (
+    "SELECT v.name, CAST(NULL AS VARCHAR2(128)) FROM RAG_VERSIONS v WHERE v.name IN (:questions, :summaries) "
+    "UNION ALL SELECT a.alias_name, NULL FROM RAG_ALIASES a WHERE a.alias_name IN (:questions, :summaries) "
+    "UNION ALL SELECT c.table_name, c.column_name FROM SYS.USER_TAB_COLUMNS c "
+    "WHERE c.table_name IN (:questions, :summaries)")
 
 
 def drop_enrichment_ddl(version: str) -> list[str]:
@@ -416,7 +429,7 @@ def drop_alias_ddl(alias: str) -> str:
 #: table must have to be taken for the debris of a crashed ``create_version``.
 TABLE_COLUMNS = ("chunk_id", "doc_id", "doc_hash", "chunk_index", "chunk_type", "source", "text", "content_hash",
                  "metadata", "embedding")
-TABLE_COLUMNS_SQL = "SELECT column_name FROM USER_TAB_COLUMNS WHERE table_name = :table_name"
+TABLE_COLUMNS_SQL = "SELECT column_name FROM SYS.USER_TAB_COLUMNS WHERE table_name = :table_name"
 
 
 def copy_rows_sql(version: str, parent: str) -> str:
@@ -462,7 +475,7 @@ def merge_chunk_sql(version: str) -> str:
     t = _t(version)
     updates = ", ".join(f"t.{c} = :u_{c}" for c in MERGE_COLUMNS)
     return (
-        f"MERGE INTO {t} t USING (SELECT :chunk_id AS chunk_id FROM dual) s ON (t.chunk_id = s.chunk_id) "
+        f"MERGE INTO {t} t USING (SELECT :chunk_id AS chunk_id FROM SYS.DUAL) s ON (t.chunk_id = s.chunk_id) "
         f"WHEN MATCHED THEN UPDATE SET {updates} "
         f"WHEN NOT MATCHED THEN INSERT (chunk_id, {', '.join(MERGE_COLUMNS)}) "
         f"VALUES (s.chunk_id, {', '.join(':i_' + c for c in MERGE_COLUMNS)})"
@@ -550,7 +563,7 @@ def asset_refs_sql(version: str, where: str = "1=1") -> str:
 
 MERGE_CACHE_SQL = (
     "MERGE INTO RAG_EMBEDDING_CACHE c USING (SELECT :embed_model AS embed_model, :text_hash AS text_hash, "
-    ":embedding AS embedding FROM dual) s ON (c.embed_model = s.embed_model AND c.text_hash = s.text_hash) "
+    ":embedding AS embedding FROM SYS.DUAL) s ON (c.embed_model = s.embed_model AND c.text_hash = s.text_hash) "
     "WHEN NOT MATCHED THEN INSERT (embed_model, text_hash, embedding) VALUES (s.embed_model, s.text_hash, s.embedding)"
 )
 
@@ -713,5 +726,8 @@ RESOLVE_TARGET_SQL = (f"SELECT {VERSION_SELECT} FROM RAG_VERSIONS v WHERE v.name
                       "COALESCE((SELECT a.version_name FROM RAG_ALIASES a WHERE a.alias_name = :target), :target)")
 #: Bumps the generation, locks the registry row for the write transaction (a rotation locks it
 #: too, so a write and a rotation serialize) and returns what the write needs, in one round trip.
+#: ``point_alias`` locks the registry rows of the version it serves and of the one it replaces, and
+#: reads the generation under that lock (a ``FOR UPDATE`` that waited sees the committed row).
+LOCK_ALIAS_VERSIONS_SQL = "SELECT name, generation FROM RAG_VERSIONS WHERE name IN (:version, :previous) FOR UPDATE"
 BUMP_GENERATION_SQL = ("UPDATE RAG_VERSIONS SET generation = generation + 1 WHERE name = :name "
                        "RETURNING embed_model, dimension INTO :r_model, :r_dimension")

@@ -317,11 +317,13 @@ class OracleVectorStore(OracleIndexAdmin, OracleConversationLog):
     def _cache(cur: Any, model: str, rows: list[dict[str, Any]]) -> None:
         """Vectors into the embedding cache. Two ingests of the same text race on its key: the second
         MERGE fails that row with ORA-00001, which must not roll back the document write (the vector
-        is in the cache either way), so rows are sent with ``batcherrors`` and ORA-00001 is ignored."""
+        is in the cache either way), so rows are sent with ``batcherrors`` and ORA-00001 is ignored.
+        Rows go sorted by ``text_hash``: two ingests inserting the same keys in document order could each
+        wait on the other's uncommitted key (ORA-00060); in one global order they never cross (L1)."""
         import oracledb
 
         cache = {r["embed_hash"]: r["embedding"] for r in rows}
-        binds = [{"embed_model": model, "text_hash": h, "embedding": vec} for h, vec in cache.items()]
+        binds = [{"embed_model": model, "text_hash": h, "embedding": cache[h]} for h in sorted(cache)]
         cur.setinputsizes(embedding=oracledb.DB_TYPE_VECTOR)
         cur.executemany(sql.MERGE_CACHE_SQL, binds, batcherrors=True)
         errors = [e for e in cur.getbatcherrors() if getattr(e, "code", None) != 1]

@@ -25,6 +25,7 @@ from backend.common.errors import (
     EmbeddingModelMismatch,
     StoreError,
     StoreUnavailable,
+    VersionChanged,
     VersionConflict,
     VersionNotFound,
     VersionServed,
@@ -434,11 +435,17 @@ class SqliteVectorStore(SqliteConversationLog):
             con.execute("UPDATE rag_versions SET evaluation = ? WHERE name = ?", (json.dumps(report), version))
 
     # --- aliases -------------------------------------------------------------------
-    def point_alias(self, alias: str, version: str, *, reason: str = "", forced: bool = False) -> AliasChange:
+    def point_alias(self, alias: str, version: str, *, reason: str = "", forced: bool = False,
+                    expected_generation: int | None = None) -> AliasChange:
         validate_identifier(alias, "alias name")
         validate_identifier(version, "index_name")
-        with self._write() as con:
+        with self._write() as con:  # BEGIN IMMEDIATE: no write commits between this read and the rotation
             target = self._version_row(con, version)
+            if expected_generation is not None and int(target["generation"]) != expected_generation:
+                raise VersionChanged(
+                    f"{version} changed since it was evaluated (generation {target['generation']}, evaluated "
+                    f"{expected_generation}): a write committed in between; {alias} was not rotated, evaluate "
+                    "it again", version=version, alias=alias)
             if con.execute("SELECT 1 FROM rag_versions WHERE name = ?", (alias,)).fetchone():
                 raise VersionConflict(f"{alias} is a version name; an alias cannot share it", alias=alias)
             cur = con.execute("SELECT version FROM rag_aliases WHERE alias = ?", (alias,)).fetchone()
