@@ -72,6 +72,7 @@ def _register() -> None:
         ("backend.cli.calibrate", "calibrate"),
         ("backend.cli.feedback", "feedback"),
         ("backend.cli.tune", "tune"),
+        ("backend.cli.oracle", "oracle"),
     ):
         try:
             module = __import__(module_name, fromlist=[attr])

@@ -1,0 +1,372 @@
+"""``rag oracle check`` against a scripted database: every statement it sends is answered from a
+script (a dictionary view's rows, a plan, an error), so each first-contact outcome is reproduced
+without a server: a database that passes everything, a missing privilege, a plan that scans the
+table instead of the vector index, a release older than 23.4, the SQLite backend refused, and
+secrets never printed. Every statement it sends is checked as Oracle SQL (sqlglot's dialect;
+``EXPLAIN PLAN`` and the advisor's PL/SQL block by a strict pattern around a parsed body)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from backend.cli import oracle as oracle_cli
+from backend.cli.main import cli
+from backend.providers.oracle_vs import first_contact as fc
+from backend.providers.oracle_vs import sql
+from backend.providers.oracle_vs.connection import OracleConnector
+from tests.providers.oracle_fake import FakeCursor, ora
+from tests.providers.test_oracle_sql_parse import check as check_sql
+
+V = "KB_V1"
+VIDX, TIDX = sql.index_names(V)
+MIDX = sql.metadata_index_name(V)
+PASSWORD = "s3cret-Pa55word"
+WALLET_PASSWORD = "w4llet-Secret"
+
+Answer = list[tuple[Any, ...]] | BaseException | Callable[[str, dict[str, Any]], list[tuple[Any, ...]]]
+
+
+def good_plan(statement: str) -> list[tuple[Any, ...]]:
+    """A plan as 23ai writes it for each shape: vector index for FETCH APPROX, the Text index for
+    CONTAINS, the JSON search index for JSON_EXISTS."""
+    if "FETCH APPROX" in statement:
+        return [(0, "SELECT STATEMENT", None, None), (1, "COUNT", "STOPKEY", None),
+                (2, "VIEW", None, None), (3, "SORT", "ORDER BY STOPKEY", None),
+                (4, "TABLE ACCESS", "BY INDEX ROWID", V), (5, "VECTOR INDEX", "HNSW SCAN", VIDX)]
+    if "CONTAINS" in statement:
+        return [(0, "SELECT STATEMENT", None, None), (1, "TABLE ACCESS", "BY INDEX ROWID", V),
+                (2, "DOMAIN INDEX", None, TIDX)]
+    return [(0, "SELECT STATEMENT", None, None), (1, "TABLE ACCESS", "BY INDEX ROWID", V),
+            (2, "DOMAIN INDEX", None, MIDX)]
+
+
+def scanning_plan(statement: str) -> list[tuple[Any, ...]]:
+    """The optimizer skipped the vector index (review U2's fear): a full scan and a sort."""
+    if "FETCH APPROX" in statement:
+        return [(0, "SELECT STATEMENT", None, None), (1, "SORT", "ORDER BY STOPKEY", None),
+                (2, "TABLE ACCESS", "FULL", V)]
+    return good_plan(statement)
+
+
+class ScriptedDb:
+    """Answers by statement prefix (the first match wins); records every statement and its binds."""
+
+    def __init__(self, server_version: str = "23.7.0.25.1", plan: Callable[[str], list[tuple[Any, ...]]] = good_plan,
+                 **overrides: Answer) -> None:
+        self.server_version = server_version
+        self.plan = plan
+        self.log: list[tuple[str, Any]] = []
+        self.explained: dict[str, str] = {}
+        self.plan_rows: set[str] = set()
+        self.rolled_back = False
+        self.script: dict[str, Answer] = {
+            fc.SESSION_PRIVS_SQL: [("CREATE SESSION",), ("CREATE TABLE",), ("CREATE VIEW",), ("CREATE SEQUENCE",),
+                                   ("CREATE MINING MODEL",), ("CREATE JOB",)],
+            fc.USER_SYS_PRIVS_SQL: [],
+            fc.SESSION_ROLES_SQL: [("DB_DEVELOPER_ROLE",), ("CTXAPP",), ("RESOURCE",)],
+            fc.DEFAULT_TABLESPACE_SQL: [("RAG", "USERS")],
+            fc.TS_QUOTAS_SQL: [("USERS", 10_485_760, -1)],
+            fc.VECTOR_POOL_SQL: [("1MB POOL", 536_870_912, 1_048_576, "DONE"), ("64KB POOL", 268_435_456, 0, "DONE")],
+            fc.LATEST_VERSION_SQL: [(V, "mini-lm", 384, "cosine", "hnsw", None, "2026-11-25", None, 3, None, None, None)],
+            fc.row_count_sql(V): [(1204,)],
+            fc.ADVISOR_SQL: [('{"suggested_vector_memory_size":"2MB"}',)],
+            sql.INDEX_STATUS_SQL: [(VIDX, "VALID", None), (TIDX, "VALID", "VALID"), (MIDX, "VALID", "VALID"),
+                                   ("KB_V1_PK", "VALID", None)],
+            "SELECT 'question'": [],
+            "SELECT t.chunk_id, SCORE(1)": [],
+        }
+        self.script.update({k.replace("__", " "): v for k, v in overrides.items()})
+
+    def answer(self, statement: str, binds: dict[str, Any]) -> list[tuple[Any, ...]]:
+        # the thin driver raises DPY-4010 before sending a statement with an unbound placeholder
+        # (EXPLAIN PLAN too: only DDL skips the bind scan)
+        placeholders = set(re.findall(r"(?<!\w):([A-Za-z]\w*)", re.sub(r"'[^']*'", "", statement)))
+        assert placeholders == set(binds), f"binds {sorted(binds)} for placeholders {sorted(placeholders)}: {statement}"
+        if m := re.match(r"EXPLAIN PLAN SET STATEMENT_ID = '(\w+)' INTO PLAN_TABLE FOR (.*)$", statement):
+            self.explained[m.group(1)] = m.group(2)
+            self.plan_rows.add(m.group(1))
+            return []
+        if statement == fc.PLAN_ROWS_SQL:
+            return self.plan(self.explained[binds["sid"]])
+        if statement == fc.DELETE_PLAN_SQL:
+            self.plan_rows.discard(binds["sid"])
+            return []
+        for prefix, found in self.script.items():
+            if statement.startswith(prefix):
+                if isinstance(found, BaseException):
+                    raise found
+                return found(statement, binds) if callable(found) else list(found)
+        raise AssertionError(f"unscripted statement: {statement}")
+
+    def statements(self) -> list[str]:
+        return [s for k, s in self.log if k == "execute"]
+
+
+class _Cursor(FakeCursor):
+    def _answer(self, statement: str, binds: dict[str, Any]) -> list[tuple[Any, ...]]:
+        return self.db.answer(statement, binds)
+
+
+class _Connection:
+    def __init__(self, db: ScriptedDb) -> None:
+        self.db = db
+        self.version = db.server_version
+
+    def __enter__(self) -> "_Connection":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
+    def cursor(self) -> _Cursor:
+        return _Cursor(self.db)
+
+    def rollback(self) -> None:
+        self.db.rolled_back = True
+        self.db.log.append(("rollback", ""))
+
+    def commit(self) -> None:  # pragma: no cover - the check must never commit
+        raise AssertionError("rag oracle check committed")
+
+
+class _Pool:
+    def __init__(self, db: ScriptedDb) -> None:
+        self.db = db
+
+    def acquire(self) -> _Connection:
+        return _Connection(self.db)
+
+    def close(self, force: bool = False) -> None:
+        pass
+
+
+@pytest.fixture
+def profile(tmp_path: Path) -> Path:
+    path = tmp_path / "rag.yaml"
+    path.write_text(yaml.safe_dump({"store": {"backend": "oracle", "oracle": {
+        "dsn": "db.test:1521/FREEPDB1", "user": "rag"}}}))
+    return path
+
+
+def invoke(db: ScriptedDb, profile: Path, monkeypatch: pytest.MonkeyPatch, *args: str) -> Any:
+    monkeypatch.setattr(oracle_cli, "open_connector", lambda settings: OracleConnector(_Pool(db), "db.test:1521"))
+    return CliRunner().invoke(cli, ["--config", str(profile), "oracle", "check", *args],
+                              env={"RAG_STORE__ORACLE__PASSWORD": PASSWORD,
+                                   "RAG_STORE__ORACLE__WALLET_PASSWORD": WALLET_PASSWORD})
+
+
+def checks(result: Any) -> dict[str, dict[str, Any]]:
+    return {c["name"]: c for c in json.loads(result.stdout)["checks"]}
+
+
+def assert_read_only(db: ScriptedDb) -> None:
+    """Only SELECTs, EXPLAIN PLAN, the advisor's block and the deletion of its own plan rows; every
+    plan row deleted and the transaction rolled back."""
+    for statement in db.statements():
+        assert statement.startswith(("SELECT", "EXPLAIN PLAN SET STATEMENT_ID = 'RAG_CHECK_", "BEGIN DBMS_VECTOR.")) \
+            or statement == fc.DELETE_PLAN_SQL, statement
+    assert not db.plan_rows and db.rolled_back
+
+
+# --- outcomes ---------------------------------------------------------------------------------
+def test_a_database_that_passes_everything_exits_0(profile: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    db = ScriptedDb()
+    result = invoke(db, profile, monkeypatch, "--json")
+    assert result.exit_code == 0, result.output
+    found = checks(result)
+    assert {c["status"] for c in found.values()} <= {"pass", "skip"}
+    assert found["database version"]["detail"].startswith("23.7.0.25.1 >= 23.4")
+    assert "not in this release: 23.10+" in found["database version"]["detail"]  # not in this release
+    for shape in ("plan: dense FETCH APPROX", "plan: filtered candidates", "plan: filtered FETCH APPROX",
+                  "plan: lexical CONTAINS", "plan: JSON filter count", "plan: JSON filter exact"):
+        assert found[shape]["status"] == "pass", found[shape]
+    assert "VECTOR INDEX HNSW SCAN KB_V1_VIDX" in found["plan: dense FETCH APPROX"]["plan"]
+    assert found["plan: filtered candidates"]["covers"] == "U2"
+    assert "2MB" in found["vector memory advisor"]["detail"]
+    assert {found[n]["covers"] for n in ("MERGE of a 5,000-byte payload", "IVF on the contract corpus",
+                                         "catalog ALTER under a row lock")} == {"U4", "U5", "U6"}
+    assert_read_only(db)
+    explained = [b for (kind, s), (_, b) in zip(db.log, db.log[1:]) if kind == "execute" and s.startswith("EXPLAIN")]
+    assert len(explained) == 6 and all(len(b["q"]) == 384 for b in explained if "q" in b)
+    table = invoke(ScriptedDb(), profile, monkeypatch)
+    assert table.exit_code == 0
+    assert table.stdout.splitlines()[0].startswith("rag oracle check: db.test:1521 as RAG (Oracle 23.7.0.25.1)")
+    assert re.search(r"^pass +plan: dense FETCH APPROX +U2 +uses the vector index KB_V1_VIDX$", table.stdout, re.M)
+    assert "(exit 0)" in table.stdout.splitlines()[-1]
+
+
+def test_a_missing_privilege_fails_and_names_the_grant(profile: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    db = ScriptedDb(**{fc.SESSION_PRIVS_SQL: [("CREATE SESSION",), ("CREATE TABLE",), ("CREATE SEQUENCE",)],
+                       fc.TS_QUOTAS_SQL: []})
+    result = invoke(db, profile, monkeypatch)
+    assert result.exit_code == 1, result.output
+    assert re.search(r"^fail +privilege CREATE VIEW +§1\.5 +missing: needed for alias views$", result.stdout, re.M)
+    assert "-> GRANT CREATE VIEW TO RAG;" in result.stdout
+    assert "-> ALTER USER RAG QUOTA UNLIMITED ON USERS;" in result.stdout
+    assert "not ready (exit 1)" in result.stdout
+    found = checks(invoke(db, profile, monkeypatch, "--json"))
+    assert found["privilege CREATE VIEW"]["fix"].startswith("GRANT CREATE VIEW TO RAG;")
+    assert found["privilege CREATE TABLE"]["status"] == "pass"
+
+
+def test_a_missing_text_role_and_an_unreadable_pool(profile: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    db = ScriptedDb(**{fc.SESSION_ROLES_SQL: [("RESOURCE",)], fc.VECTOR_POOL_SQL: ora(942, "table or view does not exist")})
+    found = checks(invoke(db, profile, monkeypatch, "--json"))
+    assert found["role CTXAPP"]["status"] == "fail" and "GRANT CTXAPP TO RAG" in found["role CTXAPP"]["fix"]
+    assert found["vector pool"]["status"] == "warn" and not found["vector pool"]["required"]
+    assert "SELECT_CATALOG_ROLE" in found["vector pool"]["fix"]
+
+
+def test_a_plan_that_scans_the_table_instead_of_the_vector_index_fails(profile: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    db = ScriptedDb(plan=scanning_plan)
+    result = invoke(db, profile, monkeypatch, "--json")
+    assert result.exit_code == 1
+    found = checks(result)
+    dense = found["plan: dense FETCH APPROX"]
+    assert dense["status"] == "fail" and dense["required"]
+    assert dense["detail"] == "does not use the vector index KB_V1_VIDX: a full table scan of KB_V1"
+    assert "TABLE ACCESS FULL KB_V1" in dense["plan"] and "GATHER_TABLE_STATS" in dense["fix"]
+    assert found["plan: filtered candidates"]["status"] == "fail"
+    # the pre-filtered shape may legitimately go exact: a warning, not a failure
+    assert found["plan: filtered FETCH APPROX"]["status"] == "warn" and not found["plan: filtered FETCH APPROX"]["required"]
+    assert found["plan: lexical CONTAINS"]["status"] == "pass"
+    table = invoke(ScriptedDb(plan=scanning_plan), profile, monkeypatch).stdout
+    assert re.search(r"^warn +plan: filtered FETCH APPROX", table, re.M)
+    assert_read_only(db)
+
+
+def test_an_empty_vector_pool_fails_for_hnsw(profile: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    db = ScriptedDb(**{fc.VECTOR_POOL_SQL: []})
+    found = checks(invoke(db, profile, monkeypatch, "--json"))
+    assert found["vector pool"]["status"] == "fail" and "VECTOR_MEMORY_SIZE" in found["vector pool"]["fix"]
+
+
+def test_a_release_before_23_4_fails(profile: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    result = invoke(ScriptedDb(server_version="19.24.0.0.0"), profile, monkeypatch, "--json")
+    assert result.exit_code == 1
+    version = checks(result)["database version"]
+    assert version["status"] == "fail" and "23ai (23.4 or later)" in version["detail"]
+    assert "upgrade" in version["fix"]
+
+
+def test_26ai_features_are_noted(profile: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    detail = checks(invoke(ScriptedDb(server_version="23.26.0.0.0"), profile, monkeypatch, "--json"))[
+        "database version"]["detail"]
+    assert "26ai" in detail and "not in this release" not in detail
+
+
+def test_no_version_yet_skips_the_plans_and_still_passes(profile: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    db = ScriptedDb(**{fc.LATEST_VERSION_SQL: []})
+    result = invoke(db, profile, monkeypatch, "--json")
+    assert result.exit_code == 0
+    found = checks(result)
+    assert found["sample version"]["status"] == "skip" and "rag ingest" in found["sample version"]["fix"]
+    assert not any(name.startswith("plan:") for name in found)
+
+
+def test_an_unknown_version_and_a_broken_enrichment_union(profile: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    missing = checks(invoke(ScriptedDb(**{sql.RESOLVE_TARGET_SQL: []}), profile, monkeypatch, "--json",
+                            "--version", "kb_old"))
+    assert "no version or alias KB_OLD" in missing["sample version"]["detail"]
+    db = ScriptedDb(**{"SELECT 'question'": ora(932, "inconsistent datatypes: expected - got VECTOR")})
+    result = invoke(db, profile, monkeypatch, "--json")
+    assert result.exit_code == 1
+    union = checks(result)["UNION ALL of VECTOR columns"]
+    assert union["status"] == "fail" and union["covers"] == "U1" and "ORA-00932" in union["detail"]
+
+
+def test_a_long_lexical_query_rejected_is_a_warning(profile: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    db = ScriptedDb(**{"SELECT t.chunk_id, SCORE(1)": ora(1460, "unimplemented or unreasonable conversion requested")})
+    result = invoke(db, profile, monkeypatch, "--json")
+    assert result.exit_code == 0
+    long = checks(result)["long lexical query"]
+    assert long["status"] == "warn" and long["covers"] == "U7" and "max_question_chars" in long["fix"]
+
+
+def test_sqlite_backend_is_refused_with_exit_2(tmp_path: Path) -> None:
+    path = tmp_path / "rag.yaml"
+    path.write_text(yaml.safe_dump({"store": {"backend": "sqlite"}}))
+    result = CliRunner().invoke(cli, ["--config", str(path), "oracle", "check"])
+    assert result.exit_code == 2
+    assert "needs store.backend oracle" in result.output and "'sqlite'" in result.output
+
+
+def test_secrets_are_never_printed(profile: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for args in ((), ("--json",)):
+        for db in (ScriptedDb(), ScriptedDb(**{fc.SESSION_PRIVS_SQL: []}, plan=scanning_plan)):
+            result = invoke(db, profile, monkeypatch, *args)
+            assert PASSWORD not in result.output and WALLET_PASSWORD not in result.output
+            assert "FREEPDB1" not in result.output  # the endpoint only, as every store message
+
+
+def test_an_unreachable_database_exits_1_without_the_password(profile: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from backend.common.errors import StoreUnavailable
+
+    def refuse(settings: Any) -> Any:
+        raise StoreUnavailable("Oracle store at db.test:1521: connecting failed: ORA-12541: no listener",
+                               endpoint="db.test:1521")
+
+    monkeypatch.setattr(oracle_cli, "open_connector", refuse)
+    result = CliRunner().invoke(cli, ["--config", str(profile), "oracle", "check"],
+                                env={"RAG_STORE__ORACLE__PASSWORD": PASSWORD})
+    assert result.exit_code == 1 and "ORA-12541" in result.output and PASSWORD not in result.output
+
+
+# --- every statement is Oracle SQL ------------------------------------------------------------
+EXPLAIN = re.compile(r"EXPLAIN PLAN SET STATEMENT_ID = 'RAG_CHECK_[A-Z0-9_]+' INTO PLAN_TABLE FOR (SELECT .*)$")
+ADVISOR = re.compile(r"BEGIN DBMS_VECTOR\.INDEX_VECTOR_MEMORY_ADVISOR\(INDEX_TYPE => :index_type, "
+                     r"NUM_VECTORS => :num_vectors, DIM_COUNT => :dim_count, DIM_TYPE => 'FLOAT32', "
+                     r"PARAMETER_JSON => :parameters, RESPONSE_JSON => :response\); END;")
+
+
+def check_statement(statement: str) -> None:
+    """sqlglot keeps EXPLAIN PLAN and PL/SQL blocks as opaque commands: the wrapper is matched in
+    full and the explained statement parsed."""
+    if statement.startswith("EXPLAIN"):
+        m = EXPLAIN.fullmatch(statement)
+        assert m, statement
+        check_sql(m.group(1))
+    elif statement.startswith("BEGIN"):
+        assert ADVISOR.fullmatch(statement), statement
+    else:
+        check_sql(statement)
+
+
+def test_every_statement_the_check_sends_is_valid_oracle_sql(profile: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    db = ScriptedDb()
+    invoke(db, profile, monkeypatch)
+    sent = set(db.statements())
+    invoke(db2 := ScriptedDb(), profile, monkeypatch, "--version", "kb_active")  # RESOLVE_TARGET_SQL
+    sent |= set(db2.statements())
+    for statement in sorted(sent):
+        check_statement(statement)
+    for constant in (fc.SESSION_PRIVS_SQL, fc.USER_SYS_PRIVS_SQL, fc.SESSION_ROLES_SQL, fc.DEFAULT_TABLESPACE_SQL,
+                     fc.TS_QUOTAS_SQL, fc.VECTOR_POOL_SQL, fc.LATEST_VERSION_SQL, fc.PLAN_ROWS_SQL,
+                     fc.DELETE_PLAN_SQL, fc.ADVISOR_SQL):
+        assert constant in sent, constant
+
+
+def test_a_typo_in_the_explain_wrapper_fails_the_check() -> None:
+    good = fc.explain_sql("RAG_CHECK_1", sql.count_matching_sql(V, "1=1"))
+    check_statement(good)
+    for bad in (good.replace("SET STATEMENT_ID", "SET STATEMENTID"), good.replace("INTO PLAN_TABLE", "INTO PLANTABLE"),
+                good.replace("COUNT(*) FROM", "COUNT(*) FORM")):
+        with pytest.raises(AssertionError):
+            check_statement(bad)
+    with pytest.raises(ValueError):
+        fc.explain_sql("x'; DROP TABLE t; --", "SELECT 1 FROM dual")
+
+
+def test_plan_uses_reads_ivf_and_domain_index_rows() -> None:
+    ivf = [(0, "SELECT STATEMENT", None, None), (1, "TABLE ACCESS", "FULL", f"VECTOR${VIDX}$81357_81365_0$IVF_FLAT_CENTROIDS")]
+    assert fc.plan_uses(ivf, "vector", V, VIDX) == "used"
+    assert fc.plan_uses([(0, "TABLE ACCESS", "FULL", V)], "text", V, TIDX) == "full scan"
+    assert fc.plan_uses([(0, "DOMAIN INDEX", None, MIDX)], "text", V, TIDX) == "not used"
