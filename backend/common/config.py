@@ -97,6 +97,10 @@ class OracleSettings(_Model):
     pool_min: int = Field(1, ge=0, description="Connections the pool keeps open.")
     pool_max: int = Field(4, ge=1, description="Most connections the pool opens.")
     connect_timeout_s: float = Field(10.0, gt=0, description="TCP connect timeout (and pool wait); fail fast when unreachable.")
+    ddl_lock_timeout_s: int = Field(30, ge=0, le=1_000_000, description="Seconds a DDL statement (catalog upgrade, "
+                                    "index build, version drop) waits for a table lock another session's DML holds "
+                                    "(ALTER SESSION SET DDL_LOCK_TIMEOUT on each pooled connection) before ORA-00054; "
+                                    "0 = fail at once.")
     vector_index: OracleVectorIndexSettings = OracleVectorIndexSettings()
     lexical_index: bool = Field(True, description="Create an Oracle Text index per version for lexical search.")
     metadata_index: bool = Field(True, description="Create a JSON search index on each version's metadata, so "

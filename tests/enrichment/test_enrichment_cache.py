@@ -113,7 +113,9 @@ def test_oracle_cache_sends_valid_oracle_sql_with_every_value_bound() -> None:
     assert got == {f"h{i}": f"payload {i}" for i in range(3)}
     statements = [s for s, _ in db.log]
     assert statements[0] == oracle_cache.DDL and statements[1] == oracle_cache.MERGE_SQL
-    assert [s.count(":h") for s in statements[2:]] == [100, 50]  # batches of bound hashes
+    # batches of 100 and 50 bound hashes, each padded to its IN-list bucket (L7: one statement text per bucket)
+    assert [s.count(":h") for s in statements[2:]] == [128, 128]
+    assert [sum(v is not None for k, v in b.items() if k.startswith("h")) for _, b in db.log[2:]] == [100, 50]
     for statement in {oracle_cache.DDL, oracle_cache.MERGE_SQL, oracle_cache.select_sql(3)}:
         check(statement)
         assert "payload 0" not in statement and "oci/cohere" not in statement  # values travel as binds

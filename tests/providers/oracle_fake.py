@@ -214,6 +214,8 @@ class CatalogDb:
             if b["table_name"] in self.foreign:
                 return [("EMPNO",), ("ENAME",)]
             return [(c.upper(),) for c in sql.TABLE_COLUMNS] if b["table_name"] in self.tables else []
+        if s == sql.CATALOG_COLUMNS_SQL:  # the modelled catalog is current but for RAG_VERSIONS' ``columns``
+            return [("RAG_VERSIONS", c.upper()) for c in sorted(self.columns)] + [("CHAT_INTERACTIONS", "PRINCIPAL")]
         if s == sql.DERIVED_CLAIMS_SQL:
             return self._derived_claims((b["questions"], b["summaries"]))
         if s == sql.INDEX_STATUS_SQL:
@@ -224,6 +226,10 @@ class CatalogDb:
                 raise ora(942, "table or view does not exist")
             rows = self.tables[table]
             return [(rows, rows, 100 * rows)]  # 100 characters of text and metadata a row
+        if m := re.match(r"SELECT COUNT\(\*\) FROM (\w+)$", s):  # sql.row_count_sql
+            if m.group(1) not in self.tables:
+                raise ora(942, "table or view does not exist")
+            return [(self.tables[m.group(1)],)]
         if m := re.match(r"DELETE FROM (\w+)$", s):
             self._set(self.tables, m.group(1), 0)
             return []

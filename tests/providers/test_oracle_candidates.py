@@ -82,8 +82,9 @@ def test_lexical_candidates_select_ids_and_scores_only() -> None:
                                               visibility=ALICE)
     assert found.hits == (("c2", 7.0), ("c1", 3.5))
     [(statement, binds)] = executed(db, "SCORE(1)")
-    assert statement.startswith("SELECT t.chunk_id, SCORE(1) AS score FROM KB_V1 t WHERE CONTAINS(t.text, :query, 1)")
-    assert binds["query"] == "{vacation} ACCUM {days}" and binds["k"] == 10
+    assert statement.startswith("SELECT /*+ FIRST_ROWS(32) */ t.chunk_id, SCORE(1) AS score FROM KB_V1 t "
+                                "WHERE CONTAINS(t.text, :query, 1)")
+    assert binds["query"] == "{vacation} ACCUM {days}" and binds["n"] == 32
     assert_bound(statement, binds, "vacation", "user:alice")
 
 
@@ -100,7 +101,7 @@ def test_reads_by_id_bind_every_id_and_apply_access_control(visibility: Visibili
     statements = executed(db, "WHERE t.chunk_id IN")
     assert len(statements) == 6  # three reads, 500 ids a statement
     for statement, binds in statements:
-        ids_bound = [v for name, v in binds.items() if re.fullmatch(r"c\d+", name)]
+        ids_bound = [v for name, v in binds.items() if re.fullmatch(r"c\d+", name) and v is not None]
         assert len(ids_bound) in (sql.IDS_PER_READ, 3)
         assert ("JSON_EXISTS(t.metadata, '$.rag_acl" in statement) == (visibility is not None)
         assert_bound(statement, binds, "doc#1", "user:alice")

@@ -151,15 +151,15 @@ def test_unchanged_enrichment_writes_nothing_and_rolls_back() -> None:
                     ("question", "d1#1?0", "d1#1", None, "What is text 1?", None, [0.5] * 3, "d1"),
                     ("summary", "d1@doc", "artifact_summary", None, "All about texts.", '["d1#0", "d1#1"]',
                      [0.25] * 3, "d1")]
-    db = RecordingDb([*registry(V1), when("WHERE doc_id IN (:d0)", stored_chunks),
-                      when("WHERE doc_id IN (:e0)", stored_extra)])
+    db = RecordingDb([*registry(V1), when("WHERE doc_id IN (:d0,", stored_chunks),
+                      when("WHERE doc_id IN (:e0,", stored_extra)])
     assert make_store(db).write_documents("KB_V1", [d]) == 0
     assert db.statements("executemany") == []
     assert db.events()[-1] == "rollback"
     # one changed question text: only the enrichment is replaced, the chunks are not merged again
     stored_extra[0] = ("question", "d1#0?0", "d1#0", None, "What was text 0?", None, [0.5] * 3, "d1")
-    db = RecordingDb([*registry(V1), when("WHERE doc_id IN (:d0)", stored_chunks),
-                      when("WHERE doc_id IN (:e0)", stored_extra)])
+    db = RecordingDb([*registry(V1), when("WHERE doc_id IN (:d0,", stored_chunks),
+                      when("WHERE doc_id IN (:e0,", stored_extra)])
     make_store(db).write_documents("KB_V1", [d])
     assert [s.split(" (")[0].split(" WHERE")[0] for s in db.statements("executemany")] == [
         "DELETE FROM KB_V1_QUESTIONS", "DELETE FROM KB_V1_SUMMARIES", "DELETE FROM KB_V1_QUESTIONS",

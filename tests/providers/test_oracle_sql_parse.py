@@ -12,8 +12,8 @@ Known gaps of sqlglot's Oracle dialect (sqlglot 25-30), and what this test does 
 
 1. ``VECTOR(n, FLOAT32)`` / ``VECTOR(*, FLOAT32)`` column types are not parsed: the type
    is checked by a strict pattern, then replaced by ``BLOB`` for the parse.
-2. ``JSON_SERIALIZE(x RETURNING CLOB)``: the ``RETURNING`` clause is not parsed; it is
-   checked by pattern and removed.
+2. ``JSON_SERIALIZE(x RETURNING CLOB)`` and ``JSON_SERIALIZE(x RETURNING VARCHAR2(n) NULL ON
+   ERROR)``: the ``RETURNING`` clause is not parsed; it is checked by pattern and removed.
 3. ``FETCH APPROX FIRST ... ROWS ONLY WITH TARGET ACCURACY n`` (23ai approximate top-k):
    ``APPROX`` and the ``WITH TARGET ACCURACY`` tail are checked by pattern and removed.
 4. ``UPDATE ... RETURNING c1, c2 INTO :b1, :b2``: the clause is checked (same number of
@@ -43,6 +43,7 @@ from sqlglot.errors import ErrorLevel
 from backend.common.config import OracleVectorIndexSettings
 from backend.core.types import FieldFilter, Interaction, QueryVector, VersionSpec, Visibility
 from backend.providers.oracle_vs import sql, series_lock
+from backend.providers.oracle_vs.connection import ddl_lock_timeout_sql
 from tests.providers.oracle_fake import CatalogDb, catalog_store
 from tests.providers.test_oracle_vs import RecordingDb, V1, chunk_row, doc, make_store, registry, when
 
@@ -71,6 +72,8 @@ GRAMMAR = (
                r"PARAMETERS \('SYNC \(ON COMMIT\) STOPLIST CTXSYS\.EMPTY_STOPLIST'\)"),
     re.compile(rf"CREATE SEARCH INDEX (?P<i>{_NAME})_MIDX ON (?P=i) \(metadata\) FOR JSON "
                r"PARAMETERS \('SYNC \(ON COMMIT\)'\)"),
+    # ALTER SESSION: sqlglot keeps it as a Command; DDL_LOCK_TIMEOUT takes 0..1000000 seconds
+    re.compile(r"ALTER SESSION SET DDL_LOCK_TIMEOUT = (0|[1-9]\d{0,5}|1000000)"),
 )
 #: The organization must agree with the TYPE parameter.
 _ORG_TYPE = {"INMEMORY NEIGHBOR GRAPH": "HNSW", "NEIGHBOR PARTITIONS": "IVF"}
@@ -89,6 +92,7 @@ def _shim(statement: str) -> str:
             raise SqlCheckError(f"bad VECTOR type {m.group(0)!r}")
     s = re.sub(r"\bVECTOR\((\*|[1-9]\d{0,4}), FLOAT32\)", "BLOB", s)
     s = re.sub(r"(JSON_SERIALIZE\([\w.]+) RETURNING CLOB\)", r"\1)", s)
+    s = re.sub(r"(JSON_SERIALIZE\([\w.]+) RETURNING VARCHAR2\([1-9]\d{0,3}\) NULL ON ERROR\)", r"\1)", s)
     if "APPROX" in s:
         approx = r"FETCH APPROX FIRST :\w+ ROWS ONLY( WITH TARGET ACCURACY \d{1,3})?"
         if len(re.findall(r"\bAPPROX\b", s)) != len(re.findall(approx, s)):
@@ -108,7 +112,8 @@ def _shim(statement: str) -> str:
 def check(statement: str) -> str:
     """Raise ``SqlCheckError`` unless ``statement`` is valid Oracle 23ai SQL (within the gaps above).
     Returns how it was checked."""
-    if statement.startswith(("CREATE VECTOR INDEX", "CREATE SEARCH INDEX")) or "INDEXTYPE IS" in statement:
+    if statement.startswith(("CREATE VECTOR INDEX", "CREATE SEARCH INDEX", "ALTER SESSION")) \
+            or "INDEXTYPE IS" in statement:
         if not any(g.fullmatch(statement) for g in GRAMMAR):
             raise SqlCheckError(f"not a valid index statement: {statement}")
         org = re.search(r"ORGANIZATION (INMEMORY NEIGHBOR GRAPH|NEIGHBOR PARTITIONS)", statement)
@@ -146,6 +151,7 @@ def builder_statements() -> Iterator[str]:
         yield sql.document_hashes_sql(name)
         yield sql.vectors_sql(name)
         yield sql.counts_sql(name)
+        yield sql.row_count_sql(name)
         yield sql.asset_refs_sql(name)
         yield sql.asset_refs_sql(name, sql.filter_clause([Visibility.of("alice", ("hr",)).as_filter()])[0])
         yield sql.copy_rows_sql(name, "KB_V0")
@@ -157,7 +163,8 @@ def builder_statements() -> Iterator[str]:
     yield sql.cached_vectors_sql(1)
     yield sql.cached_vectors_sql(500)
     yield from (sql.FIND_VERSION_SQL, sql.RESOLVE_TARGET_SQL, sql.PROTECTED_SQL, sql.PROTECTED_ONE_SQL,
-                sql.BUMP_GENERATION_SQL, sql.INDEX_STATUS_SQL, sql.TABLE_COLUMNS_SQL)
+                sql.BUMP_GENERATION_SQL, sql.INDEX_STATUS_SQL, sql.TABLE_COLUMNS_SQL, sql.CATALOG_COLUMNS_SQL)
+    yield from (ddl_lock_timeout_sql(0), ddl_lock_timeout_sql(30), ddl_lock_timeout_sql(1_000_000))
     yield from (series_lock.REGISTER_SQL, series_lock.SAY_HOLDER_SQL, series_lock.HOLDER_SQL,
                 series_lock.FORGET_HOLDER_SQL, series_lock.lock_sql(0), series_lock.lock_sql(1800))
     for distance in DISTANCES:
@@ -180,6 +187,8 @@ def builder_statements() -> Iterator[str]:
             yield sql.dense_search_sql("KB_V1", distance, where, approx=False, ids_only=True)  # type: ignore[arg-type]
             yield sql.candidate_search_sql("KB_V1", distance, where, 90, ids_only=True)  # type: ignore[arg-type]
             yield sql.lexical_search_sql("KB_V1", where, ids_only=True)
+            yield sql.lexical_search_sql("KB_V1", where, fetch=sql.lexical_fetch(10))  # the score-sorted path
+            yield sql.lexical_search_sql("KB_V1", where, ids_only=True, fetch=sql.lexical_fetch(200))
             for columns in sql.BY_ID_COLUMNS:
                 yield sql.chunks_by_id_sql("KB_V1", 1, where, columns, distance)  # type: ignore[arg-type]
                 yield sql.chunks_by_id_sql("KB_V1", sql.IDS_PER_READ, where, columns, distance)  # type: ignore[arg-type]

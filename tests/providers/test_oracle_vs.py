@@ -219,7 +219,7 @@ def test_batch_errors_are_mapped_back_to_chunk_ids_and_roll_back() -> None:
 
 def test_chunks_dropped_from_a_document_are_deleted_in_the_same_transaction() -> None:
     stored = [(f"d1#{i}", "old", i, "text", "a.txt", "x", {}, array.array("f", [0, 0, 0]), "d1") for i in range(3)]
-    db = RecordingDb([*registry(V1), when("FROM KB_V1 WHERE doc_id IN (:d0)", stored)])
+    db = RecordingDb([*registry(V1), when("FROM KB_V1 WHERE doc_id IN (:d0,", stored)])
     assert make_store(db).write_documents("KB_V1", [doc("d1", 2)]) == 2
     kinds = [(k, s.split(" WHERE")[0] if isinstance(s, str) else "") for k, s in db.log
              if k in ("executemany", "commit")]
@@ -233,7 +233,7 @@ def test_an_unchanged_document_is_not_rewritten() -> None:
     d = doc("d1", 2)
     stored = [(c.chunk_id, "h1", c.chunk_index, "text", "a.txt", c.content_hash, {}, array.array("f", v.tolist()),
                "d1") for c, v in zip(d.chunks, d.vectors)]
-    db = RecordingDb([*registry(V1), when("FROM KB_V1 WHERE doc_id IN (:d0)", stored)])
+    db = RecordingDb([*registry(V1), when("FROM KB_V1 WHERE doc_id IN (:d0,", stored)])
     assert make_store(db).write_documents("KB_V1", [d]) == 0
     assert db.statements("executemany") == []
 
@@ -432,7 +432,8 @@ def test_cached_vectors_are_read_in_bound_chunks_of_500_hashes() -> None:
     assert set(cached) == {hashes[0], hashes[500]}
     np.testing.assert_allclose(cached[hashes[500]], [1.0, 2.0])
     binds = [b for k, b in db.log if k == "binds" and "embed_model" in b]
-    assert [len(b) - 1 for b in binds] == [500, 1] and binds[0]["embed_model"] == "mini-lm"
+    assert [sum(v is not None for v in b.values()) - 1 for b in binds] == [500, 1]  # the 1 padded to 8
+    assert [len(b) - 1 for b in binds] == [500, 8] and binds[0]["embed_model"] == "mini-lm"
 
 
 def test_lexical_search_binds_braced_words_and_filters() -> None:
@@ -440,7 +441,7 @@ def test_lexical_search_binds_braced_words_and_filters() -> None:
     result = make_store(db).lexical_search("KB_V1", "Vacation OR (days", 5, [FieldFilter("dept", any_of=("hr",))])
     assert [(h.chunk.chunk_id, h.score, h.lexical_score) for h in result.hits] == [("c1", 7.0, 7.0), ("c2", 3.0, 3.0)]
     binds = [b for k, b in db.log if k == "binds" and "query" in b][0]
-    assert binds == {"f0": "hr", "query": "{vacation} ACCUM {or} ACCUM {days}", "k": 5}
+    assert binds == {"f0": "hr", "query": "{vacation} ACCUM {or} ACCUM {days}", "n": sql.lexical_fetch(5)}
 
 
 def test_lexical_search_without_words_runs_no_text_query() -> None:

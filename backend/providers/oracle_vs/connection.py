@@ -94,23 +94,43 @@ def _error_parts(exc: BaseException) -> tuple[str, int, str]:
 #: What to do about each error the adapter can expect, by ORA number or DPY code. The message a
 #: user sees is the driver's first line plus this hint, never a traceback.
 HINTS: dict[int | str, str] = {
+    54: "another session holds a lock on the table (an ingest writing it, or another rag command's DDL) and "
+        "this DDL waited store.oracle.ddl_lock_timeout_s for it: run it again once that session commits, or raise "
+        "store.oracle.ddl_lock_timeout_s",
     60: "a deadlock with another session (two ingests or enrichers writing the same cache keys or rows "
         "concurrently): Oracle rolled back this statement and the write was rolled back with it; run it again, "
         "and serialize ingests that share content (one series lock per version) if it recurs",
     942: "a table or view is missing or not visible to this user: the catalog is created on first connection "
-         "by store.oracle.user (check it owns the schema), and `rag index list` shows the versions that exist",
+         "by store.oracle.user (check it owns the schema), and `rag index list` shows the versions that exist; "
+         "during a search, the version the alias served was dropped (`rag index gc`) after the alias was "
+         "resolved: run it again, which resolves the alias anew",
     955: "an object with this name already exists in the schema: choose another index_name or alias, "
          "or drop the object",
     1017: "check RAG_STORE__ORACLE__USER and RAG_STORE__ORACLE__PASSWORD",
+    1031: "store.oracle.user lacks a privilege: it needs CREATE SESSION, CREATE TABLE, CREATE VIEW, CREATE SEQUENCE "
+          "(identity columns), CTXAPP (Oracle Text and JSON search indexes) and a tablespace quota; a DBA grants "
+          "DB_DEVELOPER_ROLE (all but the quota) plus ALTER USER <user> QUOTA UNLIMITED ON <tablespace> "
+          "(see docs/ORACLE.md)",
     1461: "a text over 4,000 bytes was bound as a string; this adapter declares such texts as CLOBs, so report it",
+    1950: "store.oracle.user has no quota on its tablespace (DB_DEVELOPER_ROLE grants no UNLIMITED TABLESPACE): "
+          "a DBA runs ALTER USER <user> QUOTA UNLIMITED ON <tablespace> (USERS by default)",
+    8103: "the table was dropped while this statement read it: a search met a version `rag index gc` dropped "
+          "after the alias was resolved; run it again, which resolves the alias anew",
+    12899: "a value is longer than its column: chunk_id, doc_id and question or summary ids hold at most 1,000 "
+           "bytes (UTF-8), so shorten the document's id or its chunk-id scheme",
     12514: "the listener does not know the service in store.oracle.dsn: check the service name after the '/' "
            "(e.g. FREEPDB1) and that the pluggable database is open",
     12541: "nothing listens at this host and port: check store.oracle.dsn and that the database listener is running",
     28000: "the database account is locked: a DBA must run ALTER USER <user> ACCOUNT UNLOCK",
-    29861: "a text or JSON search index is unusable after a failed build: run the ingest again (its finish step "
-           "drops and re-creates a failed index)",
+    29861: "a text or JSON search index is unusable after a failed build: an ingest's finish step drops and "
+           "re-creates a failed index, so for a version no alias serves run the ingest again; a served version "
+           "is never written by a plain ingest, so repair it with `rag ingest --in-place` and the same manifest "
+           "(unchanged documents are skipped, the finish step rebuilds the index) or ingest a new version "
+           "and promote it",
     51803: "a vector's dimension differs from the version's VECTOR column: embed with the version's model "
            "(`rag index list` shows it)",
+    51815: "the HNSW vector index's snapshot is too old (the index was repopulated while this search ran): "
+           "run it again",
     51928: "this Oracle Database release refuses DML on a table with an HNSW index: ingest into a new version "
            "(its vector index is built after the load), or set store.oracle.vector_index.type: ivf, "
            "or apply a 23ai release update that allows DML on HNSW-indexed tables",
@@ -161,6 +181,26 @@ def map_error(exc: BaseException, where: str, action: str, *, service: str | Non
     return StoreError(f"Oracle store at {where}: {action} failed: {message}{hint}", endpoint=where, code=full_code)
 
 
+def ddl_lock_timeout_sql(seconds: int) -> str:
+    """How long this session's DDL waits for a lock held by another session's DML before ORA-00054
+    (Oracle's default, 0, is NOWAIT: a catalog upgrade, an index build or a drop fails at once while
+    an ingest writes the table)."""
+    if not isinstance(seconds, int) or not 0 <= seconds <= 1_000_000:
+        raise ValueError(f"DDL_LOCK_TIMEOUT must be an integer in 0..1000000, got {seconds!r}")
+    return f"ALTER SESSION SET DDL_LOCK_TIMEOUT = {seconds}"
+
+
+def session_setup(ddl_lock_timeout_s: int) -> Any:
+    """The pool's ``session_callback``: run once on each new pooled session (thin mode calls it when
+    the pool creates a connection), so every DDL of the store waits ``ddl_lock_timeout_s``."""
+    statement = ddl_lock_timeout_sql(ddl_lock_timeout_s)
+
+    def setup(connection: Any, requested_tag: str | None = None) -> None:
+        connection.cursor().execute(statement)
+
+    return setup
+
+
 class Rollback(Exception):
     """Raised inside ``OracleConnector.transaction`` to end it with a rollback and no error: a write
     that changed nothing leaves no trace (its generation bump is undone) and costs no commit."""
@@ -199,6 +239,7 @@ class OracleConnector:
             "retry_count": 0,
             "getmode": oracledb.POOL_GETMODE_TIMEDWAIT,
             "wait_timeout": int(settings.connect_timeout_s * 1000),
+            "session_callback": session_setup(settings.ddl_lock_timeout_s),
         }
         if settings.config_dir:
             params["config_dir"] = settings.config_dir

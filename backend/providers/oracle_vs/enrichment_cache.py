@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 from backend.common.errors import StoreError
+from backend.providers.oracle_vs import sql
 from backend.providers.oracle_vs.index_admin import now_iso
 
 DDL = """CREATE TABLE IF NOT EXISTS RAG_ENRICHMENT_CACHE (
@@ -37,8 +38,9 @@ _BATCH = 100  # hashes per lookup (one bind each)
 
 
 def select_sql(count: int) -> str:
-    """The lookup of ``count`` hashes: ``:h0 .. :h<count-1>`` plus the version and model binds."""
-    marks = ", ".join(f":h{i}" for i in range(count))
+    """The lookup of ``count`` hashes: ``:h0 ..`` padded to their IN-list bucket (``sql.in_binds``: one
+    statement text per bucket, not per count) plus the version and model binds."""
+    marks = sql.in_marks("h", count)
     return ("SELECT content_hash, payload FROM RAG_ENRICHMENT_CACHE WHERE prompt_version = :prompt_version "
             f"AND model_id = :model_id AND content_hash IN ({marks})")
 
@@ -63,7 +65,7 @@ class OracleEnrichmentCache:
             for start in range(0, len(hashes), _BATCH):
                 part = hashes[start:start + _BATCH]
                 binds = {"prompt_version": prompt_version, "model_id": model_id,
-                         **{f"h{i}": h for i, h in enumerate(part)}}
+                         **sql.in_binds("h", part)}
                 cur.execute(select_sql(len(part)), binds)
                 out.update((str(h), _text(p)) for h, p in cur.fetchall())
         return out

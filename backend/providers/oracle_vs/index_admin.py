@@ -19,6 +19,7 @@ and deletes the registry row after.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from typing import Any, Mapping
@@ -130,6 +131,13 @@ def execute_ddl(cur: Any, statement: str, tolerated: frozenset[int] = sql.ALREAD
     return True
 
 
+def _added_column(ddl: str) -> tuple[str, str]:
+    """(table, column) an ``ALTER TABLE t ADD (column ...)`` of ``CATALOG_UPGRADES`` adds, upper-case."""
+    found = re.fullmatch(r"ALTER TABLE (\w+) ADD \((\w+) .*\)", ddl)
+    assert found is not None, ddl
+    return found.group(1).upper(), found.group(2).upper()
+
+
 class OracleIndexAdmin:
     """``IndexAdmin`` over a connector; ``OracleVectorStore`` builds on it."""
 
@@ -147,8 +155,11 @@ class OracleIndexAdmin:
             cur = con.cursor()
             for ddl in (*sql.CATALOG_DDL, *sql.CATALOG_INDEXES):
                 cur.execute(ddl)
+            cur.execute(sql.CATALOG_COLUMNS_SQL)
+            present = {(str(t).upper(), str(c).upper()) for t, c in cur.fetchall()}
             for ddl in sql.CATALOG_UPGRADES:
-                execute_ddl(cur, ddl, frozenset({sql.COLUMN_EXISTS}))
+                if _added_column(ddl) not in present:  # ALTER only what is missing: DDL waits on DML locks
+                    execute_ddl(cur, ddl, frozenset({sql.COLUMN_EXISTS}))
             # versions made before questions and summaries were stored: their (empty) tables, so
             # every write and search of enrichment finds them
             cur.execute(sql.MISSING_ENRICHMENT_SQL)
@@ -232,13 +243,20 @@ class OracleIndexAdmin:
             cur = con.cursor()
             row = self._find_version(cur, name)
             existing = self._existing(cur, row, spec) if row is not None else None
-            if existing is None:
-                self._check_new(cur, name, parent, spec)
+            debris = self._check_new(cur, name, parent, spec) if existing is None else False
         if existing is not None:
             return self._restamped(existing, spec)
         vector_index = self._settings.vector_index
         with self._db.connection(f"creating version {name}", then=RESUMES) as con:
             cur = con.cursor()
+            # a crashed create_version's table that no registry row claims: its VECTOR column may have
+            # another dimension (CREATE TABLE IF NOT EXISTS would keep it), so it goes, with its own
+            # question and summary tables, and is created anew. Asked again just before the drop; the
+            # ingest creates versions under the series lock, so no concurrent creator registers it meanwhile
+            if debris and self._find_version(cur, name) is None:
+                log.warning("store.version_debris_dropped", version=name)
+                for ddl in (*sql.drop_enrichment_ddl(name), sql.drop_version_ddl(name)):
+                    cur.execute(ddl)
             cur.execute(table_ddl)
             cur.execute(sql.doc_index_ddl(name))
             # a parent made before questions and summaries were stored gets its (empty) tables to copy from
@@ -273,8 +291,9 @@ class OracleIndexAdmin:
                  index_type=vector_index.type, parent=parent, chunks=version.chunk_count)
         return version
 
-    def _check_new(self, cur: Any, name: str, parent: str | None, spec: VersionSpec) -> None:
-        """A new version's name is no alias, its parent fits, and no foreign table holds the name."""
+    def _check_new(self, cur: Any, name: str, parent: str | None, spec: VersionSpec) -> bool:
+        """A new version's name is no alias, its parent fits, and no foreign table holds the name.
+        True when a version table of the name exists with no registry row: a crashed run's debris."""
         if self._alias_version(cur, name) is not None:
             raise VersionConflict(f"{name} is already an alias; a version cannot share its name", version=name)
         if parent is not None:
@@ -285,6 +304,7 @@ class OracleIndexAdmin:
             raise VersionConflict(f"a table named {name} already exists in the schema and is not a RAG version; "
                                   "choose another index_name", version=name)
         self._check_derived(cur, name)
+        return bool(columns)
 
     @staticmethod
     def _check_derived(cur: Any, name: str) -> None:
@@ -382,7 +402,7 @@ class OracleIndexAdmin:
             cur = con.cursor()
             row = self._version_row(cur, name)
             status = self._index_status(cur, name)
-            cur.execute(sql.counts_sql(name))
+            cur.execute(sql.row_count_sql(name))  # the count only: no per-row text or metadata length
             chunks = int(cur.fetchone()[0])
         spec = row.vector_index(self._settings.vector_index)
         vidx = sql.index_names(name)[0]

@@ -169,6 +169,10 @@ CATALOG_UPGRADES: tuple[str, ...] = (
     "ALTER TABLE RAG_VERSIONS ADD (retrieval VARCHAR2(4000))",
     "ALTER TABLE CHAT_INTERACTIONS ADD (principal VARCHAR2(256))",
 )
+#: The columns the catalog tables that ``CATALOG_UPGRADES`` alters already have: an upgrade already
+#: applied is skipped, so a process start takes no DDL lock (and never waits on an ingest's row locks).
+CATALOG_COLUMNS_SQL = ("SELECT table_name, column_name FROM SYS.USER_TAB_COLUMNS "
+                       "WHERE table_name IN ('RAG_VERSIONS', 'CHAT_INTERACTIONS')")
 
 
 def metric(distance: str) -> str:
@@ -375,7 +379,7 @@ def doc_enrichment_sql(version: str, count: int = 1) -> str:
     ``(row_kind, id, chunk_id | kind, page, text, chunk_ids, embedding, doc_id)``."""
     if not 1 <= count <= DOCS_PER_READ:
         raise ValueError(f"doc_enrichment_sql reads 1..{DOCS_PER_READ} documents at a time, got {count}")
-    marks = ", ".join(f":e{i}" for i in range(count))
+    marks = in_marks("e", count)
     return (f"SELECT 'question' AS row_kind, question_id AS row_id, chunk_id AS detail, "
             "CAST(NULL AS VARCHAR2(2000)) AS page, text, CAST(NULL AS CLOB) AS chunk_ids, embedding, doc_id "
             f"FROM {questions_table(version)} WHERE doc_id IN ({marks}) UNION ALL "
@@ -518,6 +522,30 @@ COMPARED_COLUMNS = ("doc_hash", "chunk_index", "chunk_type", "source", "content_
 
 #: Documents whose stored chunks one statement reads (Oracle allows 1000 expressions in an IN list).
 DOCS_PER_READ = 500
+#: IN-list lengths a statement is built for. A list of ``n`` values takes the smallest bucket
+#: that holds it and the unused binds are ``None`` (``in_binds``): ``x IN (..., NULL)`` is never
+#: true for the NULL, so the rows are the same, and 1..500 values share 4 statement texts
+#: instead of 500 (hard parses, shared pool, the driver's 20-entry statement cache;
+#: python-oracledb ``bind.rst``).
+IN_BUCKETS = (8, 32, 128, 500)
+
+
+def in_size(count: int) -> int:
+    """The IN-list length (a bucket of ``IN_BUCKETS``) that ``count`` values are bound into."""
+    for size in IN_BUCKETS:
+        if 1 <= count <= size:
+            return size
+    raise ValueError(f"an IN list binds 1..{IN_BUCKETS[-1]} values, got {count}")
+
+
+def in_marks(prefix: str, count: int) -> str:
+    """``:<prefix>0, ...`` for ``count`` values, padded to their bucket (``in_size``)."""
+    return ", ".join(f":{prefix}{i}" for i in range(in_size(count)))
+
+
+def in_binds(prefix: str, values: Sequence[Any]) -> dict[str, Any]:
+    """``{<prefix>0: v0, ...}`` padded with ``None`` to the bucket of ``len(values)`` (see ``in_marks``)."""
+    return {f"{prefix}{i}": values[i] if i < len(values) else None for i in range(in_size(len(values)))}
 
 
 def doc_chunks_sql(version: str, count: int = 1) -> str:
@@ -525,7 +553,7 @@ def doc_chunks_sql(version: str, count: int = 1) -> str:
     if not 1 <= count <= DOCS_PER_READ:
         raise ValueError(f"doc_chunks_sql reads 1..{DOCS_PER_READ} documents at a time, got {count}")
     cols = ", ".join(json_text("metadata", "metadata") if c == "metadata" else c for c in COMPARED_COLUMNS)
-    marks = ", ".join(f":d{i}" for i in range(count))
+    marks = in_marks("d", count)
     return f"SELECT chunk_id, {cols}, doc_id FROM {_t(version)} WHERE doc_id IN ({marks})"
 
 
@@ -546,10 +574,21 @@ def vectors_sql(version: str) -> str:
 
 
 def counts_sql(version: str) -> str:
-    """Chunks, documents, and the characters of text plus serialized metadata (for ``size_bytes``)."""
+    """Chunks, documents, and the characters of text plus serialized metadata (for ``size_bytes``).
+
+    The metadata is serialized into a ``VARCHAR2(4000)`` (no temporary LOB per row; ``NULL ON
+    ERROR`` when it does not fit), and only a row whose metadata is longer than that falls back to
+    the CLOB (``COALESCE`` evaluates its second argument only when the first is NULL). ``text`` is
+    the stored CLOB column, whose length is read from its locator (no temporary LOB)."""
     return ("SELECT COUNT(*), COUNT(DISTINCT doc_id), NVL(SUM(DBMS_LOB.GETLENGTH(text)), 0) + "
-            "NVL(SUM(DBMS_LOB.GETLENGTH(JSON_SERIALIZE(metadata RETURNING CLOB))), 0) "
+            "NVL(SUM(COALESCE(LENGTH(JSON_SERIALIZE(metadata RETURNING VARCHAR2(4000) NULL ON ERROR)), "
+            "DBMS_LOB.GETLENGTH(JSON_SERIALIZE(metadata RETURNING CLOB)))), 0) "
             f"FROM {_t(version)}")
+
+
+def row_count_sql(version: str) -> str:
+    """The number of chunks only (``COUNT(*)``: the primary key index, no row read, no LOB)."""
+    return f"SELECT COUNT(*) FROM {_t(version)}"
 
 
 def asset_refs_sql(version: str, where: str = "1=1") -> str:
@@ -569,7 +608,8 @@ MERGE_CACHE_SQL = (
 
 
 def cached_vectors_sql(count: int) -> str:
-    marks = ", ".join(f":h{i}" for i in range(count))
+    """Cached vectors of ``count`` hashes (binds ``in_binds("h", ...)``, padded to their bucket)."""
+    marks = in_marks("h", count)
     return f"SELECT text_hash, embedding FROM RAG_EMBEDDING_CACHE WHERE embed_model = :embed_model AND text_hash IN ({marks})"
 
 
@@ -657,11 +697,36 @@ def candidate_search_sql(version: str, distance: Distance, where: str, target_ac
     )
 
 
-def lexical_search_sql(version: str, where: str, *, ids_only: bool = False) -> str:
-    return (
-        f"SELECT {'t.chunk_id' if ids_only else _cols('t')}, SCORE(1) AS score FROM {_t(version)} t "
-        f"WHERE CONTAINS(t.text, :query, 1) > 0 AND {where} ORDER BY score DESC, t.chunk_id FETCH FIRST :k ROWS ONLY"
-    )
+def lexical_fetch(k: int) -> int:
+    """Rows the score-sorted lexical read fetches for a top-``k``: at least ``2k`` (room for ties at
+    the cut), rounded up to a power of two and at least 16, so the ``FIRST_ROWS(n)`` hint (a literal
+    in the statement text) takes a handful of values, not one per ``k``."""
+    return max(16, 1 << (2 * max(k, 1) - 1).bit_length())
+
+
+def lexical_search_sql(version: str, where: str, *, ids_only: bool = False, fetch: int | None = None) -> str:
+    """Oracle Text top rows, the score last. With ``fetch`` (``lexical_fetch(k)``, bind ``:n``): the
+    fast path, ``/*+ FIRST_ROWS(fetch) */ ... ORDER BY SCORE(1) DESC`` with no other sort key, so the
+    domain index returns score-sorted rows and stops early; ties are broken by ``chunk_id`` in Python
+    (``lexical_top``). Without it (bind ``:k``): the exact form ordered by ``score DESC, chunk_id``,
+    which scores and sorts every match; used only when ties at the cut run past the fetched rows."""
+    cols = f"{'t.chunk_id' if ids_only else _cols('t')}, SCORE(1) AS score FROM {_t(version)} t"
+    match = f"WHERE CONTAINS(t.text, :query, 1) > 0 AND {where}"
+    if fetch is None:
+        return f"SELECT {cols} {match} ORDER BY score DESC, t.chunk_id FETCH FIRST :k ROWS ONLY"
+    return f"SELECT /*+ FIRST_ROWS({int(fetch)}) */ {cols} {match} ORDER BY SCORE(1) DESC FETCH FIRST :n ROWS ONLY"
+
+
+def lexical_top(rows: Sequence[Sequence[Any]], k: int, fetch: int) -> list[Sequence[Any]] | None:
+    """The top ``k`` of a fast-path read (``chunk_id`` first, the score last), by score descending
+    then ``chunk_id`` (Python's code-point order is Oracle's binary order of AL32UTF8 text), exactly
+    what the tie-broken statement returns; ``None`` when that cannot be known from these rows: all
+    ``fetch`` rows came back and the last one still ties with the ``k``-th, so a row left on the
+    server may share the cut score with a smaller ``chunk_id``."""
+    ranked = sorted(rows, key=lambda r: (-float(r[-1]), str(r[0])))
+    if len(rows) >= fetch and len(ranked) > k and float(ranked[-1][-1]) >= float(ranked[k - 1][-1]):
+        return None
+    return ranked[:k]
 
 
 #: Chunk ids one by-id read binds (Oracle allows 1000 expressions in an IN list).
@@ -682,7 +747,7 @@ def chunks_by_id_sql(version: str, count: int, where: str, columns: str = "chunk
     selected = {"chunk": _cols("t"), "text": "t.chunk_id, t.text",
                 "distance": f"t.chunk_id, VECTOR_DISTANCE(t.embedding, :q, {metric(distance)}) AS dist",
                 "vector": "t.chunk_id, t.embedding"}[columns]
-    marks = ", ".join(f":c{i}" for i in range(count))
+    marks = in_marks("c", count)
     return f"SELECT {selected} FROM {_t(version)} t WHERE t.chunk_id IN ({marks}) AND {where}"
 
 

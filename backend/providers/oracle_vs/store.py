@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import array
 import json
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence, TypeVar
 
 import numpy as np
 import structlog
@@ -62,6 +62,23 @@ from backend.providers.oracle_vs.index_admin import (
 log = structlog.get_logger(__name__)
 #: A chunk text this large is a chunker misconfiguration, refused before it reaches the database.
 MAX_TEXT_BYTES = 1_048_576
+#: A search resolves the alias and reads the version in two statements: ORA-00942 / ORA-08103 mean the
+#: version was dropped in between (``rag index gc`` after a rotation), so the read runs once more and
+#: resolves the alias anew.
+DROPPED_ORA = frozenset({"ORA-00942", "ORA-08103"})
+_T = TypeVar("_T")
+
+
+def _reread(target: str, read: Callable[[], _T]) -> _T:
+    """``read()``, once more when the version it resolved was dropped meanwhile (``DROPPED_ORA``); a
+    second failure (a version named directly, or dropped again) keeps its error and hint."""
+    try:
+        return read()
+    except StoreError as exc:
+        if exc.context.get("code") not in DROPPED_ORA:
+            raise
+        log.info("store.read_retried", target=target, code=exc.context.get("code"))
+    return read()
 
 
 def to_float32(values: np.ndarray) -> array.array:
@@ -179,7 +196,7 @@ class OracleVectorStore(OracleIndexAdmin, OracleConversationLog):
         unique = list(stored)
         for start in range(0, len(unique), sql.DOCS_PER_READ):
             part = unique[start:start + sql.DOCS_PER_READ]
-            cur.execute(sql.doc_chunks_sql(version, len(part)), {f"d{i}": d for i, d in enumerate(part)})
+            cur.execute(sql.doc_chunks_sql(version, len(part)), sql.in_binds("d", part))
             for r in cur.fetchall():
                 stored.setdefault(r[-1], {})[r[0]] = _signature(r[:-1])
         return stored
@@ -246,7 +263,7 @@ class OracleVectorStore(OracleIndexAdmin, OracleConversationLog):
         unique = list(dict.fromkeys(doc.doc_id for doc in documents))
         for start in range(0, len(unique), sql.DOCS_PER_READ):
             part = unique[start:start + sql.DOCS_PER_READ]
-            cur.execute(sql.doc_enrichment_sql(v.name, len(part)), {f"e{i}": d for i, d in enumerate(part)})
+            cur.execute(sql.doc_enrichment_sql(v.name, len(part)), sql.in_binds("e", part))
             for kind, row_id, detail, page, text, chunk_ids, vector, doc_id in cur.fetchall():
                 if kind == "question":
                     stored_q.setdefault(doc_id, []).append(_question_signature(row_id, detail, _text(text), vector))
@@ -375,7 +392,7 @@ class OracleVectorStore(OracleIndexAdmin, OracleConversationLog):
             cur = con.cursor()
             for start in range(0, len(unique), 500):
                 part = unique[start:start + 500]
-                binds: dict[str, Any] = {"embed_model": model, **{f"h{i}": h for i, h in enumerate(part)}}
+                binds: dict[str, Any] = {"embed_model": model, **sql.in_binds("h", part)}
                 cur.execute(sql.cached_vectors_sql(len(part)), binds)
                 for text_hash, vector in cur.fetchall():
                     out[text_hash] = np.asarray(vector, dtype=np.float32)
@@ -391,6 +408,11 @@ class OracleVectorStore(OracleIndexAdmin, OracleConversationLog):
 
     def _dense_read(self, target: str, query: QueryVector, k: int, filters: Sequence[FieldFilter],
                     visibility: Visibility | None, *, ids_only: bool = False) -> tuple[VersionRow, list[Any]]:
+        return _reread(target, lambda: self._dense_read_once(target, query, k, filters, visibility,
+                                                             ids_only=ids_only))
+
+    def _dense_read_once(self, target: str, query: QueryVector, k: int, filters: Sequence[FieldFilter],
+                         visibility: Visibility | None, *, ids_only: bool = False) -> tuple[VersionRow, list[Any]]:
         filters, where, fbinds = _search_conditions(target, k, filters, visibility)
         # no read-only transaction: the alias is resolved by one statement and the search is another on
         # the one version it named (a served version is immutable), so two round trips, not four
@@ -426,7 +448,7 @@ class OracleVectorStore(OracleIndexAdmin, OracleConversationLog):
         for start in range(0, len(wanted), sql.IDS_PER_READ):
             part = wanted[start:start + sql.IDS_PER_READ]
             cur.execute(sql.chunks_by_id_sql(v.name, len(part), where, columns, v.distance),  # type: ignore[arg-type]
-                        {**binds, **(extra or {}), **{f"c{i}": c for i, c in enumerate(part)}})
+                        {**binds, **(extra or {}), **sql.in_binds("c", part)})
             rows += cur.fetchall()
         return rows
 
@@ -549,6 +571,10 @@ class OracleVectorStore(OracleIndexAdmin, OracleConversationLog):
 
     def _lexical(self, target: str, text: str, k: int, filters: Sequence[FieldFilter],
                  visibility: Visibility | None, *, ids_only: bool) -> tuple[VersionRow, list[Any]]:
+        return _reread(target, lambda: self._lexical_once(target, text, k, filters, visibility, ids_only=ids_only))
+
+    def _lexical_once(self, target: str, text: str, k: int, filters: Sequence[FieldFilter],
+                      visibility: Visibility | None, *, ids_only: bool) -> tuple[VersionRow, list[Any]]:
         """The Oracle Text search's version and rows (the chunk columns or ``chunk_id``, the score last)."""
         sql.oracle_name(target, "retrieval target")
         if k <= 0:
@@ -563,6 +589,13 @@ class OracleVectorStore(OracleIndexAdmin, OracleConversationLog):
             v = self._resolve_target(cur, target)
             if not query:
                 return v, []
+            fetch = sql.lexical_fetch(k)
+            cur.execute(sql.lexical_search_sql(v.name, where, ids_only=ids_only, fetch=fetch),
+                        {**binds, "query": query, "n": fetch})
+            top = sql.lexical_top(cur.fetchall(), k, fetch)
+            if top is not None:
+                return v, list(top)
+            # ties at the cut run past the fetched rows: the exact (slower) statement decides
             cur.execute(sql.lexical_search_sql(v.name, where, ids_only=ids_only), {**binds, "query": query, "k": k})
             return v, list(cur.fetchall())
 
