@@ -1387,7 +1387,108 @@ class SeriesLockTest(_Fixtures):
         b.release()
 
 
+class AdminConcurrencyTest(_Fixtures):
+    """Administrative operations that run at the same time (review L3): two rotations of one alias
+    each record the version the alias really served before them, so the rollback target is right;
+    a reader resolving the alias while gc drops an old version never errors and never sees a
+    half-dropped version (a read of the dropped version itself is whole, or says it is gone)."""
+
+    def test_two_rotations_of_one_alias_record_each_previous_and_the_rollback_target(
+        self, store: Any, names: Names, model: str
+    ) -> None:
+        import threading
+
+        a, b, c, alias = names("A"), names("B"), names("C"), names("ALIAS")
+        for name in (a, b, c):
+            store.create_version(VersionSpec(name, model, 384, "cosine"))
+        store.point_alias(alias, a, reason="first")
+        start = threading.Barrier(2)
+        errors: list[BaseException] = []
+
+        def rotate(version: str) -> None:
+            try:
+                start.wait(5)
+                store.point_alias(alias, version, reason=f"to {version}")
+            except BaseException as exc:  # noqa: BLE001 - reported below
+                errors.append(exc)
+
+        threads = [threading.Thread(target=rotate, args=(v,)) for v in (b, c)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+        assert not errors
+        newest, older, first = store.alias_history(alias)[:3]
+        assert {newest.version, older.version} == {b, c} and first.version == a
+        assert older.previous == a and newest.previous == older.version  # each saw what was served before it
+        assert store.resolve_alias(alias) == newest.version
+        with pytest.raises(StoreError, match=rf"cannot drop {older.version}: it is protected \({alias} rollback\)"):
+            store.drop_version(older.version)  # the rollback target is the one really served before
+        store.drop_version(a)  # and the first version is no longer protected
+
+    def test_readers_of_the_alias_never_fail_while_gc_drops_an_old_version(
+        self, store: Any, names: Names, embedder: Any
+    ) -> None:
+        import threading
+
+        old, live, alias = names("OLD"), names("LIVE"), names("ALIAS")
+        rollback = names("RB")
+        for name in (old, rollback, live):
+            store.create_version(VersionSpec(name, embedder.model_id, embedder.dimension, "cosine"))
+            store.write_documents(name, corpus_docs(embedder))
+        for name in (old, rollback, live):
+            store.point_alias(alias, name)  # old is neither served nor the rollback target: gc may drop it
+        q = self.query(embedder, "vacation days")
+        expected = ids(store.search(live, q, k=3))
+        whole = ids(store.search(old, q, k=3))
+        done = threading.Event()
+        problems: list[str] = []
+        reads = [0, 0]
+
+        def read_alias() -> None:
+            while not done.is_set() or reads[0] < 5:
+                try:
+                    result = store.search(alias, q, k=3)
+                    if (result.version, ids(result)) != (live, expected):
+                        problems.append(f"alias read {result.version} {ids(result)}")
+                except BaseException as exc:  # noqa: BLE001 - any error is the failure
+                    problems.append(f"alias read raised {exc!r}")
+                reads[0] += 1
+
+        def read_old() -> None:
+            while not done.is_set() or reads[1] < 5:
+                try:
+                    got = ids(store.search(old, q, k=3))
+                    if got != whole:
+                        problems.append(f"half-dropped read {got}")
+                except (VersionNotFound, AliasNotFound):
+                    pass  # gone: said so, never a partial answer
+                except BaseException as exc:  # noqa: BLE001
+                    problems.append(f"read of the dropped version raised {exc!r}")
+                reads[1] += 1
+
+        threads = [threading.Thread(target=read_alias), threading.Thread(target=read_alias),
+                   threading.Thread(target=read_old)]
+        for t in threads:
+            t.start()
+        try:
+            import time
+
+            deadline = time.monotonic() + 30
+            while min(reads) == 0 and time.monotonic() < deadline:  # the readers are under way
+                time.sleep(0.01)
+            store.drop_version(old)
+        finally:
+            done.set()
+            for t in threads:
+                t.join(60)
+        assert not problems, problems[:5]
+        assert old not in {v.name for v in store.list_versions()}
+        assert store.resolve_alias(alias) == live
+
+
 class VectorStoreContract(
+    AdminConcurrencyTest,
     SeriesLockTest,
     CandidateTest,
     EnrichmentTest,
@@ -1411,5 +1512,5 @@ __all__ = [
     "VectorStoreContract", "CandidateTest", "UpsertTest", "DeleteTest", "DenseSearchTest", "LexicalSearchTest", "VersionTest",
     "AliasTest", "ModelGuardTest", "InteractionTest", "EmbeddingCacheTest", "LifecycleTest", "CORPUS", "ALL_CHUNK_IDS",
     "Names", "corpus_docs", "embed", "make_doc", "random_vectors", "ids", "EnrichmentTest", "enriched",
-    "enriched_corpus", "QUESTIONS", "SUMMARIES", "SeriesLockTest",
+    "enriched_corpus", "QUESTIONS", "SUMMARIES", "SeriesLockTest", "AdminConcurrencyTest",
 ]

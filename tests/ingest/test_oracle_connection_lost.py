@@ -86,10 +86,10 @@ class ChunkDb(CatalogDb):
         return rows
 
     def many(self, statement: str, rows: list[dict[str, Any]]) -> None:
-        if (m := re.match(r"MERGE INTO (\w+) t ", statement)) and m.group(1) in self.tables:
+        if (m := re.match(r"(?:INSERT INTO|UPDATE) (\w+) ", statement)) and m.group(1) in self.tables:
             table = m.group(1)
             self._set(self.chunks, table, {**self.chunks.get(table, {}),
-                                           **{r["chunk_id"]: (r["u_doc_id"], r["u_doc_hash"]) for r in rows}})
+                                           **{r["chunk_id"]: (r["doc_id"], r["doc_hash"]) for r in rows}})
             self._set(self.tables, table, len(self.chunks[table]))
 
 
@@ -185,7 +185,7 @@ def test_a_connection_lost_mid_ingest_ends_with_one_line_and_the_next_run_resume
     before = served_state(db, served)
 
     more = first + write_corpus(tmp_path / "more", 6)
-    db.lose(f"MERGE INTO {served[:-1]}", LOSSES[code](), nth=2)  # the second group of new documents
+    db.lose("VALUES (:chunk_id, :doc_id,", LOSSES[code](), nth=2)  # the second group of new documents
     with pytest.raises(StoreUnavailable) as failed:
         IngestPipeline(settings, store, embedder, progress=False).run(docs_of(tmp_path, more))
     message = failed.value.user_message
@@ -230,7 +230,7 @@ def test_rag_ingest_losing_the_oracle_connection_prints_one_line_and_exits_1_the
     db.aliases[ALIAS] = served
     before = served_state(db, served)
     more = first + write_corpus(kb / "more", 6)
-    db.lose(f"MERGE INTO {served[:-1]}", LOSSES["ORA-03113"](), nth=2)
+    db.lose("VALUES (:chunk_id, :doc_id,", LOSSES["ORA-03113"](), nth=2)
     failed = ingest(more)
     assert failed.exit_code == 1, failed.output
     lines = failed.stderr.splitlines()

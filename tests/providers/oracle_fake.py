@@ -11,8 +11,10 @@ Every statement is recorded, so tests also count round trips.
 Each pooled connection is a session of its own for the series writer lock
 (``RAG_SERIES_LOCKS``): ``SELECT ... FOR UPDATE NOWAIT`` / ``WAIT n`` takes the row for
 that session or fails with ORA-00054 / ORA-30006 (``WAIT`` really waits, on a
-condition, so a second thread queues), and the session's commit, rollback, return to the
-pool or ``kill`` (what the server does for a dead client) releases it.
+condition, so a second thread queues), and the session's commit (a DDL's implicit ones too),
+rollback, return to the pool or ``kill`` (what the server does for a dead client) releases it.
+The same rows under ``#ADMIN:<name>`` keys are the administrative lock (``admin_lock``). Each
+session's uncommitted DML is its own: one session's commit or rollback leaves another's alone.
 """
 
 from __future__ import annotations
@@ -48,7 +50,8 @@ class CatalogDb:
         self.columns = {"generation", "parent", "index_params", "retrieval"}
         self.foreign: set[str] = set()  # tables of the schema that are not RAG versions
         self.log: list[tuple[str, Any]] = []
-        self.undo: list[Callable[[], None]] = []
+        self.undo_by_session: dict[int | None, list[Callable[[], None]]] = {}  # each session's open DML
+        self._running = threading.local()  # the session whose statement runs on this thread
         self.failures: dict[str, BaseException] = {}
         self.commits = 0
         self.rowcount: int | None = None  # set by DML whose row count the adapter reads
@@ -99,13 +102,20 @@ class CatalogDb:
         return [(series,)]
 
     # --- transactions -------------------------------------------------------------
-    def commit(self) -> None:
-        self.undo.clear()
+    @property
+    def undo(self) -> list[Callable[[], None]]:
+        """The open transaction's undo list of the session running on this thread: a commit or a
+        rollback of one session leaves another's uncommitted DML alone, as on a server."""
+        return self.undo_by_session.setdefault(getattr(self._running, "session", None), [])
+
+    def commit(self, session: int | None = None) -> None:
+        self.undo_by_session.pop(session, None)
         self.commits += 1
 
-    def rollback(self) -> None:
-        while self.undo:
-            self.undo.pop()()
+    def rollback(self, session: int | None = None) -> None:
+        undo = self.undo_by_session.pop(session, [])
+        while undo:
+            undo.pop()()
 
     def _set(self, mapping: dict[Any, Any], key: Any, value: Any) -> None:
         old = mapping.get(key, _MISSING)
@@ -120,6 +130,7 @@ class CatalogDb:
     # --- statements -----------------------------------------------------------------
     def run(self, statement: str, binds: dict[str, Any], session: int | None = None) -> list[tuple[Any, ...]]:
         self.rowcount = None
+        self._running.session = session
         if statement.startswith("SELECT series FROM RAG_SERIES_LOCKS"):
             return self._lock_row(statement, binds["series"], session)
         for fragment, error in list(self.failures.items()):
@@ -128,11 +139,12 @@ class CatalogDb:
                 raise error
         ddl = statement.startswith(("CREATE", "DROP", "ALTER"))
         if ddl:
-            self.commit()  # Oracle commits before a DDL statement ...
+            self.commit(session)  # Oracle commits before a DDL statement ...
             try:
                 self._ddl(statement)
             finally:
-                self.commit()  # ... and after it, whether it worked or not
+                self.commit(session)  # ... and after it, whether it worked or not
+                self.end_session(session)  # and the commits end the session's row locks
             return []
         return self._dml(statement, binds)
 
@@ -370,6 +382,11 @@ class _Cursor(FakeCursor):
     def _answer(self, statement: str, binds: dict[str, Any]) -> list[tuple[Any, ...]]:
         return list(self.db.run(statement, binds, self.session))
 
+    def executemany(self, statement: str, rows: list[dict[str, Any]], batcherrors: bool = False,
+                    arraydmlrowcounts: bool = False) -> None:
+        self.db._running.session = self.session  # DML a subclass records goes to this session's transaction
+        super().executemany(statement, rows, batcherrors, arraydmlrowcounts)
+
     def _rowcount(self) -> int:
         return self.db.rowcount if self.db.rowcount is not None else len(self.rows)
 
@@ -383,7 +400,7 @@ class _Connection:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.db.rollback()  # a connection goes back to the pool without an open transaction
+        self.db.rollback(self.session)  # a connection goes back to the pool without an open transaction
         self.db.end_session(self.session)
 
     def cursor(self) -> _Cursor:
@@ -391,12 +408,12 @@ class _Connection:
 
     def commit(self) -> None:
         self.db.log.append(("commit", ""))
-        self.db.commit()
+        self.db.commit(self.session)
         self.db.end_session(self.session)
 
     def rollback(self) -> None:
         self.db.log.append(("rollback", ""))
-        self.db.rollback()
+        self.db.rollback(self.session)
         self.db.end_session(self.session)
 
     def ping(self) -> None:

@@ -8,6 +8,7 @@ Round trips are counted on the recording stand-in: every ``execute``, ``executem
 
 from __future__ import annotations
 
+import array
 import types
 from typing import Any
 
@@ -19,10 +20,19 @@ from backend.common.errors import EmbeddingModelMismatch, StoreError, StoreUnava
 from backend.core.types import Chunk, DocumentWrite, FieldFilter, QueryVector
 from backend.providers.oracle_vs import sql
 from backend.providers.oracle_vs.connection import map_error
-from tests.providers.test_oracle_vs import RecordingDb, V1, chunk_row, doc, make_store, registry, when
+from tests.providers.test_oracle_vs import (
+    RecordingCursor,
+    RecordingDb,
+    V1,
+    chunk_row,
+    doc,
+    make_store,
+    registry,
+    when,
+)
 
 
-# --- C3: long chunk text is bound as a CLOB -------------------------------------------------
+# --- C3 / C5: long chunk text is bound as a str, never a CLOB (no temporary LOB per row) -----------
 def _write(text: str) -> RecordingDb:
     db = RecordingDb(registry(V1))
     chunk = Chunk("d1#0", "d1", text, "a.txt", 0)
@@ -30,33 +40,88 @@ def _write(text: str) -> RecordingDb:
     return db
 
 
-def _merge_sizes(db: RecordingDb) -> dict[str, Any]:
-    at = next(i for i, (k, s) in enumerate(db.log) if k == "executemany" and s == sql.merge_chunk_sql("KB_V1"))
+def _sizes_before(db: RecordingDb, statement: str) -> dict[str, Any]:
+    at = next(i for i, (k, s) in enumerate(db.log) if k == "executemany" and s == statement)
     return [s for k, s in db.log[:at] if k == "inputsizes"][-1]
 
 
-@pytest.mark.parametrize("text,clob", [
-    ("a" * 3_999, False),
-    ("é" * 2_000, False),          # 2,000 characters, 4,000 bytes: still a VARCHAR2 bind
-    ("a" * 4_001, True),
-    ("€" * 1_334, True),            # 1,334 characters but 4,002 bytes: what counts is bytes
-    ("漢字" * 6_667, True),          # 40,002 bytes of 3-byte characters
-    ("x" * 40_000, True),
+def _no_lob(db: RecordingDb) -> None:
+    """No bind is declared a CLOB (python-oracledb would create and write a temporary LOB for each row
+    of the ``executemany``: ``var.pyx``), and no LOB is created by hand either."""
+    assert not any(k == "inputsizes" and oracledb.DB_TYPE_CLOB in s.values() for k, s in db.log)
+    assert "createlob" not in [k for k, _ in db.log]
+
+
+@pytest.mark.parametrize("text", [
+    "a" * 3_999,
+    "é" * 2_000,          # 2,000 characters, 4,000 bytes
+    "a" * 4_001,
+    "€" * 1_334,          # 1,334 characters but 4,002 bytes
+    "漢字" * 6_667,        # 40,002 bytes of 3-byte characters
+    "x" * 40_000,
 ])
-def test_text_over_4000_bytes_is_declared_a_clob_in_the_merge(text: str, clob: bool) -> None:
+def test_text_of_any_length_is_bound_as_a_str_into_the_insert(text: str) -> None:
     db = _write(text)
-    sizes = _merge_sizes(db)
-    assert (sizes.get("u_text"), sizes.get("i_text")) == ((oracledb.DB_TYPE_CLOB,) * 2 if clob else (None, None))
-    assert sizes["u_embedding"] is oracledb.DB_TYPE_VECTOR and sizes["i_metadata"] is oracledb.DB_TYPE_JSON
-    rows = db.log[[s for _, s in db.log].index(sql.merge_chunk_sql("KB_V1")) + 1][1]
-    assert rows[0]["u_text"] == rows[0]["i_text"] == text  # the whole text, in the CLOB column slots
+    sizes = _sizes_before(db, sql.insert_chunk_sql("KB_V1"))
+    assert sizes == {"embedding": oracledb.DB_TYPE_VECTOR, "metadata": oracledb.DB_TYPE_JSON}
+    rows = db.log[[s for _, s in db.log].index(sql.insert_chunk_sql("KB_V1")) + 1][1]
+    assert rows[0]["text"] == text and type(rows[0]["text"]) is str  # the whole text, in the CLOB column slot
+    _no_lob(db)
 
 
-def test_one_long_row_declares_clob_for_the_whole_batch() -> None:
+def test_one_5000_byte_chunk_in_a_batch_makes_no_lob_and_splits_insert_from_update() -> None:
+    """C5: a batch of new and stored chunks with one 5,000-byte text: an INSERT of the new ids and an
+    UPDATE of the stored ones, every text a str, no CLOB bind; the rows written are the same ones."""
+    stored = [("d1#0", "old", 0, "text", "a.txt", "x", {}, array.array("f", [0, 0, 0]), "d1")]
+    db = RecordingDb([*registry(V1), when("FROM KB_V1 WHERE doc_id IN (:d0,", stored)])
+    long = "ü" * 2_500  # 5,000 bytes
+    chunks = [Chunk("d1#0", "d1", "short", "a.txt", 0), Chunk("d1#1", "d1", long, "a.txt", 1),
+              Chunk("d1#2", "d1", "short too", "a.txt", 2)]
+    written = make_store(db).write_documents("KB_V1", [DocumentWrite("d1", "h", chunks, np.ones((3, 3), np.float32))])
+    assert written == 3
+    many = {s: db.log[i + 1][1] for i, (k, s) in enumerate(db.log) if k == "executemany"}
+    assert not any(s.startswith("MERGE INTO KB_V1 ") for s in many)
+    inserted, updated = many[sql.insert_chunk_sql("KB_V1")], many[sql.update_chunk_sql("KB_V1")]
+    assert [(r["chunk_id"], r["text"]) for r in inserted] == [("d1#1", long), ("d1#2", "short too")]
+    assert [(r["chunk_id"], r["text"]) for r in updated] == [("d1#0", "short")]
+    assert all(type(r["text"]) is str for r in inserted + updated)
+    for statement in (sql.insert_chunk_sql("KB_V1"), sql.update_chunk_sql("KB_V1")):
+        assert _sizes_before(db, statement) == {"embedding": oracledb.DB_TYPE_VECTOR,
+                                                "metadata": oracledb.DB_TYPE_JSON}
+    _no_lob(db)
+
+
+def test_a_chunk_held_by_another_document_is_updated_after_its_insert_fails() -> None:
+    """A chunk id that moved in from a document outside the write is not in the read that splits the
+    batch: its INSERT fails with ORA-00001 (batcherrors) and the row is updated instead."""
+    db = RecordingDb(registry(V1), batch_errors=[1])
+    original = RecordingCursor.getbatcherrors
+
+    def errors(self: RecordingCursor) -> list[Any]:
+        if self.db.log[-2] != ("executemany", sql.insert_chunk_sql("KB_V1")):
+            return []
+        return [types.SimpleNamespace(offset=1, code=1, message="ORA-00001: unique constraint violated")]
+
+    RecordingCursor.getbatcherrors = errors  # type: ignore[method-assign]
+    try:
+        assert make_store(db).write_documents("KB_V1", [doc("d1", 3)]) == 3
+    finally:
+        RecordingCursor.getbatcherrors = original  # type: ignore[method-assign]
+    updated = db.log[[s for _, s in db.log].index(sql.update_chunk_sql("KB_V1")) + 1][1]
+    assert [r["chunk_id"] for r in updated] == ["d1#1"] and ("commit", "") in db.log
+
+
+def test_long_question_and_summary_text_is_bound_as_a_str() -> None:
+    from tests.providers.test_oracle_enrichment import enriched_doc
+
+    d = enriched_doc()
+    questions = [type(q)(q.question_id, q.chunk_id, "¿" * 2_600) for q in d.questions]
     db = RecordingDb(registry(V1))
-    chunks = [Chunk("d1#0", "d1", "short", "a.txt", 0), Chunk("d1#1", "d1", "ü" * 2_001, "a.txt", 1)]
-    make_store(db).write_documents("KB_V1", [DocumentWrite("d1", "h", chunks, np.ones((2, 3), np.float32))])
-    assert _merge_sizes(db)["u_text"] is oracledb.DB_TYPE_CLOB
+    make_store(db).write_documents("KB_V1", [DocumentWrite(d.doc_id, d.doc_hash, d.chunks, d.vectors, questions,
+                                                           d.question_vectors, d.summaries, d.summary_vectors)])
+    rows = db.log[[s for _, s in db.log].index(sql.insert_question_sql("KB_V1")) + 1][1]
+    assert rows[0]["text"] == "¿" * 2_600
+    _no_lob(db)
 
 
 # --- C4: every expected driver error says what to do ------------------------------------------

@@ -10,6 +10,7 @@ pin what runs in which transaction, with which binds.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import numpy as np
 import pytest
@@ -44,6 +45,8 @@ def statements() -> list[str]:
         for filters in FILTERS.values():
             where, _ = sql.filter_clause(filters)
             out.append(sql.question_search_sql("KB_V1", distance, where))  # type: ignore[arg-type]
+            out.append(sql.question_search_sql("KB_V1", distance, where, approx=True,  # type: ignore[arg-type]
+                                               target_accuracy=95))
             out.append(sql.summary_search_sql("KB_V1", distance, where, 1))  # type: ignore[arg-type]
             out.append(sql.summary_search_sql("KB_V1", distance, where, 2))  # type: ignore[arg-type]
     return out
@@ -55,7 +58,9 @@ def test_every_enrichment_statement_is_valid_oracle_sql(statement: str) -> None:
 
 
 @pytest.mark.parametrize("statement,good,bad", [
-    (sql.question_search_sql("KB_V1", "cosine", "1=1"), "PARTITION BY q.chunk_id", "PARTITION q.chunk_id"),
+    (sql.question_search_sql("KB_V1", "cosine", "1=1"), "PARTITION BY c.chunk_id", "PARTITION c.chunk_id"),
+    (sql.question_search_sql("KB_V1", "cosine", "1=1", approx=True, target_accuracy=90),
+     "FROM KB_V1_QUESTIONS q ORDER BY dist FETCH", "FROM KB_V1_QUESTIONS q ORDER dist FETCH"),
     (sql.question_search_sql("KB_V1", "cosine", "1=1"), ") x WHERE x.rn = 1", ") x WHERE x.rn = = 1"),
     (sql.summary_search_sql("KB_V1", "dot", "1=1", 2), "s.kind IN (:kind0, :kind1)", "s.kind IN (:kind0, :kind1"),
     (sql.enrichment_ddl("KB_V1", 3)[0], "VECTOR(3, FLOAT32)", "VECTOR(3, FLOAT33)"),
@@ -76,14 +81,16 @@ def test_names_are_validated_and_the_metric_is_the_versions() -> None:
         sql.enrichment_ddl("kb; DROP TABLE x", 3)
     with pytest.raises(ValueError):
         sql.enrichment_ddl("KB_V1", 0)
-    assert sql.question_search_sql("KB_V1", "dot", "1=1").count("VECTOR_DISTANCE(q.embedding, :q, DOT)") == 2
+    for approx in (False, True):  # the distance is computed once per question (L4)
+        assert sql.question_search_sql("KB_V1", "dot", "1=1", approx=approx).count("VECTOR_DISTANCE(") == 1
     assert "VECTOR_DISTANCE(s.embedding, :q, EUCLIDEAN)" in sql.summary_search_sql("KB_V1", "euclidean", "1=1", 1)
 
 
 def test_question_search_applies_filters_and_the_acl_to_the_parent_chunk_inside_the_query() -> None:
     row = ("kb#1", "kb", 1, "text", "a.md", "Unused days carry over.", "h", '{"rag_acl": ["group:hr"]}',
            "kb#1?0", "Can I carry days over?", 0.25)
-    db = RecordingDb([*registry(V1, aliases={"KB_ACTIVE": "KB_V1"}), when("FROM KB_V1_QUESTIONS q", [row])])
+    db = RecordingDb([*registry(V1, aliases={"KB_ACTIVE": "KB_V1"}), when("FROM KB_V1_QUESTIONS q", [row]),
+                      when(sql.question_count_sql("KB_V1"), [(1,)])])
     store = make_store(db)
     result = store.search_questions("KB_ACTIVE", Q, 3, [FieldFilter("dept", any_of=("hr",))],
                                     visibility=Visibility.of("bob", ("hr",)))
@@ -96,7 +103,31 @@ def test_question_search_applies_filters_and_the_acl_to_the_parent_chunk_inside_
     assert (result.version, hit.chunk.chunk_id, hit.question_id, hit.question, hit.rank) == (
         "KB_V1", "kb#1", "kb#1?0", "Can I carry days over?", 1)
     assert hit.score == pytest.approx(0.75)  # cosine distance 0.25 -> similarity 0.75
-    assert len(db.statements()) == 2  # resolve, search: one statement each
+    # resolve, approximate search (short: 1 of 3), the questions' count (1 <= depth 12), the exact search
+    assert len(db.statements()) == 4 and "FETCH APPROX" not in statement
+
+
+def test_question_search_is_approximate_over_the_questions_index_and_widens_like_search_plan() -> None:
+    """L4: the HyDE search reads the questions' approximate top k x candidate_factor (the _QVIDX built by
+    finish_load), joins, filters and ranks those only, and widens by the factor while short."""
+    rows = [(f"kb#{i}", "kb", i, "text", "a.md", "t", "h", "{}", f"kb#{i}?0", "q?", 0.1 * i) for i in range(3)]
+    found = {"n": 0}
+
+    def questions(statement: str, binds: dict[str, Any]) -> list[tuple[Any, ...]] | None:
+        if "FROM KB_V1_QUESTIONS q" not in statement:
+            return None
+        found["n"] += 1
+        return rows[:1] if binds.get("depth") == 8 else rows  # short at the first depth
+
+    db = RecordingDb([*registry(V1), questions, when(sql.question_count_sql("KB_V1"), [(1_000,)])])
+    result = make_store(db).search_questions("KB_V1", Q, 2)
+    searches = [(s, db.log[i + 1][1]) for i, (k, s) in enumerate(db.log) if k == "execute" and "KB_V1_QUESTIONS q" in s]
+    approx = sql.question_search_sql("KB_V1", "cosine", "1=1", approx=True, target_accuracy=95)
+    assert [s for s, _ in searches] == [approx, approx]
+    assert [b["depth"] for _, b in searches] == [8, 32]  # k x 4, then x 4 again
+    assert "FROM KB_V1_QUESTIONS q ORDER BY dist FETCH APPROX FIRST :depth ROWS ONLY WITH TARGET ACCURACY 95) c" \
+        in approx
+    assert [h.chunk.chunk_id for h in result.hits] == ["kb#0", "kb#1", "kb#2"][:len(result.hits)]
 
 
 def test_summary_search_binds_kinds_and_checks_them() -> None:
@@ -127,7 +158,7 @@ def test_a_write_replaces_the_documents_enrichment_in_its_transaction() -> None:
     make_store(db).write_documents("KB_V1", [enriched_doc()])
     many = [(s, db.log[i + 1][1]) for i, (k, s) in enumerate(db.log) if k == "executemany"]
     heads = [s.split(" WHERE")[0].split(" USING")[0].split(" (")[0] for s, _ in many]
-    assert heads == ["MERGE INTO KB_V1 t", "MERGE INTO RAG_EMBEDDING_CACHE c", "DELETE FROM KB_V1_QUESTIONS",
+    assert heads == ["INSERT INTO KB_V1", "MERGE INTO RAG_EMBEDDING_CACHE c", "DELETE FROM KB_V1_QUESTIONS",
                      "DELETE FROM KB_V1_SUMMARIES", "DELETE FROM KB_V1_QUESTIONS", "INSERT INTO KB_V1_QUESTIONS",
                      "INSERT INTO KB_V1_SUMMARIES"]
     questions = next(rows for s, rows in many if s.startswith("INSERT INTO KB_V1_QUESTIONS"))

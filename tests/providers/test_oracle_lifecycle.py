@@ -49,7 +49,7 @@ def test_the_guard_locks_and_bumps_before_it_checks_and_before_any_write() -> No
     catalog_store(db).write_documents("KB_V1", [doc("d1", 2)])
     executed = db.statements()
     assert executed[:2] == [sql.BUMP_GENERATION_SQL, sql.PROTECTED_ONE_SQL]
-    assert executed.index(sql.merge_chunk_sql("KB_V1")) > 1
+    assert executed.index(sql.insert_chunk_sql("KB_V1")) > 1
     assert db.versions["KB_V1"][8] == 1 and db.commits >= 1
 
 
@@ -242,14 +242,18 @@ def test_create_version_builds_no_vector_index_finish_load_builds_it_once_after_
     store.write_documents("KB_V1", [doc("d1", 1)])
     store.finish_load("KB_V1")
     hnsw = sql.vector_index_ddl("KB_V1", "cosine", store._settings.vector_index)
-    assert db.statements()[-3:-1] == ["DROP INDEX IF EXISTS KB_V1_VIDX", hnsw]
+    questions = sql.question_vector_index_ddl("KB_V1", "cosine", store._settings.vector_index)
+    built = db.statements()[-10:-1]
+    assert built[:4] == ["DROP INDEX IF EXISTS KB_V1_VIDX", hnsw, "DROP INDEX IF EXISTS KB_V1_QVIDX", questions]
+    assert "KB_V1_QVIDX" in db.indexes and db.indexes["KB_V1_QVIDX"][0] == "KB_V1_QUESTIONS"
+    assert built[4:] == [sql.OPTIMIZE_TEXT_INDEX_SQL, sql.OPTIMIZE_TEXT_INDEX_SQL] + [sql.GATHER_TABLE_STATS_SQL] * 3
     assert json.loads(db.versions["KB_V1"][10])["built_generation"] == 1
     before = len(db.statements())
     store.finish_load("KB_V1")  # idempotent: valid index at this generation
     assert not any(s.startswith(("CREATE", "DROP")) for s in db.statements()[before:])
     store.write_documents("KB_V1", [doc("d2", 1)])
     store.finish_load("KB_V1")  # rows changed since: rebuilt
-    assert db.statements()[-2] == hnsw
+    assert hnsw in db.statements()[-10:] and questions in db.statements()[-10:]
 
 
 def test_ivf_is_built_from_the_versions_recorded_spec_not_the_current_settings() -> None:
@@ -262,6 +266,8 @@ def test_ivf_is_built_from_the_versions_recorded_spec_not_the_current_settings()
     later.finish_load("KB_V1")
     built = [s for s in db.statements() if s.startswith("CREATE VECTOR INDEX")]
     assert built == ["CREATE VECTOR INDEX KB_V1_VIDX ON KB_V1 (embedding) ORGANIZATION NEIGHBOR PARTITIONS "
+                     "DISTANCE COSINE WITH TARGET ACCURACY 95 PARAMETERS (TYPE IVF, NEIGHBOR PARTITIONS 64)",
+                     "CREATE VECTOR INDEX KB_V1_QVIDX ON KB_V1_QUESTIONS (embedding) ORGANIZATION NEIGHBOR PARTITIONS "
                      "DISTANCE COSINE WITH TARGET ACCURACY 95 PARAMETERS (TYPE IVF, NEIGHBOR PARTITIONS 64)"]
 
 
@@ -390,3 +396,23 @@ def test_a_version_registered_before_stamps_reads_as_unstamped() -> None:
     store = catalog_store(db)
     assert store.get_version("KB_OLD").retrieval is None
     assert store.resolve_retrieval("KB_OLD") == ("KB_OLD", None)
+
+
+def test_finish_load_optimizes_the_text_indexes_and_gathers_statistics_with_bound_names() -> None:
+    """L5: after the load, CTX_DDL.OPTIMIZE_INDEX (FULL) on the Text and JSON search indexes and
+    DBMS_STATS.GATHER_TABLE_STATS on the chunk, question and summary tables, names bound; a refused
+    call is advisory (logged), the load still finishes."""
+    db = CatalogDb()
+    store = catalog_store(db)
+    store.create_version(spec("KB_V1"))
+    db.tables["KB_V1"] = 100
+    store.write_documents("KB_V1", [doc("d1", 1)])
+    db.fail("GATHER_TABLE_STATS", ora(20000, "ORA-20000: insufficient privileges to analyze an object"))
+    store.finish_load("KB_V1")
+    calls = [(s, db.log[i + 1][1]) for i, (k, s) in enumerate(db.log) if k == "execute" and s.startswith("BEGIN ")]
+    assert calls == [(sql.OPTIMIZE_TEXT_INDEX_SQL, {"idx_name": "KB_V1_TIDX"}),
+                     (sql.OPTIMIZE_TEXT_INDEX_SQL, {"idx_name": "KB_V1_MIDX"}),
+                     (sql.GATHER_TABLE_STATS_SQL, {"tabname": "KB_V1"}),
+                     (sql.GATHER_TABLE_STATS_SQL, {"tabname": "KB_V1_QUESTIONS"}),
+                     (sql.GATHER_TABLE_STATS_SQL, {"tabname": "KB_V1_SUMMARIES"})]
+    assert json.loads(db.versions["KB_V1"][10])["built_generation"] == 1

@@ -77,6 +77,8 @@ def test_the_lock_tables_are_catalog_tables() -> None:
 
 def test_a_pool_of_one_connection_is_refused_before_anything_is_locked() -> None:
     db = CatalogDb()
-    with pytest.raises(ConfigError, match="store.oracle.pool_max must be at least 2"):
+    with pytest.raises(ConfigError, match="store.oracle.pool_max must be at least 3"):
         catalog_store(db, pool_max=1).lock_series("KB", HOLDER)
+    with pytest.raises(ConfigError, match="store.oracle.pool_max must be at least 3"):
+        catalog_store(db, pool_max=2).lock_series("KB", HOLDER)  # lock + admin lock + work (L3)
     assert db.statements() == []

@@ -89,26 +89,25 @@ def test_alias_view_is_one_create_or_replace_statement() -> None:
     )
 
 
-def test_merge_upserts_by_chunk_id_binding_values_into_column_slots_once_each() -> None:
-    merge = sql.merge_chunk_sql("KB_V1")
-    assert merge == (
-        "MERGE INTO KB_V1 t USING (SELECT :chunk_id AS chunk_id FROM SYS.DUAL) s ON (t.chunk_id = s.chunk_id) "
-        "WHEN MATCHED THEN UPDATE SET t.doc_id = :u_doc_id, t.doc_hash = :u_doc_hash, t.chunk_index = :u_chunk_index, "
-        "t.chunk_type = :u_chunk_type, t.source = :u_source, t.text = :u_text, t.content_hash = :u_content_hash, "
-        "t.metadata = :u_metadata, t.embedding = :u_embedding "
-        "WHEN NOT MATCHED THEN INSERT (chunk_id, doc_id, doc_hash, chunk_index, chunk_type, source, text, "
-        "content_hash, metadata, embedding) VALUES (s.chunk_id, :i_doc_id, :i_doc_hash, :i_chunk_index, "
-        ":i_chunk_type, :i_source, :i_text, :i_content_hash, :i_metadata, :i_embedding)")
-    names = re.findall(r":(\w+)", merge)
-    assert len(names) == len(set(names)) == 19
+def test_chunks_are_inserted_or_updated_by_chunk_id_binding_values_into_column_slots() -> None:
+    assert sql.insert_chunk_sql("KB_V1") == (
+        "INSERT INTO KB_V1 (chunk_id, doc_id, doc_hash, chunk_index, chunk_type, source, text, content_hash, "
+        "metadata, embedding) VALUES (:chunk_id, :doc_id, :doc_hash, :chunk_index, :chunk_type, :source, :text, "
+        ":content_hash, :metadata, :embedding)")
+    assert sql.update_chunk_sql("KB_V1") == (
+        "UPDATE KB_V1 SET doc_id = :doc_id, doc_hash = :doc_hash, chunk_index = :chunk_index, "
+        "chunk_type = :chunk_type, source = :source, text = :text, content_hash = :content_hash, "
+        "metadata = :metadata, embedding = :embedding WHERE chunk_id = :chunk_id")
 
 
-def test_merge_binds_name_every_placeholder_of_the_statement() -> None:
+def test_chunk_binds_name_every_placeholder_of_both_statements() -> None:
     row = {"chunk_id": "c1", "doc_id": "d", "doc_hash": "h", "chunk_index": 0, "chunk_type": "text", "source": "s",
            "text": "t", "content_hash": "ch", "metadata": {"a": 1}, "embedding": None, "embed_hash": "x"}
-    binds = sql.merge_binds(row)
-    assert set(binds) == set(re.findall(r":(\w+)", sql.merge_chunk_sql("KB_V1")))
-    assert (binds["u_text"], binds["i_metadata"]) == ("t", {"a": 1})
+    binds = sql.chunk_binds(row)
+    for statement in (sql.insert_chunk_sql("KB_V1"), sql.update_chunk_sql("KB_V1")):
+        names = re.findall(r":(\w+)", statement)
+        assert set(binds) == set(names) and len(names) == len(set(names)) == 10
+    assert (binds["text"], binds["metadata"]) == ("t", {"a": 1})
 
 
 @pytest.mark.parametrize("distance,metric", DISTANCES)
@@ -177,7 +176,8 @@ def test_no_filters_is_always_true() -> None:
     lambda bad: sql.metadata_index_ddl(bad),
     lambda bad: sql.alias_view_ddl(bad, "KB_V1"),
     lambda bad: sql.alias_view_ddl("KB_ACTIVE", bad),
-    lambda bad: sql.merge_chunk_sql(bad),
+    lambda bad: sql.insert_chunk_sql(bad),
+    lambda bad: sql.update_chunk_sql(bad),
     lambda bad: sql.dense_search_sql(bad, "cosine", "1=1", approx=True),
     lambda bad: sql.lexical_search_sql(bad, "1=1"),
     lambda bad: sql.drop_version_ddl(bad),

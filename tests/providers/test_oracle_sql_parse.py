@@ -72,6 +72,13 @@ GRAMMAR = (
                r"PARAMETERS \('SYNC \(ON COMMIT\) STOPLIST CTXSYS\.EMPTY_STOPLIST'\)"),
     re.compile(rf"CREATE SEARCH INDEX (?P<i>{_NAME})_MIDX ON (?P=i) \(metadata\) FOR JSON "
                r"PARAMETERS \('SYNC \(ON COMMIT\)'\)"),
+    re.compile(rf"CREATE VECTOR INDEX (?P<i>{_NAME})_QVIDX ON (?P=i)_QUESTIONS \(embedding\) "
+               r"ORGANIZATION (INMEMORY NEIGHBOR GRAPH|NEIGHBOR PARTITIONS) "
+               r"DISTANCE (COSINE|DOT|EUCLIDEAN) WITH TARGET ACCURACY \d{1,3} "
+               r"PARAMETERS \(TYPE (HNSW, NEIGHBORS \d+, EFCONSTRUCTION \d+|IVF, NEIGHBOR PARTITIONS \d+)\)"),
+    # PL/SQL blocks (sqlglot parses SQL only): the after-load calls, every argument bound or a keyword
+    re.compile(r"BEGIN CTX_DDL\.OPTIMIZE_INDEX\(:idx_name, 'FULL'\); END;"),
+    re.compile(r"BEGIN DBMS_STATS\.GATHER_TABLE_STATS\(USER, :tabname\); END;"),
     # ALTER SESSION: sqlglot keeps it as a Command; DDL_LOCK_TIMEOUT takes 0..1000000 seconds
     re.compile(r"ALTER SESSION SET DDL_LOCK_TIMEOUT = (0|[1-9]\d{0,5}|1000000)"),
 )
@@ -112,7 +119,7 @@ def _shim(statement: str) -> str:
 def check(statement: str) -> str:
     """Raise ``SqlCheckError`` unless ``statement`` is valid Oracle 23ai SQL (within the gaps above).
     Returns how it was checked."""
-    if statement.startswith(("CREATE VECTOR INDEX", "CREATE SEARCH INDEX", "ALTER SESSION")) \
+    if statement.startswith(("CREATE VECTOR INDEX", "CREATE SEARCH INDEX", "ALTER SESSION", "BEGIN ")) \
             or "INDEXTYPE IS" in statement:
         if not any(g.fullmatch(statement) for g in GRAMMAR):
             raise SqlCheckError(f"not a valid index statement: {statement}")
@@ -145,7 +152,9 @@ def builder_statements() -> Iterator[str]:
         yield sql.drop_index_ddl(f"{name}_TIDX", force=True)
         yield sql.drop_index_ddl(f"{name}_VIDX")
         yield sql.alias_view_ddl("KB_ACTIVE", name)
-        yield sql.merge_chunk_sql(name)
+        yield sql.insert_chunk_sql(name)
+        yield sql.question_count_sql(name)
+        yield sql.update_chunk_sql(name)
         yield sql.delete_chunk_sql(name)
         yield sql.delete_document_sql(name)
         yield sql.document_hashes_sql(name)
@@ -164,14 +173,15 @@ def builder_statements() -> Iterator[str]:
     yield sql.cached_vectors_sql(500)
     yield from (sql.FIND_VERSION_SQL, sql.RESOLVE_TARGET_SQL, sql.PROTECTED_SQL, sql.PROTECTED_ONE_SQL,
                 sql.BUMP_GENERATION_SQL, sql.INDEX_STATUS_SQL, sql.TABLE_COLUMNS_SQL, sql.CATALOG_COLUMNS_SQL)
+    yield from (sql.OPTIMIZE_TEXT_INDEX_SQL, sql.GATHER_TABLE_STATS_SQL)
     yield from (ddl_lock_timeout_sql(0), ddl_lock_timeout_sql(30), ddl_lock_timeout_sql(1_000_000))
     yield from (series_lock.REGISTER_SQL, series_lock.SAY_HOLDER_SQL, series_lock.HOLDER_SQL,
                 series_lock.FORGET_HOLDER_SQL, series_lock.lock_sql(0), series_lock.lock_sql(1800))
     for distance in DISTANCES:
         for settings in INDEXES.values():
             ddl = sql.vector_index_ddl("KB_V1", distance, settings)  # type: ignore[arg-type]
-            if ddl:
-                yield ddl
+            qddl = sql.question_vector_index_ddl("KB_V1", distance, settings)  # type: ignore[arg-type]
+            yield from (d for d in (ddl, qddl) if d)
         for filters in FILTERS.values():
             where, _ = sql.filter_clause(filters)
             yield sql.count_matching_sql("KB_V1", where)
@@ -297,8 +307,8 @@ def test_a_typo_in_a_search_fails_the_check(good: str, bad: str) -> None:
     (sql.metadata_index_ddl("KB_V1"), "FOR JSON", "FOR JSN"),
     (sql.version_table_ddl("KB_V1", 3), "VECTOR(3, FLOAT32)", "VECTOR(3, FLOAT23)"),
     (sql.version_table_ddl("KB_V1", 3), "NUMBER(10) NOT NULL,", "NUMBER(10) NOT NULL"),
-    (sql.merge_chunk_sql("KB_V1"), "ON (t.chunk_id = s.chunk_id)", "ON (t.chunk_id = s.chunk_id"),
-    (sql.merge_chunk_sql("KB_V1"), "UPDATE SET t.doc_id", "UPDATE SET t.doc_id t.x"),
+    (sql.insert_chunk_sql("KB_V1"), "embedding) VALUES (:chunk_id,", "embedding) VALUES :chunk_id,"),
+    (sql.update_chunk_sql("KB_V1"), "SET doc_id = :doc_id,", "SET doc_id = :doc_id doc_hash,"),
     (sql.BUMP_GENERATION_SQL, "INTO :r_model, :r_dimension", "INTO :r_model"),
     (sql.PROTECTED_SQL, "UNION ALL", "UNION ALL ALL"),
     (sql.counts_sql("KB_V1"), "GETLENGTH(text)), 0) +", "GETLENGTH(text), 0) +"),

@@ -192,20 +192,19 @@ def chunk_row(chunk_id: str, dist: float) -> tuple[Any, ...]:
     return (chunk_id, "d1", 0, "text", "a.txt", "body", "ch", {"tags": ["hr"]}, dist)
 
 
-def test_write_merges_float32_vectors_with_batcherrors_and_commits_once() -> None:
+def test_write_inserts_float32_vectors_with_batcherrors_and_commits_once() -> None:
     db = RecordingDb(registry(V1))
     written = make_store(db).write_documents("KB_V1", [doc("d1", 2)])
     assert written == 2
-    merges = [i for i, (k, s) in enumerate(db.log) if k == "executemany" and s.startswith("MERGE INTO KB_V1 t")]
-    assert len(merges) == 1
-    rows = db.log[merges[0] + 1][1]
+    inserts = [i for i, (k, s) in enumerate(db.log) if k == "executemany" and s == sql.insert_chunk_sql("KB_V1")]
+    assert len(inserts) == 1 and not any(s.startswith("UPDATE KB_V1 ") for s in db.statements("executemany"))
+    rows = db.log[inserts[0] + 1][1]
     assert [r["chunk_id"] for r in rows] == ["d1#0", "d1#1"]
-    vector = rows[1]["u_embedding"]
-    assert isinstance(vector, array.array) and vector.typecode == "f" and rows[1]["i_embedding"] is vector
+    vector = rows[1]["embedding"]
+    assert isinstance(vector, array.array) and vector.typecode == "f"
     assert list(vector) == pytest.approx([0.3, 0.4, 0.5])
-    assert (rows[0]["u_text"], rows[0]["i_metadata"], rows[0]["u_chunk_index"]) == ("text 0", {}, 0)
-    assert ("inputsizes", {"u_embedding": oracledb.DB_TYPE_VECTOR, "u_metadata": oracledb.DB_TYPE_JSON,
-                           "i_embedding": oracledb.DB_TYPE_VECTOR, "i_metadata": oracledb.DB_TYPE_JSON}) in db.log
+    assert (rows[0]["text"], rows[0]["metadata"], rows[0]["chunk_index"]) == ("text 0", {}, 0)
+    assert ("inputsizes", {"embedding": oracledb.DB_TYPE_VECTOR, "metadata": oracledb.DB_TYPE_JSON}) in db.log
     assert [k for k, _ in db.log].count("commit") == 1 and ("rollback", "") not in db.log
 
 
@@ -223,7 +222,8 @@ def test_chunks_dropped_from_a_document_are_deleted_in_the_same_transaction() ->
     assert make_store(db).write_documents("KB_V1", [doc("d1", 2)]) == 2
     kinds = [(k, s.split(" WHERE")[0] if isinstance(s, str) else "") for k, s in db.log
              if k in ("executemany", "commit")]
-    assert kinds == [("executemany", "DELETE FROM KB_V1"), ("executemany", sql.merge_chunk_sql("KB_V1")),
+    assert kinds == [("executemany", "DELETE FROM KB_V1"),
+                     ("executemany", sql.update_chunk_sql("KB_V1").split(" WHERE")[0]),
                      ("executemany", sql.MERGE_CACHE_SQL), ("commit", "")]
     deleted = db.log[[k for k, _ in db.log].index("executemany") + 1][1]
     assert deleted == [{"chunk_id": "d1#2"}]

@@ -32,6 +32,7 @@ from backend.core.model_stamp import same_model
 from backend.core.types import AliasChange, IndexVersion, VersionSpec
 from backend.providers.oracle_vs import sql
 from backend.providers.oracle_vs.connection import RESUMES, OracleConnector
+from backend.providers.oracle_vs.admin_lock import admin_lock
 
 log = structlog.get_logger(__name__)
 _INSERT_VERSION = (
@@ -230,6 +231,14 @@ class OracleIndexAdmin:
 
     # --- versions ------------------------------------------------------------------
     def create_version(self, spec: VersionSpec) -> IndexVersion:
+        """Under the admin lock of the name and of the parent (``admin_lock``: no concurrent create,
+        finish, drop or rotation of either; no drop of the parent while its rows are copied)."""
+        name = sql.oracle_name(spec.name, "index_name")
+        parent = sql.oracle_name(spec.parent, "parent version") if spec.parent else None
+        with admin_lock(self._db, f"creating version {name}", versions=(name, parent)):
+            return self._create_version(spec)
+
+    def _create_version(self, spec: VersionSpec) -> IndexVersion:
         """DDL first (each statement commits by itself), then one transaction that empties whatever a
         crashed run left in the table, copies the parent's rows and inserts the registry row: a version
         is registered with all its rows or not at all, and a second call completes a crashed one."""
@@ -251,8 +260,8 @@ class OracleIndexAdmin:
             cur = con.cursor()
             # a crashed create_version's table that no registry row claims: its VECTOR column may have
             # another dimension (CREATE TABLE IF NOT EXISTS would keep it), so it goes, with its own
-            # question and summary tables, and is created anew. Asked again just before the drop; the
-            # ingest creates versions under the series lock, so no concurrent creator registers it meanwhile
+            # question and summary tables, and is created anew. Asked again just before the drop; creation
+            # runs under the admin lock of the name, so no concurrent creator registers it meanwhile
             if debris and self._find_version(cur, name) is None:
                 log.warning("store.version_debris_dropped", version=name)
                 for ddl in (*sql.drop_enrichment_ddl(name), sql.drop_version_ddl(name)):
@@ -390,36 +399,67 @@ class OracleIndexAdmin:
                 cur.execute(sql.drop_index_ddl(index, force=True))
             execute_ddl(cur, ddl)
 
+    def _after_load(self, cur: Any, name: str) -> None:
+        """Once the rows are in (L5): the Text and JSON search indexes, synced on each commit of the load's
+        small batches, are optimized (``CTX_DDL.OPTIMIZE_INDEX`` ``FULL``), and statistics are gathered
+        on the chunk, question and summary tables (``DBMS_STATS.GATHER_TABLE_STATS``, indexes included).
+        Each is advisory: a refusal (a missing ``EXECUTE`` on ``CTX_DDL``) is logged, not raised."""
+        import oracledb
+
+        calls: list[tuple[str, dict[str, str]]] = []
+        if self._settings.lexical_index:
+            calls.append((sql.OPTIMIZE_TEXT_INDEX_SQL, {"idx_name": sql.index_names(name)[1]}))
+        if self._settings.metadata_index:
+            calls.append((sql.OPTIMIZE_TEXT_INDEX_SQL, {"idx_name": sql.metadata_index_name(name)}))
+        calls += [(sql.GATHER_TABLE_STATS_SQL, {"tabname": table}) for table in sql.stats_tables(name)]
+        for statement, binds in calls:
+            try:
+                cur.execute(statement, binds)
+            except oracledb.DatabaseError as exc:
+                log.warning("store.after_load_skipped", version=name, call=statement.split("(")[0][6:],
+                            target=next(iter(binds.values())), error=str(exc).strip()[:200])
+
     def finish_load(self, version: str) -> None:
+        """Under the admin lock of the version: a second call waits, then finds the index built and
+        changes nothing (no DROP INDEX racing CREATE VECTOR INDEX)."""
+        name = sql.oracle_name(version, "index_name")
+        with admin_lock(self._db, f"finishing the load of {name}", versions=(name,)):
+            self._finish_load(name)
+
+    def _finish_load(self, version: str) -> None:
         """Build the version's vector index now that its rows are in, from the spec recorded when the
         version was created (HNSW or IVF; nothing for ``none``), and repair a failed text or JSON
         index. Building after the load keeps every ingested vector out of the HNSW journal and gives
         IVF centroids trained on the real rows, so the candidate is evaluated with the index it will
-        serve with. A valid index already built at the version's present generation is kept, so a
-        second call changes nothing."""
+        serve with. The same index is built on the version's questions (HyDE search, L4); then the
+        Text indexes are optimized and statistics gathered (``_after_load``, L5). A valid index
+        already built at the version's present generation is kept, so a second call changes nothing
+        (with ``none`` the first call at a generation still optimizes and gathers statistics)."""
         name = sql.oracle_name(version, "index_name")
         with self._db.snapshot(f"finishing the load of {name}") as con:
             cur = con.cursor()
             row = self._version_row(cur, name)
-            status = self._index_status(cur, name)
+            status = {**self._index_status(cur, name), **self._index_status(cur, sql.questions_table(name))}
             cur.execute(sql.row_count_sql(name))  # the count only: no per-row text or metadata length
             chunks = int(cur.fetchone()[0])
         spec = row.vector_index(self._settings.vector_index)
-        vidx = sql.index_names(name)[0]
-        built = (row.index_params or {}).get("built_generation")
+        built = (row.index_params or {}).get("built_generation") == row.generation
+        indexes = [(index, ddl) for index, ddl in (
+            (sql.index_names(name)[0], sql.vector_index_ddl(name, row.distance, spec)),  # type: ignore[arg-type]
+            (sql.question_vector_index_name(name), sql.question_vector_index_ddl(name, row.distance, spec)),  # type: ignore[arg-type]
+        ) if ddl is not None and not (built and index in status and _usable(*status[index]))]
         with self._db.connection(f"building the indexes of {name}", then=RESUMES) as con:
             cur = con.cursor()
             self._ensure_domain_indexes(cur, name)
-            ddl = sql.vector_index_ddl(name, row.distance, spec)  # type: ignore[arg-type]
-            if ddl is None:
-                return
-            if vidx in status and _usable(*status[vidx]) and built == row.generation:
+            if built and not indexes:
                 return
             if chunks == 0:
                 log.info("store.vector_index_deferred", version=name, reason="no rows yet")
                 return
-            cur.execute(sql.drop_index_ddl(vidx))
-            cur.execute(ddl)
+            for index, ddl in indexes:
+                cur.execute(sql.drop_index_ddl(index))
+                cur.execute(ddl)
+            self._after_load(cur, name)
             params = {**json.loads(index_params(spec)), "built_generation": row.generation}
             cur.execute("UPDATE RAG_VERSIONS SET index_params = :params WHERE name = :name",
                         {"params": json.dumps(params, sort_keys=True), "name": name})
@@ -441,6 +481,13 @@ class OracleIndexAdmin:
             return [self._to_version(cur, r) for r in rows]
 
     def drop_version(self, name: str) -> None:
+        """Under the admin lock of the version: no rotation can target it between the protection
+        check and the drop (the first DDL commits, so no lock of the dropping session would last)."""
+        name = sql.oracle_name(name, "index_name")
+        with admin_lock(self._db, f"dropping version {name}", versions=(name,)):
+            self._drop_version(name)
+
+    def _drop_version(self, name: str) -> None:
         """The table first (DDL commits by itself), then the registry row: a failed ``DROP`` leaves a
         registered version to drop again, never a table no registry row knows about."""
         name = sql.oracle_name(name, "index_name")
@@ -470,6 +517,16 @@ class OracleIndexAdmin:
     # --- aliases -------------------------------------------------------------------
     def point_alias(self, alias: str, version: str, *, reason: str = "", forced: bool = False,
                     expected_generation: int | None = None) -> AliasChange:
+        """Under the admin lock of the alias and the version: ``previous`` is read by the only rotation
+        of the alias in flight, and the version cannot be dropped or rebuilt meanwhile."""
+        alias = sql.oracle_name(alias, "alias name")
+        version = sql.oracle_name(version, "index_name")
+        with admin_lock(self._db, f"pointing alias {alias} at {version}", aliases=(alias,), versions=(version,)):
+            return self._point_alias(alias, version, reason=reason, forced=forced,
+                                     expected_generation=expected_generation)
+
+    def _point_alias(self, alias: str, version: str, *, reason: str = "", forced: bool = False,
+                     expected_generation: int | None = None) -> AliasChange:
         alias = sql.oracle_name(alias, "alias name")
         version = sql.oracle_name(version, "index_name")
         view_ddl = sql.alias_view_ddl(alias, version)
@@ -534,20 +591,25 @@ class OracleIndexAdmin:
         )
 
     def rollback_alias(self, alias: str, *, reason: str = "rollback", forced: bool = False) -> AliasChange:
-        """Point ``alias`` back at the version it served before its latest change."""
-        history = self.alias_history(alias)
-        if not history:
-            raise AliasNotFound(f"alias {alias} has no history to roll back", alias=alias)
-        previous = history[0].previous
-        if previous is None:
-            raise StoreError(f"alias {alias} has no previous version: {history[0].version} was its first",
-                             alias=alias)
-        return self.point_alias(alias, previous, reason=reason, forced=forced)
+        """Point ``alias`` back at the version it served before its latest change; the history is read
+        under the alias's admin lock, so no rotation lands between the read and the rollback."""
+        alias = sql.oracle_name(alias, "alias name")
+        with admin_lock(self._db, f"rolling back alias {alias}", aliases=(alias,)) as lock:
+            history = self.alias_history(alias)
+            if not history:
+                raise AliasNotFound(f"alias {alias} has no history to roll back", alias=alias)
+            previous = history[0].previous
+            if previous is None:
+                raise StoreError(f"alias {alias} has no previous version: {history[0].version} was its first",
+                                 alias=alias)
+            lock.add(previous)
+            return self._point_alias(alias, previous, reason=reason, forced=forced)
 
     def drop_alias(self, alias: str) -> None:
         """Remove an alias and its view (its history stays, for the record)."""
         alias = sql.oracle_name(alias, "alias name")
-        with self._db.transaction(f"dropping alias {alias}") as con:
+        with admin_lock(self._db, f"dropping alias {alias}", aliases=(alias,)), \
+                self._db.transaction(f"dropping alias {alias}") as con:
             cur = con.cursor()
             cur.execute("DELETE FROM RAG_ALIASES WHERE alias_name = :alias", {"alias": alias})
             if cur.rowcount == 0:

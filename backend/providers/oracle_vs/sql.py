@@ -242,8 +242,20 @@ def doc_index_ddl(version: str) -> str:
 
 def vector_index_ddl(version: str, distance: Distance, settings: OracleVectorIndexSettings) -> str | None:
     """HNSW (in-memory graph) or IVF (neighbor partitions) index; None for ``none``."""
-    t = _t(version)
-    vidx, _ = index_names(version)
+    return _vector_index_ddl(index_names(version)[0], _t(version), distance, settings)
+
+
+def question_vector_index_name(version: str) -> str:
+    return f"{_t(version)}_QVIDX"
+
+
+def question_vector_index_ddl(version: str, distance: Distance, settings: OracleVectorIndexSettings) -> str | None:
+    """The same index as the chunks' (type, metric, parameters) on ``{V}_QUESTIONS(embedding)``, for
+    the HyDE search's ``FETCH APPROX`` (L4); None for ``none``."""
+    return _vector_index_ddl(question_vector_index_name(version), questions_table(version), distance, settings)
+
+
+def _vector_index_ddl(vidx: str, t: str, distance: Distance, settings: OracleVectorIndexSettings) -> str | None:
     head = f"CREATE VECTOR INDEX {vidx} ON {t} (embedding)"
     tail = f"DISTANCE {metric(distance)} WITH TARGET ACCURACY {int(settings.target_accuracy)}"
     if settings.type == "hnsw":
@@ -271,6 +283,18 @@ def text_index_ddl(version: str) -> str:
             "PARAMETERS ('SYNC (ON COMMIT) STOPLIST CTXSYS.EMPTY_STOPLIST')")
 
 
+#: After a load (``finish_load``, L5): a Text or JSON search index synced on every commit of small
+#: batches is fragmented until optimized, and the optimizer has no statistics on tables filled after
+#: their creation. PL/SQL calls, the index or table name a bound argument.
+OPTIMIZE_TEXT_INDEX_SQL = "BEGIN CTX_DDL.OPTIMIZE_INDEX(:idx_name, 'FULL'); END;"
+GATHER_TABLE_STATS_SQL = "BEGIN DBMS_STATS.GATHER_TABLE_STATS(USER, :tabname); END;"
+
+
+def stats_tables(version: str) -> tuple[str, str, str]:
+    """The tables a load fills: the version's chunks, questions and summaries."""
+    return _t(version), questions_table(version), summaries_table(version)
+
+
 def drop_version_ddl(version: str) -> str:
     return f"DROP TABLE IF EXISTS {_t(version)} PURGE"
 
@@ -292,8 +316,9 @@ def enrichment_ddl(version: str, dimension: int) -> list[str]:
     """The version's question table (one row and vector per hypothetical question, linked to
     its parent chunk) and summary table (page and document summaries together: both are
     distilled text, so their scores compare), each with a ``doc_id`` index so a document's
-    rows are replaced and deleted with its chunks. Searched exactly: they are small next to
-    the chunks (a few rows per chunk, a few per document)."""
+    rows are replaced and deleted with its chunks. Questions are several per chunk, so
+    ``finish_load`` builds the version's vector index on them too (``question_vector_index_ddl``);
+    summaries (a few per document) are searched exactly."""
     if not isinstance(dimension, int) or not 1 <= dimension <= 65535:
         raise ValueError(f"vector dimension must be an integer in 1..65535, got {dimension!r}")
     q, s = questions_table(version), summaries_table(version)
@@ -387,21 +412,38 @@ def doc_enrichment_sql(version: str, count: int = 1) -> str:
             f"doc_id FROM {summaries_table(version)} WHERE doc_id IN ({marks})")
 
 
-def question_search_sql(version: str, distance: Distance, where: str) -> str:
-    """Top ``:k`` distinct parent chunks by their best question, exact. The filter (over alias
-    ``t``, the chunk table) applies to the parent chunk inside the query, so a hidden chunk's
-    questions never take a slot; ``ROW_NUMBER`` keeps each chunk's best question only."""
+def question_search_sql(version: str, distance: Distance, where: str, *, approx: bool = False,
+                        target_accuracy: int | None = None) -> str:
+    """Top ``:k`` distinct parent chunks by their best question. The filter (over alias ``t``, the
+    chunk table) applies to the parent chunk inside the query, so a hidden chunk's questions never
+    take a slot; ``ROW_NUMBER`` keeps each chunk's best question only. The distance is computed once
+    per question, in the inner select, and the window orders by it.
+
+    ``approx``: the inner select is the questions' top ``:depth`` by ``FETCH APPROX`` (the version's
+    ``_QVIDX``, L4), the join, filter and window over those candidates only; the caller widens
+    ``:depth`` while fewer than ``k`` chunks come back, and ends with the exact form (no ``:depth``)."""
     t = _t(version)
     m = metric(distance)
     cols = ", ".join(c.strip() for c in CHUNK_COLUMNS.split(","))
+    if approx:
+        accuracy = f" WITH TARGET ACCURACY {int(target_accuracy)}" if target_accuracy is not None else ""
+        fetch = f" ORDER BY dist FETCH APPROX FIRST :depth ROWS ONLY{accuracy}"
+    else:
+        fetch = ""
     return (
         f"SELECT {cols}, question_id, question_text, dist FROM ("
-        f"SELECT {_cols('t')}, q.question_id AS question_id, q.text AS question_text, "
-        f"VECTOR_DISTANCE(q.embedding, :q, {m}) AS dist, ROW_NUMBER() OVER (PARTITION BY q.chunk_id "
-        f"ORDER BY VECTOR_DISTANCE(q.embedding, :q, {m}), q.question_id) AS rn "
-        f"FROM {questions_table(t)} q JOIN {t} t ON t.chunk_id = q.chunk_id WHERE {where}"
+        f"SELECT {_cols('t')}, c.question_id AS question_id, c.question_text AS question_text, c.dist AS dist, "
+        "ROW_NUMBER() OVER (PARTITION BY c.chunk_id ORDER BY c.dist, c.question_id) AS rn FROM ("
+        f"SELECT q.question_id AS question_id, q.chunk_id AS chunk_id, q.text AS question_text, "
+        f"VECTOR_DISTANCE(q.embedding, :q, {m}) AS dist FROM {questions_table(t)} q{fetch}) c "
+        f"JOIN {t} t ON t.chunk_id = c.chunk_id WHERE {where}"
         f") x WHERE x.rn = 1 ORDER BY x.dist, x.chunk_id FETCH FIRST :k ROWS ONLY"
     )
+
+
+def question_count_sql(version: str) -> str:
+    """The number of questions of a version (when a HyDE search comes back short)."""
+    return f"SELECT COUNT(*) FROM {questions_table(version)}"
 
 
 def summary_search_sql(version: str, distance: Distance, where: str, kinds: int) -> str:
@@ -462,58 +504,40 @@ PROTECTED_ONE_SQL = f"SELECT p.alias_name, p.why FROM ({PROTECTED_SQL}) p WHERE 
 
 
 # --- writes -----------------------------------------------------------------------
-#: Columns a MERGE writes besides the key ``chunk_id``.
-MERGE_COLUMNS = ("doc_id", "doc_hash", "chunk_index", "chunk_type", "source", "text", "content_hash", "metadata",
+#: Columns a chunk INSERT or UPDATE writes besides the key ``chunk_id``.
+WRITE_COLUMNS = ("doc_id", "doc_hash", "chunk_index", "chunk_type", "source", "text", "content_hash", "metadata",
                  "embedding")
 
 
-def merge_chunk_sql(version: str) -> str:
-    """Idempotent upsert by ``chunk_id``.
-
-    Values are bound straight into the ``UPDATE SET`` (``:u_<col>``) and
-    ``INSERT VALUES`` (``:i_<col>``) column slots, never into a ``SELECT ... FROM
-    dual`` expression: there a string over 4000 bytes (``MAX_STRING_SIZE=STANDARD``)
-    would fail, while a CLOB column slot takes it. Every bind name appears once,
-    as ``executemany`` needs; ``merge_binds`` builds the row's dictionary.
-    """
+def insert_chunk_sql(version: str) -> str:
+    """New chunks (ids the version does not hold). Every value is bound into its column slot, the text
+    as a plain ``str`` into the CLOB column: python-oracledb takes strings up to 1 GB there directly
+    (``lob_data.rst``), with no temporary LOB (a ``DB_TYPE_CLOB`` bind makes one per row of the
+    ``executemany``: a create and a write, two round trips each). ``chunk_binds`` builds the row."""
     t = _t(version)
-    updates = ", ".join(f"t.{c} = :u_{c}" for c in MERGE_COLUMNS)
-    return (
-        f"MERGE INTO {t} t USING (SELECT :chunk_id AS chunk_id FROM SYS.DUAL) s ON (t.chunk_id = s.chunk_id) "
-        f"WHEN MATCHED THEN UPDATE SET {updates} "
-        f"WHEN NOT MATCHED THEN INSERT (chunk_id, {', '.join(MERGE_COLUMNS)}) "
-        f"VALUES (s.chunk_id, {', '.join(':i_' + c for c in MERGE_COLUMNS)})"
-    )
+    cols = ("chunk_id", *WRITE_COLUMNS)
+    return f"INSERT INTO {t} ({', '.join(cols)}) VALUES ({', '.join(':' + c for c in cols)})"
 
 
-def merge_binds(row: dict[str, Any]) -> dict[str, Any]:
-    """One row's binds for :func:`merge_chunk_sql`."""
-    binds = {"chunk_id": row["chunk_id"]}
-    for c in MERGE_COLUMNS:
-        binds[f"u_{c}"] = binds[f"i_{c}"] = row[c]
-    return binds
+def update_chunk_sql(version: str) -> str:
+    """Chunks the version already holds, by ``chunk_id``; the same binds as ``insert_chunk_sql``.
+    Writes to a version serialize on its registry row (``BUMP_GENERATION_SQL``), so which ids exist
+    is known from the read that precedes the write."""
+    updates = ", ".join(f"{c} = :{c}" for c in WRITE_COLUMNS)
+    return f"UPDATE {_t(version)} SET {updates} WHERE chunk_id = :chunk_id"
 
 
-#: A bind longer than this (in bytes) is a LONG bind for Oracle unless declared a CLOB:
-#: in a MERGE it fails with ORA-01461 on ``MAX_STRING_SIZE=STANDARD`` (23ai Free's default).
-MAX_VARCHAR_BIND_BYTES = 4000
+def chunk_binds(row: dict[str, Any]) -> dict[str, Any]:
+    """One row's binds for :func:`insert_chunk_sql` and :func:`update_chunk_sql`."""
+    return {"chunk_id": row["chunk_id"], **{c: row[c] for c in WRITE_COLUMNS}}
 
 
-def needs_clob(texts: Sequence[str]) -> bool:
-    """True when any text is over 4,000 bytes in UTF-8 (the database character set AL32UTF8)."""
-    return any(len(t.encode("utf-8")) > MAX_VARCHAR_BIND_BYTES for t in texts)
-
-
-def merge_input_sizes(*, long_text: bool = False) -> dict[str, Any]:
-    """Input types the MERGE declares: FLOAT32 vectors, native JSON metadata (Python dicts) and,
-    when a row's text is over 4,000 bytes, the text as a CLOB (``setinputsizes`` covers every row
-    of an ``executemany``, so one long row decides for the batch)."""
+def chunk_input_sizes() -> dict[str, Any]:
+    """Input types a chunk write declares: FLOAT32 vectors and native JSON metadata (Python dicts).
+    The text is left a ``str``: never a CLOB bind (see ``insert_chunk_sql``)."""
     import oracledb
 
-    types: tuple[tuple[str, Any], ...] = (("embedding", oracledb.DB_TYPE_VECTOR), ("metadata", oracledb.DB_TYPE_JSON))
-    if long_text:
-        types += (("text", oracledb.DB_TYPE_CLOB),)
-    return {f"{p}_{c}": t for p in ("u", "i") for c, t in types}
+    return {"embedding": oracledb.DB_TYPE_VECTOR, "metadata": oracledb.DB_TYPE_JSON}
 
 
 #: Columns compared to skip rewriting an unchanged chunk (text is covered by content_hash).

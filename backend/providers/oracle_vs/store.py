@@ -1,6 +1,7 @@
 """Oracle AI Vector Search store: ``VectorStore`` + ``IndexAdmin`` + ``InteractionLog``.
 
-Writes are MERGE upserts sent with ``executemany(..., batcherrors=True)``; a
+Writes are an INSERT of the new chunks and an UPDATE of the stored ones, each
+sent with ``executemany(..., batcherrors=True)`` and the text bound as a ``str``; a
 failed row is reported by its offset, mapped back to its chunk id, and the
 whole call rolls back (one commit per ``write_documents``). A write first locks
 and bumps the version's registry row and refuses a protected (served) version.
@@ -123,7 +124,7 @@ def _summary_signature(summary_id: str, kind: str, page: str | None, text: str, 
 
 
 def _check_chunk_ids(documents: Sequence[DocumentWrite]) -> None:
-    """A chunk id claimed twice in one write: the second MERGE row would silently overwrite the first."""
+    """A chunk id claimed twice in one write: the second row would overwrite the first."""
     seen: dict[str, str] = {}
     for doc in documents:
         for c in doc.chunks:
@@ -159,10 +160,12 @@ class OracleVectorStore(OracleIndexAdmin, OracleConversationLog):
 
     def lock_series(self, series: str, holder: LockHolder, *, wait_s: float = 0.0) -> OracleSeriesLease:
         """``SeriesLocking``: a row lock held by a session of its own (``series_lock``). That session
-        is a pool connection kept for the whole run, so a pool of one would starve the run itself."""
-        if self._settings.pool_max < 2:
-            raise ConfigError("store.oracle.pool_max must be at least 2: a run keeps one connection to hold the "
-                              f"writer lock of series {series} and works with the others")
+        is a pool connection kept for the whole run, and an administrative step under it holds one more for
+        its own lock (``admin_lock``) while it works on a third: a smaller pool would starve the run itself."""
+        if self._settings.pool_max < 3:
+            raise ConfigError("store.oracle.pool_max must be at least 3: a run keeps one connection to hold the "
+                              f"writer lock of series {series}, an administrative step one more for its own lock, "
+                              "and works with the others")
         return OracleSeriesLocks(self._db).lock_series(series, holder, wait_s=wait_s)
 
     # --- writes --------------------------------------------------------------------
@@ -221,7 +224,8 @@ class OracleVectorStore(OracleIndexAdmin, OracleConversationLog):
 
     def write_documents(self, version: str, documents: Sequence[DocumentWrite], *, allow_served: bool = False) -> int:
         """Round trips: the guard (1 + 1 unless ``allow_served``), stored chunks (1 per 500 documents),
-        DELETE of dropped chunks (1, if any), MERGE (1), embedding cache (1), commit (1)."""
+        DELETE of dropped chunks (1, if any), INSERT of new chunks (1, if any), UPDATE of stored ones (1, if
+        any), embedding cache (1), commit (1)."""
         version = sql.oracle_name(version, "index_name")
         _check_chunk_ids(documents)
         check_ids_across(documents)
@@ -230,13 +234,11 @@ class OracleVectorStore(OracleIndexAdmin, OracleConversationLog):
             cur = con.cursor()
             model, dimension = self._guard(cur, version, allow_served)
             v = VersionRow(version, model, dimension, "cosine", "none", None, "", None)
-            rows, stale = self._changes(cur, v, documents)
+            rows, stale, existing = self._changes(cur, v, documents)
             if stale:
                 cur.executemany(sql.delete_chunk_sql(version), [{"chunk_id": c} for c in stale])
             if rows:
-                cur.setinputsizes(**sql.merge_input_sizes(long_text=sql.needs_clob([r["text"] for r in rows])))
-                cur.executemany(sql.merge_chunk_sql(version), [sql.merge_binds(r) for r in rows], batcherrors=True)
-                failed = batch_error_chunks(cur.getbatcherrors(), rows)
+                failed = self._write_chunks(cur, version, rows, existing)
                 if failed:
                     raise StoreError(
                         f"{len(failed)} of {len(rows)} chunks could not be written to {version} "
@@ -304,9 +306,7 @@ class OracleVectorStore(OracleIndexAdmin, OracleConversationLog):
         for statement, rows, sizes in batches:
             if not rows:
                 continue
-            if sql.needs_clob([r["text"] for r in rows]):
-                sizes = {**sizes, "text": oracledb.DB_TYPE_CLOB}
-            cur.setinputsizes(**sizes)
+            cur.setinputsizes(**sizes)  # text stays a str: a CLOB bind is a temporary LOB per row (C5)
             cur.executemany(statement, rows, batcherrors=True)
             errors = cur.getbatcherrors()
             if errors:
@@ -317,8 +317,9 @@ class OracleVectorStore(OracleIndexAdmin, OracleConversationLog):
                                  version=version)
 
     def _changes(self, cur: Any, v: VersionRow, documents: Sequence[DocumentWrite]
-                 ) -> tuple[list[dict[str, Any]], list[str]]:
-        """(rows to MERGE, chunk ids to delete); an unchanged document needs neither."""
+                 ) -> tuple[list[dict[str, Any]], list[str], set[str]]:
+        """(rows to write, chunk ids to delete, ids of the rows to write that stay stored after the
+        delete: an UPDATE, the others an INSERT); an unchanged document needs neither."""
         planned = [(doc, self._rows(v, [doc])) for doc in documents]
         stored = self._stored_chunks(cur, v.name, [doc.doc_id for doc in documents])
         rows: list[dict[str, Any]] = []
@@ -328,7 +329,30 @@ class OracleVectorStore(OracleIndexAdmin, OracleConversationLog):
             keep = {r["chunk_id"] for r in doc_rows}
             stale.extend(sorted(set(existing) - keep))
             rows.extend(r for r in doc_rows if existing.get(r["chunk_id"]) != _signature(r))
-        return rows, stale
+        held = {c for chunks in stored.values() for c in chunks} - set(stale)
+        return rows, stale, {r["chunk_id"] for r in rows} & held
+
+    @staticmethod
+    def _write_chunks(cur: Any, version: str, rows: list[dict[str, Any]], existing: set[str]) -> list[str]:
+        """INSERT the new chunks and UPDATE the stored ones (one ``executemany`` each, with ``batcherrors``),
+        the text bound as a ``str``: no temporary LOB per row, whatever a text's length (C5). A chunk held
+        by a document outside this write (moved in from it) fails its INSERT with ORA-00001 and is updated
+        instead. ``chunk_id: message`` for each row that could not be written."""
+        failed: list[str] = []
+        inserts = [r for r in rows if r["chunk_id"] not in existing]
+        updates = [r for r in rows if r["chunk_id"] in existing]
+        if inserts:
+            cur.setinputsizes(**sql.chunk_input_sizes())
+            cur.executemany(sql.insert_chunk_sql(version), [sql.chunk_binds(r) for r in inserts], batcherrors=True)
+            errors = cur.getbatcherrors()
+            moved = {e.offset for e in errors if getattr(e, "code", None) == 1}
+            updates += [inserts[i] for i in sorted(moved)]
+            failed += batch_error_chunks([e for e in errors if e.offset not in moved], inserts)
+        if updates:
+            cur.setinputsizes(**sql.chunk_input_sizes())
+            cur.executemany(sql.update_chunk_sql(version), [sql.chunk_binds(r) for r in updates], batcherrors=True)
+            failed += batch_error_chunks(cur.getbatcherrors(), updates)
+        return failed
 
     @staticmethod
     def _cache(cur: Any, model: str, rows: list[dict[str, Any]]) -> None:
@@ -534,15 +558,32 @@ class OracleVectorStore(OracleIndexAdmin, OracleConversationLog):
 
     def search_questions(self, target: str, query: QueryVector, k: int, filters: Sequence[FieldFilter] = (), *,
                          visibility: Visibility | None = None) -> QuestionResult:
-        """One exact statement: the parent chunk's filters and ACL in its WHERE, one row per chunk."""
+        """The parent chunk's filters and ACL in the WHERE, one row per chunk. With a vector index: the
+        questions' approximate top ``k`` x ``candidate_factor`` first (``_QVIDX``), widened by the factor
+        while fewer than ``k`` chunks survive, exact once the depth covers every question (as
+        ``search_plan`` widens chunk candidates); without one, the exact statement."""
         filters, where, fbinds = _search_conditions(target, k, filters, visibility)
         with self._db.connection(f"searching the questions of {target}") as con:
             cur = con.cursor()
             v = self._resolve_target(cur, target)
             self._check_query(v, query)
-            cur.execute(sql.question_search_sql(v.name, v.distance, where),  # type: ignore[arg-type]
-                        {**fbinds, "q": to_float32(query.values), "k": k})
-            rows = cur.fetchall()
+            idx = v.vector_index(self._settings.vector_index)
+            binds = {**fbinds, "q": to_float32(query.values), "k": k}
+            depth = k * idx.candidate_factor if v.index_type in ("hnsw", "ivf") else 0
+            total: int | None = None
+            while True:
+                if depth:
+                    cur.execute(sql.question_search_sql(v.name, v.distance, where, approx=True,  # type: ignore[arg-type]
+                                                        target_accuracy=idx.target_accuracy), {**binds, "depth": depth})
+                else:
+                    cur.execute(sql.question_search_sql(v.name, v.distance, where), binds)  # type: ignore[arg-type]
+                rows = cur.fetchall()
+                if not depth or len(rows) >= k:
+                    break
+                if total is None:
+                    total = self._count(cur, sql.question_count_sql(v.name), {})
+                depth = depth * idx.candidate_factor if depth < total else 0  # covers every question: exact
+                log.info("store.question_search_widened", version=v.name, depth=depth or "exact")
         hits = tuple(
             QuestionHit(row_to_chunk(r), sql.similarity(v.distance, float(r[10])), rank,  # type: ignore[arg-type]
                         str(r[8]), _text(r[9]))
