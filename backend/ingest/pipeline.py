@@ -41,7 +41,7 @@ from backend.common.progress import bar, progress_enabled
 from backend.core.embedding_text import profile_fingerprint_exclude
 from backend.core.enrichment import enrichment_fingerprint
 from backend.core.services.retrieval_stamp import retrieval_stamp, stamp_changes
-from backend.core.services.series_lock import SeriesLocks
+from backend.core.services.series_lock import SeriesLocks, held_or_own
 from backend.core.services.versions import BuildPlan, VersionNaming, latest_version, plan_build
 from backend.core.types import Chunk, DocumentWrite, Vector, VersionSpec
 from backend.ingest import figures, sanitize_worker
@@ -341,24 +341,21 @@ class IngestPipeline:
             log.debug("ingest.manifest_line_failed", where=where, reason=reason)
         if prune and parsed.errors:
             report.notes.append("--prune skipped: the manifest has bad lines, so the listed set is unknown")
-        own_locks = locks is None
-        locks = locks if locks is not None else SeriesLocks(self.store, self.settings, "rag ingest")
-        try:
-            targets = self.targets(parsed.entries, profile, domain_key)
-            locks.hold_all(target.version for target, _ in targets)
-            if self.settings.ingest.limits.worker and parsed.entries:
-                self.loader_pool.start()  # its imports overlap hashing and planning
-            for target, entries in targets:
-                failed_before = len(report.failures)
-                self._run_target(target, entries, report, prune=prune and not parsed.errors, in_place=in_place)
-                # per series, so the closing "served:" line never claims a version holds what failed
-                # a bad manifest line may have been meant for any series: it counts against each
-                report.builds[-1].update(listed=len(entries) + len(parsed.errors),
-                                         failed=len(report.failures) - failed_before + len(parsed.errors))
-        finally:
-            self.close()
-            if own_locks:
-                locks.release_all()
+        with held_or_own(locks, self.store, self.settings, "rag ingest") as held:
+            try:
+                targets = self.targets(parsed.entries, profile, domain_key)
+                held.hold_all(target.version for target, _ in targets)
+                if self.settings.ingest.limits.worker and parsed.entries:
+                    self.loader_pool.start()  # its imports overlap hashing and planning
+                for target, entries in targets:
+                    failed_before = len(report.failures)
+                    self._run_target(target, entries, report, prune=prune and not parsed.errors, in_place=in_place)
+                    # per series, so the closing "served:" line never claims a version holds what failed
+                    # a bad manifest line may have been meant for any series: it counts against each
+                    report.builds[-1].update(listed=len(entries) + len(parsed.errors),
+                                             failed=len(report.failures) - failed_before + len(parsed.errors))
+            finally:
+                self.close()
         report.seconds = time.perf_counter() - started
         log.info("ingest.finished", versions=report.versions, **report.counts(), seconds=round(report.seconds, 2))
         return report

@@ -48,13 +48,6 @@ function showKeyPanel(message) {
   $("api-key").focus();
 }
 
-function domainTitle(domain) {
-  if (domain.title) return domain.title;
-  if (domain.key === null) return "General knowledge base";
-  const words = domain.key.replace(/[-_.]+/g, " ").trim();
-  return words.charAt(0).toUpperCase() + words.slice(1);
-}
-
 async function loadDomains() {
   let body;
   try {
@@ -70,7 +63,7 @@ async function loadDomains() {
   select.replaceChildren();
   state.domains = body.domains;
   for (const domain of body.domains) {
-    select.append(el("option", { value: domain.key ?? "" }, domainTitle(domain)));
+    select.append(el("option", { value: domain.key ?? "" }, domain.title));
   }
   if (state.wantedDomain !== null && [...select.options].some((o) => o.value === state.wantedDomain)) {
     select.value = state.wantedDomain;

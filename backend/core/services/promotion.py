@@ -35,7 +35,7 @@ from backend.common.assets import AssetFiles
 from backend.core.model_stamp import same_model
 from backend.core.services.golden import load_golden_set
 from backend.core.services.retrieval_stamp import describe_stamp
-from backend.core.services.series_lock import SeriesLocks
+from backend.core.services.series_lock import SeriesLocks, held_or_own
 from backend.core.services.versions import VersionNaming, gc_plan, latest_version, version_roles
 from backend.core.types import AliasChange
 
@@ -164,17 +164,12 @@ def promote_version(settings: Settings, store: Any, embedder: Any, *, alias: str
     candidate is chosen until the rotation (``series_lock``): no ingest writes it while it is
     evaluated. ``locks`` that already hold it (``rag ingest --update-alias``) are kept; without
     them the promotion takes and releases its own. ``SeriesLocked`` when another run holds one."""
-    own_locks = locks is None
-    locks = locks if locks is not None else SeriesLocks(store, settings, "rag promote")
-    try:
+    with held_or_own(locks, store, settings, "rag promote") as held:
         target = resolve_target(settings, domain_key=domain_key, alias=alias, version=version, golden=golden)
         served = store.resolve_alias(target.alias)
-        locks.hold_all([target.version, *([served] if served else [])])
+        held.hold_all([target.version, *([served] if served else [])])
         return _promote(settings, store, embedder, target, version is None, force=force, chat=chat, write=write,
                         reranker=reranker, rerankers=rerankers)
-    finally:
-        if own_locks:
-            locks.release_all()
 
 
 def _promote(settings: Settings, store: Any, embedder: Any, target: PromotionTarget, newest_wanted: bool, *,

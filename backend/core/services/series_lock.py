@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import socket
 from datetime import datetime, timezone
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any, Callable, Iterable
 
 import structlog
@@ -123,3 +124,10 @@ class SeriesLocks:
 
     def __exit__(self, *exc: object) -> None:
         self.release_all()
+
+
+def held_or_own(locks: SeriesLocks | None, store: Any, settings: Settings,
+                command: str) -> AbstractContextManager[SeriesLocks]:
+    """The caller's locks, kept past this block (``rag ingest --update-alias`` promotes under the
+    lock its ingest took), or locks of this block's own, released at its end."""
+    return nullcontext(locks) if locks is not None else SeriesLocks(store, settings, command)

@@ -63,8 +63,7 @@ PROBE_PRINCIPAL = "rag_oracle_check"
 PROBE_DOC = "__rag_oracle_check__"
 
 
-def row_count_sql(version: str) -> str:
-    return f"SELECT COUNT(*) FROM {sql.oracle_name(version, 'index_name')}"
+row_count_sql = sql.row_count_sql
 
 
 def explain_sql(statement_id: str, statement: str) -> str:
