@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import click
 import yaml
@@ -28,6 +28,7 @@ from backend.core.services.evidence import SentenceScorer
 from backend.core.services.golden import load_golden_set
 from backend.core.services.promotion import resolve_target
 from backend.core.services.retrieval_service import is_short_query
+from backend.core.types import Chunk
 from backend.core.services.search_service import SearchRequest
 
 
@@ -74,15 +75,30 @@ def collect(settings: Settings, services: Any, sets: list[tuple[str, str]], grid
             hits = search.search(SearchRequest(question, version, retrieval.top_k)).hits
             base = ctx.to_candidates(hits, retrieval.score_mode)
             per_sim = {}
+            probe = _once_per_context(search.probe(version))
             for min_sim in min_sims:  # the unknown-word probe as /chat runs it, so relevance is the same
                 grid_point = retrieval.model_copy(update={"hybrid": retrieval.hybrid.model_copy(
                     update={"min_similarity_for_hybrid": min_sim})})
-                per_sim[min_sim] = tuple(attach_scores(base, question, scorer, grid_point,
-                                                       search.probe(version)).candidates)
+                per_sim[min_sim] = tuple(attach_scores(base, question, scorer, grid_point, probe).candidates)
             queries.append(CalibrationQuery(f"{golden.path.name}:{q.id}", golden.path.name, q.expected_mode,
                                             is_short_query(question, retrieval.short_query), per_sim))
             on_query()
     return queries
+
+
+def _once_per_context(probe: Callable[[str, Sequence[Chunk]], tuple[str, ...]]
+                      ) -> Callable[[str, Sequence[Chunk]], tuple[str, ...]]:
+    """``probe`` asked the store once per context: grid points that leave the same chunks usable
+    ask the same full-text questions (one calibration question at a time)."""
+    seen: dict[tuple[str, tuple[str, ...]], tuple[str, ...]] = {}
+
+    def cached(question: str, context: Sequence[Chunk]) -> tuple[str, ...]:
+        key = (question, tuple(c.chunk_id for c in context))
+        if key not in seen:
+            seen[key] = probe(question, context)
+        return seen[key]
+
+    return cached
 
 
 def _score_line(score: Score) -> str:
