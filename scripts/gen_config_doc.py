@@ -119,7 +119,7 @@ def env_names(parts: tuple[str, ...], annotation: Any) -> str:
     if "[]" in parts:
         return ", ".join(f"`{n}`" for n in names) or "YAML only"
     list_field = tuple in {typing.get_origin(a) for a in (annotation, *typing.get_args(annotation))}
-    if list_field and parts not in config._LIST_FIELDS:
+    if list_field and parts not in config._LIST_FIELDS | config._LIST_FIELDS_IN_MAPS:
         return ", ".join(f"`{n}`" for n in names) or "YAML only"
     names.insert(0, config.ENV_PREFIX + "__".join(p.upper() for p in parts))
     text = ", ".join(f"`{n}`" for n in names)

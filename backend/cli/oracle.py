@@ -57,3 +57,14 @@ def check(ctx: click.Context, target: str | None, as_json: bool) -> None:
     else:
         first_contact.render(report, click.echo)
     ctx.exit(0 if report.ok else 1)
+
+
+def _register_model_commands() -> None:
+    """``load-model`` and ``parity`` (in-database query embeddings) live in ``oracle_model``."""
+    from backend.cli.oracle_model import load_model, parity
+
+    oracle.add_command(load_model)
+    oracle.add_command(parity)
+
+
+_register_model_commands()

@@ -85,6 +85,28 @@ class OracleVectorIndexSettings(_Model):
     candidate_factor: int = Field(
         4, ge=2, le=64, description="Broad filters: approximate candidates = k x this, multiplied again until k rows match."
     )
+    pool_shortfall: Literal["ivf", "fail", "build"] = Field(
+        "ivf", description="HNSW only: what finish_load does when DBMS_VECTOR.INDEX_VECTOR_MEMORY_ADVISOR says the "
+        "version's graphs need more than the vector pool has free (V$VECTOR_MEMORY_POOL), decided before any index "
+        "is dropped: ivf = build IVF instead (recorded on the version), fail = stop naming the figures and "
+        "VECTOR_MEMORY_SIZE, build = build HNSW anyway (an elastic 26ai pool, VECTOR_MEMORY_SIZE=1).")
+
+
+class QueryInDatabaseSettings(_Model):
+    """Question vectors made by Oracle inside the search statement (docs/ORACLE.md, 'In-database query embeddings')."""
+
+    enabled: bool = Field(False, description="Embed the question inside the dense search statement with "
+                          "VECTOR_EMBEDDING(model USING :qtext AS data) on versions that passed the parity check "
+                          "(`rag oracle parity`); other versions are searched with the local query vector.")
+    model_name: str = Field("RAG_QUERY_EMBEDDER", description="The mining model `rag oracle load-model` loads and "
+                            "VECTOR_EMBEDDING names (an Oracle identifier).")
+    min_cosine: float = Field(0.9999, gt=0, le=1, description="Parity floor: every golden question's database vector "
+                              "must reach this cosine with the version's own embedder, or the version is refused.")
+
+    @field_validator("model_name")
+    @classmethod
+    def _model_name(cls, v: str) -> str:
+        return validate_table_name(v, "store.oracle.query_embedding.model_name")
 
 
 class OracleSettings(_Model):
@@ -102,9 +124,18 @@ class OracleSettings(_Model):
                                     "(ALTER SESSION SET DDL_LOCK_TIMEOUT on each pooled connection) before ORA-00054; "
                                     "0 = fail at once.")
     vector_index: OracleVectorIndexSettings = OracleVectorIndexSettings()
+    query_embedding: QueryInDatabaseSettings = QueryInDatabaseSettings()
     lexical_index: bool = Field(True, description="Create an Oracle Text index per version for lexical search.")
     metadata_index: bool = Field(True, description="Create a JSON search index on each version's metadata, so "
                                  "filters (JSON_EXISTS / JSON_VALUE) do not scan the table.")
+    acl_index: bool = Field(True, description="Create a multivalue index on each version's metadata.rag_acl array "
+                            "(finish_load), so the access-control condition of every search is a transactional "
+                            "index range scan rather than a JSON search index lookup (Oracle 21c+).")
+    vpd: Literal["off", "on"] = Field(
+        "off", description="on: a Virtual Private Database policy (DBMS_RLS, Enterprise Edition) on every version "
+        "table, so a database user other than the store's owner selecting a version or alias view sees only the "
+        "rows whose rag_acl holds a label of its RAG_ACL application context (public only without one). "
+        "See docs/ORACLE.md, 'Access control enforced by the database'.")
 
 
 class StoreSettings(_Model):
@@ -222,6 +253,10 @@ class ProfileSettings(_Model):
     enrichment: EnrichmentSettings = Field(
         EnrichmentSettings(), description="LLM/extractive enrichment of each chunk (summary, content type, metadata, "
         "hypothetical questions) and page/document summaries; docs/ENRICHMENT.md.")
+    vector_format: Literal["float32", "int8"] = Field(
+        "float32", description="How the store keeps this profile's chunk vectors: float32, or int8 (Oracle only: "
+        "VECTOR(n, INT8), each vector scaled to +-127 and rounded; cosine distance only). Stamped on the version: a "
+        "change builds a new version from scratch, formats never mix (docs/ORACLE.md, 'INT8 vectors').")
 
     @field_validator("index_name")
     @classmethod
@@ -1063,6 +1098,8 @@ class ServerSettings(_Model):
 
 # --- access control ----------------------------------------------------------------
 _PRINCIPAL_NAME = re.compile(r"^[a-z][a-z0-9_.-]{0,63}$")
+#: roles a principal may hold; ``admin`` opens the admin console (uploads, promote, rollback)
+ROLES = ("admin",)
 #: the domain key a request without X-RAG-Domain uses (the default alias), for ``domains`` lists
 DEFAULT_DOMAIN = "default"
 
@@ -1083,6 +1120,20 @@ class PrincipalSettings(_Model):
         "header), `*` every domain. Anything else answers 403. Empty: none.")
     api_key: SecretStr | None = Field(
         None, description="The principal's X-API-Key; environment only (RAG_ACCESS__PRINCIPALS__<NAME>__API_KEY).")
+    roles: tuple[str, ...] = Field(
+        (), description="Roles of the principal: `admin` may use the admin console and its /admin endpoints "
+        "(uploads, promote, rollback; docs/ADMIN.md). From the environment as a comma-separated list "
+        "(RAG_ACCESS__PRINCIPALS__<NAME>__ROLES=admin).")
+
+    @field_validator("roles", mode="before")
+    @classmethod
+    def _roles(cls, v: Any) -> Any:
+        items = [r.strip() for r in v.split(",") if r.strip()] if isinstance(v, str) else v
+        if isinstance(items, (list, tuple)):
+            unknown = sorted({str(r) for r in items} - set(ROLES))
+            if unknown:
+                raise ValueError(f"unknown role(s) {unknown}; known roles: {sorted(ROLES)}")
+        return items
 
     @field_validator("groups")
     @classmethod
@@ -1110,6 +1161,9 @@ class JwtSettings(_Model):
     domains_claim: str = Field(
         "rag_domains", description="Claim listing the domains the principal may use; without it, the configured "
         "principal of that name's `domains` (none if not configured).")
+    roles_claim: str = Field(
+        "rag_roles", description="Claim listing the principal's roles (`admin`: the admin console; other values "
+        "are ignored); without it, the configured principal of that name's `roles` (none if not configured).")
 
     @model_validator(mode="after")
     def _key_for_algorithm(self) -> "JwtSettings":
@@ -1146,6 +1200,55 @@ class AccessSettings(_Model):
         return v
 
 
+class KnowledgeBasesSettings(_Model):
+    """Knowledge bases made with `rag kb create` (docs/KNOWLEDGE_BASES.md): a registry the runtime writes."""
+
+    registry_file: str = Field(
+        "data/knowledge-bases.yaml", description="YAML registry written only by the runtime (`rag kb create`, "
+        "uploads); each entry is merged into `embeddings.domains` and its folders into `ingest.allowed_roots`.")
+    dir: str = Field("data/kb", description="Per-knowledge-base workspace: `<dir>/<key>/manifests/` (each run's "
+                     "manifest), `uploads/`, `golden.generated.jsonl` (the starter golden set).")
+    max_upload_bytes: int = Field(20_000_000, ge=1, description="Largest file accepted by an upload from the page.")
+    max_files_per_upload: int = Field(20, ge=1, description="Most files one upload from the page may carry.")
+
+
+class RegisteredKnowledgeBase(_Model):
+    """One entry of the knowledge-base registry (`knowledge_bases.registry_file`)."""
+
+    title: str | None = Field(None, max_length=80)
+    source_dir: str | None = Field(None, min_length=1, description="Folder the knowledge base was created from.")
+    index_name: str
+    alias_name: str
+    profile: str | None = None
+    golden_set: str | None = None
+    created_at: str | None = None
+    created_by: str | None = None
+
+    @field_validator("index_name", "alias_name")
+    @classmethod
+    def _ident(cls, v: str, info: ValidationInfo) -> str:
+        return validate_table_name(v, "alias name" if info.field_name == "alias_name" else "index_name")
+
+    def domain(self) -> dict[str, Any]:
+        """The `embeddings.domains.<key>` entry it stands for."""
+        return {k: v for k, v in (("index_name", self.index_name), ("alias_name", self.alias_name),
+                                  ("profile", self.profile), ("golden_set", self.golden_set),
+                                  ("title", self.title)) if v is not None}
+
+
+class AdminSettings(_Model):
+    """The admin console and its /admin endpoints (docs/ADMIN.md): who may use them."""
+
+    enabled: bool = Field(True, description="Serve the /admin endpoints (and the page's admin console); off: 404.")
+    non_admins: Literal["hidden", "read_only"] = Field(
+        "hidden", description="What a principal without the `admin` role gets: `hidden` (403 on every /admin "
+        "endpoint but /admin/me) or `read_only` (it may read knowledge bases, versions, evaluations, feedback and "
+        "golden sets of the domains it may use; every write still answers 403).")
+    local_admin_without_access: bool = Field(
+        True, description="With access control off (the single-user default), a request from 127.0.0.1 or ::1 is "
+        "an admin; any other caller is a non-admin (`non_admins` decides its reads; writes answer 403).")
+
+
 class LoggingSettings(_Model):
     format: Literal["console", "json"] = Field("console", description="console: readable lines; json: one JSON object per event.")
     level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field("INFO", description="Lowest level logged (`--debug` forces DEBUG).")
@@ -1164,7 +1267,9 @@ class Settings(_Model):
     evaluation: EvaluationSettings = EvaluationSettings()
     server: ServerSettings = ServerSettings()
     access: AccessSettings = AccessSettings()
+    admin: AdminSettings = AdminSettings()
     logging: LoggingSettings = LoggingSettings()
+    knowledge_bases: KnowledgeBasesSettings = KnowledgeBasesSettings()
 
     @model_validator(mode="after")
     def _access_keys(self) -> "Settings":
@@ -1188,6 +1293,15 @@ class Settings(_Model):
         a worker loading the embedding model at boot is silent for that long too."""
         given = self.server.worker_timeout_s
         return given if given is not None else max(answer_time_budget_s(self.llm) + 30.0, 120.0)
+
+    @model_validator(mode="after")
+    def _oracle_only_vector_options(self) -> "Settings":
+        for name, prof in self.embeddings.profiles.items():
+            if prof.vector_format == "int8" and (self.store.backend != "oracle" or prof.distance != "cosine"):
+                raise ValueError(f"embeddings.profiles.{name}.vector_format int8 needs store.backend oracle and "
+                                 f"distance cosine (each vector is scaled on its own); got {self.store.backend!r}, "
+                                 f"{prof.distance!r}")
+        return self
 
     @model_validator(mode="after")
     def _profiles_match_retrieval(self) -> "Settings":
@@ -1219,6 +1333,8 @@ FLAG_ENV_VARS: dict[str, tuple[str, ...]] = {
     "RAG_ASSETS_DIR": ("docx", "assets_dir"),
 }
 _LIST_FIELDS = {("sanitize", "entities"), ("server", "api_keys"), ("ingest", "allowed_roots")}
+#: list fields under a map key whose validator splits a comma-separated environment value itself
+_LIST_FIELDS_IN_MAPS = {("access", "principals", "<NAME>", "roles")}
 ENV_PREFIX = "RAG_"
 SOURCE_ORDER = ("overrides", "environment", "yaml", "defaults")
 
@@ -1319,6 +1435,7 @@ def load_settings(
     merged: dict[str, Any] = {}
     for name in reversed(SOURCE_ORDER):
         merged = _deep_merge(merged, layers[name])
+    merged = _with_registry(merged, config_path)
     try:
         return Settings.model_validate(merged)
     except ValidationError as exc:
@@ -1328,6 +1445,70 @@ def load_settings(
             problems=problems,
             path=str(config_path),
         ) from exc
+
+
+def registry_path(merged: Mapping[str, Any]) -> Path:
+    """Where the knowledge-base registry lives, from the merged (not yet validated) layers."""
+    kb = merged.get("knowledge_bases")
+    value = kb.get("registry_file") if isinstance(kb, Mapping) else None
+    value = value if isinstance(value, str) and value.strip() else KnowledgeBasesSettings().registry_file
+    p = Path(value).expanduser()
+    return p if p.is_absolute() else REPO_ROOT / p
+
+
+def read_registry(path: Path) -> dict[str, RegisteredKnowledgeBase]:
+    """The registry's entries, validated; a missing file is an empty registry. ``ConfigError``
+    naming the file and the key for anything malformed."""
+    if not path.exists():
+        return {}
+    data = read_yaml(path)
+    entries = data.get("knowledge_bases") or {}
+    if set(data) - {"knowledge_bases"} or not isinstance(entries, Mapping):
+        raise ConfigError(f"{path}: expected one top-level key `knowledge_bases` holding a mapping of "
+                          "key -> {title, source_dir, index_name, alias_name, ...}", path=str(path))
+    out: dict[str, RegisteredKnowledgeBase] = {}
+    for key, entry in entries.items():
+        try:
+            validate_domain_key(str(key))
+            out[str(key)] = RegisteredKnowledgeBase.model_validate(entry)
+        except ValidationError as exc:
+            problems = format_validation_error(exc)
+            raise ConfigError(f"{path}: knowledge_bases.{key}: " + "; ".join(problems), path=str(path),
+                              key=str(key), problems=problems) from exc
+        except ValueError as exc:
+            raise ConfigError(f"{path}: knowledge_bases.{key}: {exc}", path=str(path), key=str(key)) from exc
+    return out
+
+
+def _with_registry(merged: dict[str, Any], config_path: Path) -> dict[str, Any]:
+    """The registry layer: each registered knowledge base becomes `embeddings.domains.<key>`, its
+    source folder and uploads folder join `ingest.allowed_roots`. A key the config (or the
+    environment) defines too is refused: which definition wins would be a guess."""
+    path = registry_path(merged)
+    registry = read_registry(path)
+    if not registry:
+        return merged
+    embeddings = dict(merged.get("embeddings") or {})
+    domains = dict(embeddings.get("domains") or {})
+    clash = sorted(set(registry) & set(domains))
+    if clash:
+        raise ConfigError(f"knowledge base(s) {', '.join(clash)} defined twice: in {config_path} (or the "
+                          f"environment) as embeddings.domains and in the registry {path}; remove one",
+                          path=str(path), keys=clash)
+    kb = merged.get("knowledge_bases")
+    kb_dir: str = KnowledgeBasesSettings().dir
+    if isinstance(kb, Mapping) and isinstance(kb.get("dir"), str):
+        kb_dir = kb["dir"]
+    ingest = dict(merged.get("ingest") or {})
+    roots = list(ingest.get("allowed_roots") or IngestSettings().allowed_roots)
+    for key, entry in registry.items():
+        domains[key] = entry.domain()
+        for root in ([entry.source_dir] if entry.source_dir else []) + [str(Path(kb_dir) / key / "uploads")]:
+            if root not in roots:
+                roots.append(root)
+    embeddings["domains"] = domains
+    ingest["allowed_roots"] = roots
+    return {**merged, "embeddings": embeddings, "ingest": ingest}
 
 
 def _refuse_committed_access_secrets(data: Mapping[str, Any], path: Path) -> None:

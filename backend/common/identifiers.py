@@ -33,7 +33,7 @@ def validate_identifier(name: str, what: str = "identifier") -> str:
 #: shadow tables, ``{V}_facets``, ``{V}_facets_rid``). A version or alias named with one of them would be
 #: another version's derived object: ``create_version("kb")`` would empty ``kb_summaries`` and
 #: ``drop_version("kb")`` drop it.
-DERIVED_SUFFIXES = ("_QUESTIONS", "_SUMMARIES", "_DOC", "_CHUNK", "_EMB", "_VIDX", "_TIDX", "_MIDX", "_FTS",
+DERIVED_SUFFIXES = ("_QUESTIONS", "_SUMMARIES", "_DOC", "_CHUNK", "_EMB", "_VIDX", "_TIDX", "_MIDX", "_AIDX", "_FTS",
                     "_FTS_DATA", "_FTS_IDX", "_FTS_CONTENT", "_FTS_DOCSIZE", "_FTS_CONFIG", "_FACETS", "_FACETS_RID")
 #: Names the database itself resolves unqualified (Oracle's ``DUAL``, schema names and the dictionary
 #: views a DBA or tool may query unqualified): a table of the same name in the store's schema would

@@ -26,6 +26,7 @@ from backend.core.types import (
     QueryVector,
     QuestionResult,
     SearchResult,
+    StoredDocument,
     SummaryKind,
     SummaryResult,
     Vector,
@@ -72,6 +73,11 @@ class VectorStore(Protocol):
 
     def document_hashes(self, version: str) -> dict[str, str]:
         """``doc_id -> doc_hash`` for every document fully written to the version."""
+        ...
+
+    def document_list(self, version: str) -> list[StoredDocument]:
+        """Every document of the version with its hash (as ``document_hashes``), its source and
+        its chunk count, ordered by ``doc_id``; the admin console's list. ``VersionNotFound``."""
         ...
 
     def search(

@@ -184,6 +184,9 @@ class QueryVector:
     values: Vector
     model: str
     accepts: frozenset[str] = frozenset()
+    #: the text that was embedded (prefix applied), for a store that can embed it itself
+    #: (Oracle's ``VECTOR_EMBEDDING``, ``store.oracle.query_embedding``); None when unknown
+    text: str | None = None
 
     @property
     def dimension(self) -> int:
@@ -320,6 +323,16 @@ class IndexVersion:
     def evaluation_current(self) -> bool:
         """True when the recorded evaluation was made on the version's present content."""
         return bool(self.evaluation) and (self.evaluation or {}).get("generation") == self.generation
+
+
+@dataclass(frozen=True)
+class StoredDocument:
+    """One document as a version holds it: what the admin console lists (no text)."""
+
+    doc_id: str
+    doc_hash: str
+    source: str
+    chunks: int
 
 
 @dataclass(frozen=True)

@@ -377,7 +377,8 @@ class IngestPipeline:
         plan = plan_build(naming, target.version, latest, self.store.protected_versions(),
                           model=self.embedder.model_id, dimension=self.embedder.dimension,
                           distance=target.profile.distance, changed=changed, in_place=in_place,
-                          retrieval_changes=stamp_changes(latest.retrieval if latest else None, self.stamp(target)))
+                          retrieval_changes=stamp_changes(latest.retrieval if latest else None, self.stamp(target)),
+                          vector_format=target.profile.vector_format)
         if plan.target != (latest.name if latest else None):
             existing = {}
         return plan, existing

@@ -219,6 +219,12 @@ class UpsertTest(_Fixtures):
         assert {d: h for d, h in new_hashes.items() if d != "hr-leave"} == {
             d: h for d, h in hashes.items() if d != "hr-leave"}
         assert store.get_version(version).chunk_count == 6
+        listed = store.document_list(version)
+        assert [d.doc_id for d in listed] == sorted(new_hashes)
+        assert {d.doc_id: d.doc_hash for d in listed} == new_hashes
+        assert sum(d.chunks for d in listed) == 6
+        leave = next(d for d in listed if d.doc_id == "hr-leave")
+        assert (leave.source, leave.chunks) == ("handbook/hr.md", 1)
 
     def test_chunk_ids_are_unique_when_a_chunk_moves_to_another_document(
         self, store: Any, names: Names
@@ -1388,10 +1394,101 @@ class SeriesLockTest(_Fixtures):
 
 
 class AdminConcurrencyTest(_Fixtures):
-    """Administrative operations that run at the same time (review L3): two rotations of one alias
-    each record the version the alias really served before them, so the rollback target is right;
-    a reader resolving the alias while gc drops an old version never errors and never sees a
-    half-dropped version (a read of the dropped version itself is whole, or says it is gone)."""
+    """Operations that run at the same time (review L3, C6; issue 30): two ingests of one series
+    both land, each under the series lock; an ingest racing a promotion either commits first (and
+    the rotation is refused) or meets the served version (and is refused), never both through; two
+    rotations of one alias each record the version the alias really served before them, so the
+    rollback target is right; a reader resolving the alias while gc drops an old version never
+    errors and never sees a half-dropped version (a read of the dropped version itself is whole, or
+    says it is gone)."""
+
+    def test_two_ingests_of_one_series_both_land_and_neither_edit_is_lost(
+        self, store: Any, names: Names, embedder: Any
+    ) -> None:
+        import threading
+
+        version = names("V")
+        store.create_version(VersionSpec(version, embedder.model_id, embedder.dimension, "cosine"))
+        singles = [d for d in corpus_docs(embedder) if len(d.chunks) == 1][:2]  # two one-chunk documents
+        before = store.get_version(version).generation
+        start = threading.Barrier(2)
+        errors: list[BaseException] = []
+
+        def ingest(doc: DocumentWrite, pid: int) -> None:
+            try:
+                start.wait(5)
+                lease = store.lock_series(version, LockHolder("rag ingest", pid, "host-a", "2025-06-01T10:00:00+00:00"),
+                                          wait_s=60)
+                try:
+                    store.write_documents(version, [doc])
+                finally:
+                    lease.release()
+            except BaseException as exc:  # noqa: BLE001 - reported below
+                errors.append(exc)
+
+        threads = [threading.Thread(target=ingest, args=(d, 100 + i)) for i, d in enumerate(singles)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+        assert not errors, errors
+        after = store.get_version(version)
+        assert (after.chunk_count, after.doc_count) == (2, 2)
+        assert after.generation == before + 2  # each write moved it once; none was lost or merged away
+
+    def test_an_ingest_racing_a_promotion_is_never_served_unevaluated(
+        self, store: Any, names: Names, embedder: Any
+    ) -> None:
+        """The promotion evaluated the candidate at one generation; an ingest writes it at the same time.
+        Either the write commits first and the rotation naming the evaluated generation is refused
+        (``VersionChanged``), or the rotation commits first and the write meets a served version
+        (``VersionServed``): never both through. Several rounds, so both orders occur."""
+        import threading
+
+        docs = corpus_docs(embedder)
+        outcomes: set[str] = set()
+        for round_ in range(6):
+            served, candidate, alias = names(f"S{round_}"), names(f"C{round_}"), names(f"A{round_}")
+            for name in (served, candidate):
+                store.create_version(VersionSpec(name, embedder.model_id, embedder.dimension, "cosine"))
+                store.write_documents(name, docs[:2])
+            store.point_alias(alias, served)
+            evaluated = store.get_version(candidate).generation
+            start = threading.Barrier(2)
+            result: dict[str, Any] = {}
+
+            def promote() -> None:
+                start.wait(5)
+                try:
+                    result["rotation"] = store.point_alias(alias, candidate, reason="gates passed",
+                                                           expected_generation=evaluated)
+                except BaseException as exc:  # noqa: BLE001 - checked below
+                    result["rotation"] = exc
+
+            def ingest() -> None:
+                start.wait(5)
+                try:
+                    result["write"] = store.write_documents(candidate, docs[2:3])
+                except BaseException as exc:  # noqa: BLE001 - checked below
+                    result["write"] = exc
+
+            threads = [threading.Thread(target=promote), threading.Thread(target=ingest)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join(60)
+            rotated, wrote = result["rotation"], result["write"]
+            now = store.get_version(candidate).generation
+            if isinstance(rotated, VersionChanged):
+                assert not isinstance(wrote, BaseException), wrote
+                assert store.resolve_alias(alias) == served and now == evaluated + 1
+                outcomes.add("write first")
+            else:
+                assert not isinstance(rotated, BaseException), rotated
+                assert isinstance(wrote, VersionServed), wrote
+                assert store.resolve_alias(alias) == candidate and now == evaluated  # what was evaluated
+                outcomes.add("rotation first")
+        assert outcomes  # (which orders occurred depends on the scheduler)
 
     def test_two_rotations_of_one_alias_record_each_previous_and_the_rollback_target(
         self, store: Any, names: Names, model: str

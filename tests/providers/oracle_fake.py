@@ -15,6 +15,41 @@ condition, so a second thread queues), and the session's commit (a DDL's implici
 rollback, return to the pool or ``kill`` (what the server does for a dead client) releases it.
 The same rows under ``#ADMIN:<name>`` keys are the administrative lock (``admin_lock``). Each
 session's uncommitted DML is its own: one session's commit or rollback leaves another's alone.
+
+What else it models of Oracle, because defects slipped through where it did not (issue 30):
+
+- **Object namespaces.** Tables and views share one namespace per schema (a view named like a table
+  cannot be created: ORA-00955), indexes have their own (an index may share a table's name).
+  ``CREATE TABLE IF NOT EXISTS`` keeps a table of the name as it is, rows included; ``CREATE INDEX
+  IF NOT EXISTS`` keeps an index of the name whatever table it is on; without ``IF NOT EXISTS`` a
+  taken name is ORA-00955, and ``DROP INDEX`` of a missing index ORA-01418. (Assumed, not verified
+  on a server: ``CREATE TABLE IF NOT EXISTS`` over a *view* of the name is ORA-00955, and ``DROP
+  TABLE IF EXISTS`` of a view's name drops nothing.)
+- **Name resolution.** An unqualified name is looked up in the user's schema first, then among the
+  public synonyms: a local table ``DUAL`` is what ``FROM dual`` reads (a ``MERGE`` whose source is an
+  empty local ``DUAL`` merges nothing; one with several rows fails with ORA-30926), and a local
+  ``USER_TABLES`` / ``ALL_*`` shadows the dictionary view (ORA-00904 on its columns). ``SYS.DUAL``
+  and ``SYS.USER_*`` are never shadowed.
+- **Read committed and row locks on the registry.** An ``UPDATE`` of a ``RAG_VERSIONS`` row, or
+  ``SELECT ... FOR UPDATE`` of it, locks the row for the session until it commits or rolls back;
+  another session's lock request waits. The updated row is the session's own until it commits:
+  other sessions read the committed row (so a promotion reading the generation while an ingest is
+  under way sees the committed value, as on a server). Inserted and deleted registry rows, aliases
+  and history are still seen by every session at once (the tests so far need no more).
+- **DDL waits on DML locks.** ``ALTER TABLE RAG_VERSIONS`` while another session holds a registry
+  row lock waits up to the session's ``DDL_LOCK_TIMEOUT`` (``ALTER SESSION SET DDL_LOCK_TIMEOUT``,
+  0 by default: NOWAIT), then fails with ORA-00054.
+- **Injected errors.** ``fail_on(pattern, ora_code, times=1)`` raises ``ORA-<code>`` at the next
+  ``times`` statements matching the regular expression ``pattern`` (``execute`` or ``executemany``;
+  an ``executemany`` sent with ``batcherrors=True`` gets it as a batch error of row ``row``
+  instead, as the driver reports it). ORA-00001 is an ``IntegrityError``, as in python-oracledb.
+- **Rows and drops.** An ``INSERT`` of chunks adds its rows (less its batch errors) to the version
+  table's count, in the session's transaction; a statement that names a table dropped since (a
+  reader that resolved a version just before gc dropped it) fails with ORA-00942. Searches answer
+  no rows: the stand-in ranks nothing.
+- **Races.** ``race_at(prefix, racer)`` runs ``racer`` on a thread when the first statement starting
+  with ``prefix`` arrives and lets it run up to ``window`` seconds before that statement goes on
+  (``finish_race`` joins it and re-raises nothing: read ``race``).
 """
 
 from __future__ import annotations
@@ -34,9 +69,15 @@ from backend.providers.oracle_vs.connection import OracleConnector
 from backend.providers.oracle_vs.store import OracleVectorStore
 
 
+#: The driver's messages for the errors tests inject with ``fail_on``.
+MESSAGES = {1: "unique constraint violated", 54: "resource busy and acquire with NOWAIT specified or timeout expired",
+            60: "deadlock detected while waiting for resource", 942: "table or view does not exist"}
+
+
 def ora(code: int, message: str = "") -> oracledb.DatabaseError:
     full = f"ORA-{code:05d}"
-    return oracledb.DatabaseError(types.SimpleNamespace(code=code, full_code=full, message=f"{full}: {message}"))
+    kind = oracledb.IntegrityError if code == 1 else oracledb.DatabaseError
+    return kind(types.SimpleNamespace(code=code, full_code=full, message=f"{full}: {message or MESSAGES.get(code, '')}"))
 
 
 class CatalogDb:
@@ -60,10 +101,61 @@ class CatalogDb:
         self.holders: dict[str, str] = {}  # RAG_SERIES_LOCK_HOLDERS
         self.locks_changed = threading.Condition()
         self.sessions = itertools.count(1)
+        self.injected: list[list[Any]] = []  # [regex, ORA code, times left, batch row] (``fail_on``)
+        self.version_locks: dict[str, int | None] = {}  # RAG_VERSIONS row -> session holding its lock
+        self.pending: dict[int | None, dict[str, list[Any]]] = {}  # each session's uncommitted registry updates
+        self.ddl_lock_timeout: dict[int | None, int] = {}  # ALTER SESSION SET DDL_LOCK_TIMEOUT, per session
+        self.lock_wait_s = 10.0  # a server waits for a row lock forever; the stand-in fails the test instead
+        self.dropped: set[str] = set()  # tables dropped since: a statement that still names one gets ORA-00942
+        self.race: dict[str, Any] = {}
+        self._race_at: tuple[str, Callable[[], Any], float] | None = None
+        self._race_thread: threading.Thread | None = None
 
     # --- test controls ------------------------------------------------------------
     def fail(self, fragment: str, error: BaseException) -> None:
         self.failures[fragment] = error
+
+    def fail_on(self, pattern: str, ora_code: int, times: int = 1, *, row: int = 0) -> None:
+        """``ORA-<ora_code>`` at the next ``times`` statements matching ``pattern`` (a regular expression
+        searched in the statement); for an ``executemany`` with ``batcherrors`` it is row ``row``'s error."""
+        self.injected.append([re.compile(pattern), ora_code, times, row])
+
+    def _injected(self, statement: str) -> tuple[int, int] | None:
+        """(ORA code, batch row) injected for this statement, counting it down."""
+        for entry in self.injected:
+            regex, code, left, row = entry
+            if left > 0 and regex.search(statement):
+                entry[2] -= 1
+                return code, row
+        return None
+
+    def race_at(self, prefix: str, racer: Callable[[], Any], window: float = 0.5) -> None:
+        """Run ``racer`` on a thread at the first statement starting with ``prefix``; that statement
+        waits up to ``window`` seconds for it (unlocked, a racer finishes inside the window)."""
+        self._race_at = (prefix, racer, window)
+
+    def finish_race(self) -> dict[str, Any]:
+        """Join the racer (``race["value"]`` or ``race["error"]``; empty if it never started)."""
+        if self._race_thread is not None:
+            self._race_thread.join(self.lock_wait_s)
+            assert not self._race_thread.is_alive(), "the racer is still waiting"
+        return self.race
+
+    def _start_race(self, statement: str) -> None:
+        if self._race_at is None or not statement.startswith(self._race_at[0]):
+            return
+        _, racer, window = self._race_at
+        self._race_at = None
+
+        def go() -> None:
+            try:
+                self.race["value"] = racer()
+            except Exception as exc:  # noqa: BLE001 - the test reads it
+                self.race["error"] = exc
+
+        self._race_thread = threading.Thread(target=go)
+        self._race_thread.start()
+        self._race_thread.join(window)
 
     def statements(self) -> list[str]:
         return [s for k, s in self.log if k in ("execute", "executemany")]
@@ -73,6 +165,12 @@ class CatalogDb:
         self.versions[name] = [name, model, dim, "cosine", index_type, None, "2025-01-01", None, generation, None,
                                params, None]
         self.tables[name] = rows
+        for derived in (f"{name}_QUESTIONS", f"{name}_SUMMARIES"):  # its enrichment tables, as create_version makes
+            self.tables.setdefault(derived, 0)
+
+    def connect(self) -> "_Connection":
+        """A session of its own, as another client (an ingest in another process) would have."""
+        return _Connection(self)
 
     def kill(self, session: int) -> None:
         """The server noticed the client is gone: the session's row locks are released."""
@@ -83,6 +181,8 @@ class CatalogDb:
         with self.locks_changed:
             for series in [k for k, v in self.row_locks.items() if v == session]:
                 del self.row_locks[series]
+            for name in [k for k, v in self.version_locks.items() if v == session]:
+                del self.version_locks[name]
             self.locks_changed.notify_all()
 
     def _lock_row(self, statement: str, series: str, session: int | None) -> list[tuple[Any, ...]]:
@@ -110,9 +210,13 @@ class CatalogDb:
 
     def commit(self, session: int | None = None) -> None:
         self.undo_by_session.pop(session, None)
+        for name, row in self.pending.pop(session, {}).items():
+            if name in self.versions:
+                self.versions[name] = row
         self.commits += 1
 
     def rollback(self, session: int | None = None) -> None:
+        self.pending.pop(session, None)
         undo = self.undo_by_session.pop(session, [])
         while undo:
             undo.pop()()
@@ -127,10 +231,83 @@ class CatalogDb:
             old = mapping.pop(key)
             self.undo.append(lambda: mapping.__setitem__(key, old))
 
+    # --- the registry rows: read committed, row locks -----------------------------------
+    @property
+    def _session(self) -> int | None:
+        return getattr(self._running, "session", None)
+
+    def _visible(self, name: str) -> list[Any] | None:
+        """The row as this session sees it: its own uncommitted update, else the committed row."""
+        if name not in self.versions:
+            return None
+        return self.pending.get(self._session, {}).get(name, self.versions[name])
+
+    def _lock_version(self, name: str) -> None:
+        """Lock a registry row for this session, waiting while another session holds it."""
+        session = self._session
+        deadline = time.monotonic() + self.lock_wait_s
+        with self.locks_changed:
+            while self.version_locks.get(name, session) != session:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise AssertionError(f"the stand-in waited {self.lock_wait_s}s for the RAG_VERSIONS row {name} "
+                                         "(a server would wait for ever): a lock is never released")
+                self.locks_changed.wait(left)
+            self.version_locks[name] = session
+
+    def _update_version(self, name: str, change: Callable[[list[Any]], None]) -> list[Any] | None:
+        """An UPDATE of one registry row: lock it, change this session's copy (committed on commit)."""
+        if name not in self.versions:
+            return None
+        self._lock_version(name)
+        row = list(self._visible(name) or [])
+        change(row)
+        self.pending.setdefault(self._session, {})[name] = row
+        return row
+
+    def _ddl_waits_for(self, statement: str, session: int | None) -> None:
+        """DDL on ``RAG_VERSIONS`` needs its table lock: it waits ``DDL_LOCK_TIMEOUT`` seconds for the
+        row locks of other sessions, then fails with ORA-00054."""
+        if not statement.startswith("ALTER TABLE RAG_VERSIONS"):
+            return
+        deadline = time.monotonic() + self.ddl_lock_timeout.get(session, 0)
+        with self.locks_changed:
+            while any(v != session for v in self.version_locks.values()):
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise ora(54)
+                self.locks_changed.wait(left)
+
+    # --- namespaces and name resolution ----------------------------------------------
+    def kind(self, name: str) -> str | None:
+        """What a name is in the user's schema's table-and-view namespace (indexes have their own)."""
+        if name in self.views:
+            return "VIEW"
+        if name in self.tables or name in self.foreign or name in sql.CATALOG_TABLES:
+            return "TABLE"
+        return None
+
+    def _shadowed(self, statement: str) -> int | None:
+        """Rows of a local ``DUAL`` an unqualified ``FROM dual`` reads (None when it reads SYS.DUAL);
+        a local table named like a dictionary view read unqualified is ORA-00904 (not its columns)."""
+        rows = None
+        for m in re.finditer(r"\bFROM\s+(SYS\.)?(DUAL|USER_\w+|ALL_\w+)\b", statement, re.IGNORECASE):
+            name = m.group(2).upper()
+            if m.group(1) or self.kind(name) is None:
+                continue  # SYS's object, or the public synonym
+            if name != "DUAL":
+                raise ora(904, f'"{name}": invalid identifier (the local table {name} shadows the dictionary view)')
+            rows = self.tables.get("DUAL", 0)
+        return rows
+
     # --- statements -----------------------------------------------------------------
     def run(self, statement: str, binds: dict[str, Any], session: int | None = None) -> list[tuple[Any, ...]]:
         self.rowcount = None
         self._running.session = session
+        self._start_race(statement)
+        if m := re.fullmatch(r"ALTER SESSION SET DDL_LOCK_TIMEOUT = (\d+)", statement):
+            self.ddl_lock_timeout[session] = int(m.group(1))  # ALTER SESSION does not commit
+            return []
         if statement.startswith("SELECT series FROM RAG_SERIES_LOCKS"):
             return self._lock_row(statement, binds["series"], session)
         for fragment, error in list(self.failures.items()):
@@ -138,34 +315,57 @@ class CatalogDb:
                 del self.failures[fragment]
                 raise error
         ddl = statement.startswith(("CREATE", "DROP", "ALTER"))
+        injected = self._injected(statement)
+        if injected and not ddl:
+            raise ora(injected[0])
         if ddl:
             self.commit(session)  # Oracle commits before a DDL statement ...
             try:
+                if injected:
+                    raise ora(injected[0])
+                self._ddl_waits_for(statement, session)
                 self._ddl(statement)
             finally:
                 self.commit(session)  # ... and after it, whether it worked or not
                 self.end_session(session)  # and the commits end the session's row locks
             return []
+        if any(self.kind(t) is None and re.search(rf"\b(?:FROM|JOIN|INTO|UPDATE) {t}\b", statement)
+               for t in self.dropped):
+            raise ora(942)  # a reader that resolved the version before gc dropped its table
+        dual_rows = self._shadowed(statement)
+        if statement.startswith("MERGE") and dual_rows is not None and dual_rows != 1:
+            if dual_rows > 1:
+                raise ora(30926, "unable to get a stable set of rows in the source tables")
+            self.rowcount = 0
+            return []  # the source (a local, empty DUAL) has no row: nothing is merged
         return self._dml(statement, binds)
 
     def _ddl(self, s: str) -> None:
-        if m := re.match(r"CREATE TABLE IF NOT EXISTS (\w+) \(", s):
-            if m.group(1) not in sql.CATALOG_TABLES:
-                self.tables.setdefault(m.group(1), 0)
-        elif m := re.match(r"CREATE INDEX IF NOT EXISTS (\w+) ON (\w+)", s):
-            self.indexes.setdefault(m.group(1), (m.group(2), "VALID", None))
-        elif m := re.match(r"CREATE (?:VECTOR |SEARCH )?INDEX (\w+) ON (\w+)", s):
-            if m.group(1) in self.indexes:
+        if m := re.match(r"CREATE TABLE (IF NOT EXISTS )?(\w+) \(", s):
+            name, kind = m.group(2), self.kind(m.group(2))
+            if kind == "TABLE" and m.group(1):
+                return  # IF NOT EXISTS: the table of the name stays as it is, rows included
+            if kind is not None:
                 raise ora(955, "name is already used by an existing object")
-            domain = "CTXSYS" in s or "SEARCH INDEX" in s
-            self.indexes[m.group(1)] = (m.group(2), "VALID", "VALID" if domain else None)
-        elif m := re.match(r"DROP INDEX (?:IF EXISTS )?(\w+)", s):
-            self.indexes.pop(m.group(1), None)
+            if name not in sql.CATALOG_TABLES:
+                self.tables[name] = 0
+        elif m := re.match(r"CREATE (VECTOR |SEARCH |MULTIVALUE |UNIQUE )?INDEX (IF NOT EXISTS )?(\w+) ON (\w+)", s):
+            if m.group(3) in self.indexes and m.group(2):
+                return  # an index of the name exists, on whatever table
+            self._create_index(m.group(3), m.group(4), domain="CTXSYS" in s or m.group(1) == "SEARCH ")
+        elif m := re.match(r"DROP INDEX (IF EXISTS )?(\w+)", s):
+            if m.group(2) not in self.indexes and not m.group(1):
+                raise ora(1418, "specified index does not exist")
+            self.indexes.pop(m.group(2), None)
         elif m := re.match(r"DROP TABLE IF EXISTS (\w+) PURGE", s):
-            self.tables.pop(m.group(1), None)
-            for index in [i for i, (t, *_) in self.indexes.items() if t == m.group(1)]:
-                del self.indexes[index]
+            if self.kind(m.group(1)) == "TABLE":
+                self.tables.pop(m.group(1), None)
+                self.dropped.add(m.group(1))
+                for index in [i for i, (t, *_) in self.indexes.items() if t == m.group(1)]:
+                    del self.indexes[index]
         elif m := re.match(r"CREATE OR REPLACE VIEW (\w+) AS .* FROM (\w+)$", s):
+            if self.kind(m.group(1)) == "TABLE":
+                raise ora(955, "name is already used by an existing object")
             self.views[m.group(1)] = m.group(2)
         elif m := re.match(r"DROP VIEW IF EXISTS (\w+)", s):
             self.views.pop(m.group(1), None)
@@ -173,6 +373,13 @@ class CatalogDb:
             if m.group(1) in self.columns:
                 raise ora(1430, "column being added already exists in table")
             self.columns.add(m.group(1))
+
+    def _create_index(self, name: str, table: str, *, domain: bool) -> None:
+        if name in self.indexes:
+            raise ora(955, "name is already used by an existing object")
+        if self.kind(table) is None:
+            raise ora(942, "table or view does not exist")
+        self.indexes[name] = (table, "VALID", "VALID" if domain else None)
 
     def _protected(self) -> list[tuple[str, str, str]]:
         rows = [(v, a, "live") for a, v in self.aliases.items()]
@@ -212,10 +419,11 @@ class CatalogDb:
                 self._pop(self.holders, b["series"])
             return []
         if s == sql.FIND_VERSION_SQL:
-            return [tuple(self.versions[b["name"]])] if b["name"] in self.versions else []
+            row = self._visible(b["name"])
+            return [tuple(row)] if row else []
         if s == sql.RESOLVE_TARGET_SQL:
-            name = self.aliases.get(b["target"], b["target"])
-            return [tuple(self.versions[name])] if name in self.versions else []
+            row = self._visible(self.aliases.get(b["target"], b["target"]))
+            return [tuple(row)] if row else []
         if s.startswith("SELECT version_name FROM RAG_ALIASES WHERE alias_name"):
             return [(self.aliases[b["alias"]],)] if b["alias"] in self.aliases else []
         if s == sql.PROTECTED_ONE_SQL:
@@ -226,9 +434,9 @@ class CatalogDb:
             if b["table_name"] in self.foreign:
                 return [("EMPNO",), ("ENAME",)]
             return [(c.upper(),) for c in sql.TABLE_COLUMNS] if b["table_name"] in self.tables else []
-        if s == sql.CATALOG_COLUMNS_SQL:  # the modelled catalog is current but for RAG_VERSIONS' ``columns``
+        if s == getattr(sql, "CATALOG_COLUMNS_SQL", None):  # the modelled catalog is current but for RAG_VERSIONS' ``columns``
             return [("RAG_VERSIONS", c.upper()) for c in sorted(self.columns)] + [("CHAT_INTERACTIONS", "PRINCIPAL")]
-        if s == sql.DERIVED_CLAIMS_SQL:
+        if s == getattr(sql, "DERIVED_CLAIMS_SQL", None):  # getattr: the fake also runs older trees
             return self._derived_claims((b["questions"], b["summaries"]))
         if s == sql.INDEX_STATUS_SQL:
             return [(i, st, op) for i, (t, st, op) in self.indexes.items() if t == b["table_name"]]
@@ -238,6 +446,8 @@ class CatalogDb:
                 raise ora(942, "table or view does not exist")
             rows = self.tables[table]
             return [(rows, rows, 100 * rows)]  # 100 characters of text and metadata a row
+        if m := re.match(r"SELECT COUNT\(\*\) FROM (\w+) t WHERE 1=1$", s):  # sql.count_matching_sql, no filter
+            return [(self.tables[m.group(1)],)]  # (a table dropped since was refused above with ORA-00942)
         if m := re.match(r"SELECT COUNT\(\*\) FROM (\w+)$", s):  # sql.row_count_sql
             if m.group(1) not in self.tables:
                 raise ora(942, "table or view does not exist")
@@ -262,33 +472,30 @@ class CatalogDb:
             self._pop(self.versions, b["name"])
             return []
         if s.startswith("UPDATE RAG_VERSIONS SET evaluation"):
-            self.rowcount = int(b["name"] in self.versions)
-            if self.rowcount:
-                row = list(self.versions[b["name"]])
-                row[7] = b["report"]
-                self._set(self.versions, b["name"], row)
+            self.rowcount = int(self._update_version(b["name"], lambda r: r.__setitem__(7, b["report"])) is not None)
             return []
         if s.startswith("UPDATE RAG_VERSIONS SET retrieval"):
-            row = list(self.versions[b["name"]])
-            row[11] = b["retrieval"]
-            row[8] += 1
-            self._set(self.versions, b["name"], row)
+            def restamp(r: list[Any]) -> None:
+                r[11] = b["retrieval"]
+                r[8] += 1
+            self._update_version(b["name"], restamp)
             return []
         if s.startswith("UPDATE RAG_VERSIONS SET index_params"):
-            row = list(self.versions[b["name"]])
-            row[10] = b["params"]
-            self._set(self.versions, b["name"], row)
+            self._update_version(b["name"], lambda r: r.__setitem__(10, b["params"]))
             return []
-        if s == sql.LOCK_ALIAS_VERSIONS_SQL:
-            return [(n, self.versions[n][8]) for n in dict.fromkeys((b["version"], b["previous"]))
-                    if n in self.versions]
-        if s == sql.BUMP_GENERATION_SQL:
-            if b["name"] not in self.versions:
-                return []
-            row = list(self.versions[b["name"]])
-            row[8] += 1
-            self._set(self.versions, b["name"], row)
-            return [(row[1], row[2])]
+        if s.startswith("SELECT name, generation FROM RAG_VERSIONS WHERE name IN (:version, :previous) FOR UPDATE"):
+            names = [n for n in dict.fromkeys((b["version"], b["previous"])) if n in self.versions]
+            for n in sorted(names):
+                self._lock_version(n)  # waits for a write holding the row, then reads the committed row
+            return [(n, (self._visible(n) or [0] * 9)[8]) for n in names]
+        if s.startswith("SELECT name FROM RAG_VERSIONS WHERE name IN (:version, :previous) FOR UPDATE"):
+            names = [n for n in dict.fromkeys((b["version"], b["previous"])) if n in self.versions]
+            for n in sorted(names):
+                self._lock_version(n)  # the lock before the generation was read again under it
+            return [(n,) for n in names]
+        if s.startswith("UPDATE RAG_VERSIONS SET generation = generation + 1 WHERE name = :name"):
+            row = self._update_version(b["name"], lambda r: r.__setitem__(8, r[8] + 1))
+            return [(row[1], row[2])] if row else []
         if s.startswith("MERGE INTO RAG_ALIASES"):
             self._set(self.aliases, b["alias"], b["version"])
             return []
@@ -301,7 +508,7 @@ class CatalogDb:
         if s.startswith("SELECT alias_name, version_name FROM RAG_ALIASES"):
             return sorted(self.aliases.items())
         if s.startswith(f"SELECT {sql.VERSION_SELECT} FROM RAG_VERSIONS v ORDER BY"):
-            return [tuple(r) for r in self.versions.values()]
+            return [tuple(self._visible(n) or ()) for n in self.versions]
         if s.startswith("DELETE FROM RAG_ALIASES"):
             self.rowcount = int(b["alias"] in self.aliases)
             self._pop(self.aliases, b["alias"])
@@ -385,7 +592,24 @@ class _Cursor(FakeCursor):
     def executemany(self, statement: str, rows: list[dict[str, Any]], batcherrors: bool = False,
                     arraydmlrowcounts: bool = False) -> None:
         self.db._running.session = self.session  # DML a subclass records goes to this session's transaction
+        self.batch_errors: list[Any] = []
+        self.db._start_race(statement)
+        injected = self.db._injected(statement)
         super().executemany(statement, rows, batcherrors, arraydmlrowcounts)
+        if injected and rows:
+            code, row = injected
+            if not batcherrors:
+                raise ora(code)  # without batcherrors the driver raises and the batch stops
+            error = ora(code).args[0]
+            self.batch_errors.append(types.SimpleNamespace(offset=min(row, len(rows) - 1), code=code,
+                                                           full_code=error.full_code, message=error.message))
+        inserted = re.match(r"INSERT INTO (\w+) \(chunk_id", statement)
+        if inserted and inserted.group(1) in self.db.tables:  # new chunks: the version table's count grows
+            table = inserted.group(1)
+            self.db._set(self.db.tables, table, self.db.tables[table] + len(rows) - len(self.batch_errors))
+
+    def getbatcherrors(self) -> list[Any]:
+        return list(getattr(self, "batch_errors", []))
 
     def _rowcount(self) -> int:
         return self.db.rowcount if self.db.rowcount is not None else len(self.rows)

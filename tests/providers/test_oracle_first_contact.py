@@ -27,6 +27,7 @@ from tests.providers.test_oracle_sql_parse import check as check_sql
 V = "KB_V1"
 VIDX, TIDX = sql.index_names(V)
 MIDX = sql.metadata_index_name(V)
+AIDX = sql.acl_index_name(V)
 PASSWORD = "s3cret-Pa55word"
 WALLET_PASSWORD = "w4llet-Secret"
 
@@ -43,6 +44,10 @@ def good_plan(statement: str) -> list[tuple[Any, ...]]:
     if "CONTAINS" in statement:
         return [(0, "SELECT STATEMENT", None, None), (1, "TABLE ACCESS", "BY INDEX ROWID", V),
                 (2, "DOMAIN INDEX", None, TIDX)]
+    if "$.rag_acl" in statement:  # the access condition through the multivalue index (review §2.9)
+        return [(0, "SELECT STATEMENT", None, None), (1, "SORT", "AGGREGATE", None),
+                (2, "TABLE ACCESS", "BY INDEX ROWID BATCHED", V), (3, "HASH", "UNIQUE", None),
+                (4, "INDEX", "RANGE SCAN (MULTI VALUE)", AIDX)]
     return [(0, "SELECT STATEMENT", None, None), (1, "TABLE ACCESS", "BY INDEX ROWID", V),
             (2, "DOMAIN INDEX", None, MIDX)]
 
@@ -78,7 +83,7 @@ class ScriptedDb:
             fc.row_count_sql(V): [(1204,)],
             fc.ADVISOR_SQL: [('{"suggested_vector_memory_size":"2MB"}',)],
             sql.INDEX_STATUS_SQL: [(VIDX, "VALID", None), (TIDX, "VALID", "VALID"), (MIDX, "VALID", "VALID"),
-                                   ("KB_V1_PK", "VALID", None)],
+                                   (AIDX, "VALID", None), ("KB_V1_PK", "VALID", None)],
             "SELECT 'question'": [],
             "SELECT t.chunk_id, SCORE(1)": [],
         }
@@ -184,11 +189,14 @@ def test_a_database_that_passes_everything_exits_0(profile: Path, monkeypatch: p
     assert {c["status"] for c in found.values()} <= {"pass", "skip"}
     assert found["database version"]["detail"].startswith("23.7.0.25.1 >= 23.4")
     assert "not in this release: 23.10+" in found["database version"]["detail"]  # not in this release
-    for shape in ("plan: dense FETCH APPROX", "plan: filtered candidates", "plan: filtered FETCH APPROX",
+    for shape in ("plan: dense FETCH APPROX", "plan: filtered FETCH APPROX", "plan: ACL count",
                   "plan: lexical CONTAINS", "plan: JSON filter count", "plan: JSON filter exact"):
         assert found[shape]["status"] == "pass", found[shape]
     assert "VECTOR INDEX HNSW SCAN KB_V1_VIDX" in found["plan: dense FETCH APPROX"]["plan"]
-    assert found["plan: filtered candidates"]["covers"] == "U2"
+    # an HNSW version's filtered search is the hinted one-statement shape (review §2.8), required
+    assert found["plan: filtered FETCH APPROX"]["covers"] == "U2 U3 §2.8" and found["plan: filtered FETCH APPROX"]["required"]
+    assert "plan: filtered candidates" not in found  # IVF's shape
+    assert "INDEX RANGE SCAN (MULTI VALUE) KB_V1_AIDX" in found["plan: ACL count"]["plan"]
     assert "2MB" in found["vector memory advisor"]["detail"]
     assert {found[n]["covers"] for n in ("MERGE of a 5,000-byte payload", "IVF on the contract corpus",
                                          "catalog ALTER under a row lock")} == {"U4", "U5", "U6"}
@@ -234,12 +242,11 @@ def test_a_plan_that_scans_the_table_instead_of_the_vector_index_fails(profile: 
     assert dense["status"] == "fail" and dense["required"]
     assert dense["detail"] == "does not use the vector index KB_V1_VIDX: a full table scan of KB_V1"
     assert "TABLE ACCESS FULL KB_V1" in dense["plan"] and "GATHER_TABLE_STATS" in dense["fix"]
-    assert found["plan: filtered candidates"]["status"] == "fail"
-    # the pre-filtered shape may legitimately go exact: a warning, not a failure
-    assert found["plan: filtered FETCH APPROX"]["status"] == "warn" and not found["plan: filtered FETCH APPROX"]["required"]
+    # the store's one-statement filtered HNSW search (review §2.8) must use the index: a failure
+    assert found["plan: filtered FETCH APPROX"]["status"] == "fail" and found["plan: filtered FETCH APPROX"]["required"]
     assert found["plan: lexical CONTAINS"]["status"] == "pass"
     table = invoke(ScriptedDb(plan=scanning_plan), profile, monkeypatch).stdout
-    assert re.search(r"^warn +plan: filtered FETCH APPROX", table, re.M)
+    assert re.search(r"^fail +plan: filtered FETCH APPROX", table, re.M)
     assert_read_only(db)
 
 
@@ -323,7 +330,7 @@ def test_an_unreachable_database_exits_1_without_the_password(profile: Path, mon
 # --- every statement is Oracle SQL ------------------------------------------------------------
 EXPLAIN = re.compile(r"EXPLAIN PLAN SET STATEMENT_ID = 'RAG_CHECK_[A-Z0-9_]+' INTO PLAN_TABLE FOR (SELECT .*)$")
 ADVISOR = re.compile(r"BEGIN DBMS_VECTOR\.INDEX_VECTOR_MEMORY_ADVISOR\(INDEX_TYPE => :index_type, "
-                     r"NUM_VECTORS => :num_vectors, DIM_COUNT => :dim_count, DIM_TYPE => 'FLOAT32', "
+                     r"NUM_VECTORS => :num_vectors, DIM_COUNT => :dim_count, DIM_TYPE => :dim_type, "
                      r"PARAMETER_JSON => :parameters, RESPONSE_JSON => :response\); END;")
 
 

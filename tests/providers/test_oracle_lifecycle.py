@@ -225,6 +225,7 @@ def test_a_failed_text_or_json_index_is_dropped_and_created_again_a_valid_one_is
     db.add_version("KB_V1")
     db.indexes["KB_V1_TIDX"] = ("KB_V1", "VALID", "FAILED")  # a CREATE that failed half-way
     db.indexes["KB_V1_MIDX"] = ("KB_V1", "VALID", "VALID")
+    db.indexes["KB_V1_AIDX"] = ("KB_V1", "VALID", None)  # the multivalue ACL index, valid: kept
     catalog_store(db, vector_index={"type": "none"}).finish_load("KB_V1")
     ddl = [s for s in db.statements() if s.startswith(("CREATE", "DROP"))]
     assert ddl == ["DROP INDEX KB_V1_TIDX FORCE", sql.text_index_ddl("KB_V1")]

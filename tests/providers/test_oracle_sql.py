@@ -225,7 +225,9 @@ def test_dsn_endpoint_names_host_and_port_only(dsn: str, expected: str) -> None:
 @pytest.mark.parametrize("filtered,matching,index_type,expected", [
     (False, None, "hnsw", SearchPlan("approx")),
     (False, None, "none", SearchPlan("exact")),
-    (True, 40, "hnsw", SearchPlan("exact")),
+    (True, 40, "hnsw", SearchPlan("filtered")),  # HNSW filters inside the FETCH APPROX (review §2.8)
+    (True, None, "hnsw", SearchPlan("filtered")),  # ... so no count is needed first
+    (True, 40, "ivf", SearchPlan("exact")),
     (True, 50, "ivf", SearchPlan("exact")),
     (True, 51, "ivf", SearchPlan("candidates", depth=20)),
 ])
@@ -240,6 +242,8 @@ def test_first_plan_is_exact_for_selective_filters_and_candidates_for_broad_ones
     (SearchPlan("candidates", 20), 2, 900, 1000, SearchPlan("candidates", 80)),
     (SearchPlan("candidates", 320), 2, 900, 1000, SearchPlan("exact")),
     (SearchPlan("approx"), 4, 1000, 1000, SearchPlan("exact")),
+    (SearchPlan("filtered"), 4, 900, 1000, SearchPlan("exact")),  # HNSW came back short though 900 match
+    (SearchPlan("filtered"), 4, 4, 1000, None),  # every match came back
     (SearchPlan("exact"), 0, 900, 1000, None),
 ])
 def test_next_plan_widens_until_k_or_every_match(plan: SearchPlan, got: int, matching: int, total: int,

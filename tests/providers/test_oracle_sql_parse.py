@@ -42,7 +42,7 @@ from sqlglot.errors import ErrorLevel
 
 from backend.common.config import OracleVectorIndexSettings
 from backend.core.types import FieldFilter, Interaction, QueryVector, VersionSpec, Visibility
-from backend.providers.oracle_vs import sql, series_lock
+from backend.providers.oracle_vs import sql, series_lock, vpd
 from backend.providers.oracle_vs.connection import ddl_lock_timeout_sql
 from tests.providers.oracle_fake import CatalogDb, catalog_store
 from tests.providers.test_oracle_vs import RecordingDb, V1, chunk_row, doc, make_store, registry, when
@@ -79,25 +79,60 @@ GRAMMAR = (
     # PL/SQL blocks (sqlglot parses SQL only): the after-load calls, every argument bound or a keyword
     re.compile(r"BEGIN CTX_DDL\.OPTIMIZE_INDEX\(:idx_name, 'FULL'\); END;"),
     re.compile(r"BEGIN DBMS_STATS\.GATHER_TABLE_STATS\(USER, :tabname\); END;"),
+    # the multivalue index on rag_acl (JSON Developer's Guide 23ai, "Creating Multivalue Function-Based
+    # Indexes for JSON_EXISTS": CREATE MULTIVALUE INDEX i ON t alias (alias.col.path.itemMethod()))
+    re.compile(rf"CREATE MULTIVALUE INDEX (?P<i>{_NAME})_AIDX ON (?P=i) t \(t\.metadata\.rag_acl\.string\(\)\)"),
+    # the vector-memory advisor before an HNSW build (DBMS_VECTOR reference), every argument bound
+    re.compile(r"BEGIN DBMS_VECTOR\.INDEX_VECTOR_MEMORY_ADVISOR\(INDEX_TYPE => :index_type, NUM_VECTORS => "
+               r":num_vectors, DIM_COUNT => :dim_count, DIM_TYPE => :dim_type, PARAMETER_JSON => :parameters, "
+               r"RESPONSE_JSON => :response\); END;"),
+    # VPD (DBMS_RLS reference): the policy on a version table, by bound name; the names are constants
+    re.compile(r"BEGIN DBMS_RLS\.ADD_POLICY\(object_name => :object_name, policy_name => 'RAG_ACL', "
+               r"policy_function => 'RAG_ACL_PREDICATE', statement_types => 'SELECT', "
+               r"policy_type => DBMS_RLS\.CONTEXT_SENSITIVE\); END;"),
+    re.compile(r"BEGIN DBMS_RLS\.DROP_POLICY\(object_name => :object_name, policy_name => 'RAG_ACL'\); END;"),
     # ALTER SESSION: sqlglot keeps it as a Command; DDL_LOCK_TIMEOUT takes 0..1000000 seconds
     re.compile(r"ALTER SESSION SET DDL_LOCK_TIMEOUT = (0|[1-9]\d{0,5}|1000000)"),
 )
 #: The organization must agree with the TYPE parameter.
 _ORG_TYPE = {"INMEMORY NEIGHBOR GRAPH": "HNSW", "NEIGHBOR PARTITIONS": "IVF"}
-_JSON_PATH = re.compile(r"'\$(\.[A-Za-z][A-Za-z0-9_]*(\?\(@ == \$f\d+( \|\| @ == \$f\d+)*\)|\[\*\])?)?'")
+_JSON_PATH = re.compile(r"'\$(\[\*\]|\.[A-Za-z][A-Za-z0-9_]*(\?\(@ == \$f\d+( \|\| @ == \$f\d+)*\)|\[\*\])?)?'")
+#: The VPD objects (``vpd``): PL/SQL, which sqlglot does not parse. Matched in full; the predicate the
+#: function returns is checked as SQL (``vpd.predicate_probe_sql``), and must be ``vpd.PREDICATE``.
+_PLSQL = (
+    re.compile(r"CREATE OR REPLACE FUNCTION (?P<f>RAG_ACL_PREDICATE) \(p_schema IN VARCHAR2, p_object IN VARCHAR2\) "
+               r"RETURN VARCHAR2 AS\nBEGIN\n  IF SYS_CONTEXT\('USERENV', 'SESSION_USER'\) = p_schema THEN\n"
+               r"    RETURN NULL;\n  END IF;\n  RETURN q'~(?P<predicate>[^~]+)~';\nEND (?P=f);"),
+    re.compile(r"CREATE OR REPLACE PACKAGE (?P<p>RAG_ACL_CTX) AS\n  PROCEDURE set_labels\(p_labels IN VARCHAR2\);\n"
+               r"  PROCEDURE clear_labels;\nEND (?P=p);"),
+    re.compile(r"CREATE OR REPLACE PACKAGE BODY (?P<p>RAG_ACL_CTX) AS\n"
+               r"  PROCEDURE set_labels\(p_labels IN VARCHAR2\) IS\n  BEGIN\n"
+               r"    DBMS_SESSION\.SET_CONTEXT\('RAG_ACL', 'LABELS', p_labels\);\n  END set_labels;\n"
+               r"  PROCEDURE clear_labels IS\n  BEGIN\n"
+               r"    DBMS_SESSION\.CLEAR_CONTEXT\('RAG_ACL', NULL, 'LABELS'\);\n  END clear_labels;\nEND (?P=p);"),
+)
 
 
 class SqlCheckError(AssertionError):
     pass
 
 
+#: Optimizer hints the store writes: sqlglot keeps a hint's text unchecked, so each must match one of these.
+_HINTS = (re.compile(r"FIRST_ROWS\(\d+\)"), re.compile(rf"VECTOR_INDEX_TRANSFORM\(t {_NAME}_VIDX\)"))
+
+
 def _shim(statement: str) -> str:
     """Replace the constructs sqlglot does not know (gaps 1-4) after checking each strictly."""
     s = statement
+    for hint in re.findall(r"/\*\+(.*?)\*/", s):
+        if not any(h.fullmatch(hint.strip()) for h in _HINTS):
+            raise SqlCheckError(f"unknown or malformed optimizer hint /*+{hint}*/")
+    if s.count("/*") != len(re.findall(r"/\*\+.*?\*/", s)):
+        raise SqlCheckError("an unterminated comment or a hint without '+'")
     for m in re.finditer(r"VECTOR\(([^)]*)\)", s):
-        if not re.fullmatch(r"(\*|[1-9]\d{0,4}), FLOAT32", m.group(1)) and "VECTOR_DISTANCE" not in s[m.start() - 16:m.start() + 7]:
+        if not re.fullmatch(r"(\*|[1-9]\d{0,4}), (FLOAT32|INT8)", m.group(1)) and "VECTOR_DISTANCE" not in s[m.start() - 16:m.start() + 7]:
             raise SqlCheckError(f"bad VECTOR type {m.group(0)!r}")
-    s = re.sub(r"\bVECTOR\((\*|[1-9]\d{0,4}), FLOAT32\)", "BLOB", s)
+    s = re.sub(r"\bVECTOR\((\*|[1-9]\d{0,4}), (FLOAT32|INT8)\)", "BLOB", s)
     s = re.sub(r"(JSON_SERIALIZE\([\w.]+) RETURNING CLOB\)", r"\1)", s)
     s = re.sub(r"(JSON_SERIALIZE\([\w.]+) RETURNING VARCHAR2\([1-9]\d{0,3}\) NULL ON ERROR\)", r"\1)", s)
     if "APPROX" in s:
@@ -119,8 +154,17 @@ def _shim(statement: str) -> str:
 def check(statement: str) -> str:
     """Raise ``SqlCheckError`` unless ``statement`` is valid Oracle 23ai SQL (within the gaps above).
     Returns how it was checked."""
-    if statement.startswith(("CREATE VECTOR INDEX", "CREATE SEARCH INDEX", "ALTER SESSION", "BEGIN ")) \
-            or "INDEXTYPE IS" in statement:
+    if statement.startswith("CREATE OR REPLACE FUNCTION") or statement.startswith("CREATE OR REPLACE PACKAGE"):
+        found = next((m for m in (g.fullmatch(statement) for g in _PLSQL) if m), None)
+        if found is None:
+            raise SqlCheckError(f"not a valid VPD object: {statement}")
+        if "predicate" in found.groupdict():
+            if found.group("predicate") != vpd.PREDICATE:
+                raise SqlCheckError("the policy function returns another predicate than vpd.PREDICATE")
+            check(vpd.predicate_probe_sql("KB_V1"))
+        return "grammar"
+    if statement.startswith(("CREATE VECTOR INDEX", "CREATE SEARCH INDEX", "CREATE MULTIVALUE INDEX", "ALTER SESSION",
+                             "BEGIN ")) or "INDEXTYPE IS" in statement:
         if not any(g.fullmatch(statement) for g in GRAMMAR):
             raise SqlCheckError(f"not a valid index statement: {statement}")
         org = re.search(r"ORGANIZATION (INMEMORY NEIGHBOR GRAPH|NEIGHBOR PARTITIONS)", statement)
@@ -148,6 +192,8 @@ def builder_statements() -> Iterator[str]:
         yield sql.doc_index_ddl(name)
         yield sql.text_index_ddl(name)
         yield sql.metadata_index_ddl(name)
+        yield sql.acl_index_ddl(name)
+        yield vpd.predicate_probe_sql(name)
         yield sql.drop_version_ddl(name)
         yield sql.drop_index_ddl(f"{name}_TIDX", force=True)
         yield sql.drop_index_ddl(f"{name}_VIDX")
@@ -158,6 +204,7 @@ def builder_statements() -> Iterator[str]:
         yield sql.delete_chunk_sql(name)
         yield sql.delete_document_sql(name)
         yield sql.document_hashes_sql(name)
+        yield sql.document_list_sql(name)
         yield sql.vectors_sql(name)
         yield sql.counts_sql(name)
         yield sql.row_count_sql(name)
@@ -174,6 +221,8 @@ def builder_statements() -> Iterator[str]:
     yield from (sql.FIND_VERSION_SQL, sql.RESOLVE_TARGET_SQL, sql.PROTECTED_SQL, sql.PROTECTED_ONE_SQL,
                 sql.BUMP_GENERATION_SQL, sql.INDEX_STATUS_SQL, sql.TABLE_COLUMNS_SQL, sql.CATALOG_COLUMNS_SQL)
     yield from (sql.OPTIMIZE_TEXT_INDEX_SQL, sql.GATHER_TABLE_STATS_SQL)
+    yield from (sql.VECTOR_POOL_SQL, sql.ADVISOR_SQL)
+    yield from (vpd.OBJECTS_SQL, vpd.ADD_POLICY_SQL, vpd.DROP_POLICY_SQL, vpd.POLICIES_SQL)
     yield from (ddl_lock_timeout_sql(0), ddl_lock_timeout_sql(30), ddl_lock_timeout_sql(1_000_000))
     yield from (series_lock.REGISTER_SQL, series_lock.SAY_HOLDER_SQL, series_lock.HOLDER_SQL,
                 series_lock.FORGET_HOLDER_SQL, series_lock.lock_sql(0), series_lock.lock_sql(1800))
@@ -195,6 +244,10 @@ def builder_statements() -> Iterator[str]:
             yield sql.dense_search_sql("KB_V1", distance, where, approx=True, target_accuracy=95,  # type: ignore[arg-type]
                                        ids_only=True)
             yield sql.dense_search_sql("KB_V1", distance, where, approx=False, ids_only=True)  # type: ignore[arg-type]
+            # the native filtered HNSW search (review §2.8), hinted
+            for ids_only in (False, True):
+                yield sql.dense_search_sql("KB_V1", distance, where, approx=True, target_accuracy=95,  # type: ignore[arg-type]
+                                           ids_only=ids_only, transform="KB_V1_VIDX")
             yield sql.candidate_search_sql("KB_V1", distance, where, 90, ids_only=True)  # type: ignore[arg-type]
             yield sql.lexical_search_sql("KB_V1", where, ids_only=True)
             yield sql.lexical_search_sql("KB_V1", where, fetch=sql.lexical_fetch(10))  # the score-sorted path
@@ -209,7 +262,7 @@ def executed_statements() -> list[str]:
     catalog = CatalogDb()
     catalog.add_version("KB_V0", rows=5)
     for index in ("hnsw", "ivf", "none"):
-        store = catalog_store(catalog, vector_index={"type": index})
+        store = catalog_store(catalog, vector_index={"type": index}, vpd="on")
         store.ensure_catalog()
         name = f"KB_{index.upper()}"
         store.create_version(VersionSpec(name, "mini-lm", 3, "cosine", parent="KB_V0"))
@@ -251,6 +304,7 @@ def executed_statements() -> list[str]:
     reader.lexical_search("KB_ACTIVE", "vacation days", 5, FILTERS["any_of_json"], visibility=alice)
     reader.asset_refs("KB_V1", visibility=alice)
     reader.document_hashes("KB_V1")
+    reader.document_list("KB_V1")
     reader.cached_vectors("mini-lm", ["a", "b"])
     reader.version_vectors("KB_ACTIVE")
     reader.resolve_alias("KB_ACTIVE")

@@ -6,8 +6,9 @@
   ties at the cut run past the fetched rows).
 * L7: IN lists are padded with ``None`` to 8/32/128/500 binds, so 1..500 ids use at most 4
   statement texts per shape; NULL never matches in IN, so the rows are the same.
-* L9: ``finish_load`` counts with ``COUNT(*)`` only, and ``counts_sql`` serializes metadata into a
-  VARCHAR2 (no temporary LOB per row) unless it is over 4,000 bytes.
+* L9: ``finish_load`` counts a version once and records the counts with its build, so listing
+  versions scans no rows; ``counts_sql`` serializes metadata into a VARCHAR2 (no temporary LOB per
+  row) unless it is over 4,000 bytes.
 """
 
 from __future__ import annotations
@@ -173,7 +174,11 @@ def test_counts_serialize_metadata_to_varchar2_and_use_a_lob_only_when_it_does_n
     assert sql.row_count_sql("KB_V1") == "SELECT COUNT(*) FROM KB_V1"
 
 
-def test_finish_load_counts_rows_with_count_star_only() -> None:
+def test_finish_load_counts_once_and_listing_reads_the_recorded_counts() -> None:
+    """L9: ``finish_load`` counts the version once (``counts_sql``: no LOB per row) and records the
+    counts with the build; listing and reading the version then scan nothing until a write moves
+    its generation, after which that version alone is counted again. Fails on 3d43f20 (before this
+    change: ``finish_load`` counted with ``COUNT(*)`` and every listing ran ``counts_sql``)."""
     db = CatalogDb()
     db.add_version("KB_V0", rows=5)
     store = catalog_store(db, vector_index={"type": "hnsw"})
@@ -182,5 +187,17 @@ def test_finish_load_counts_rows_with_count_star_only() -> None:
     db.log.clear()
     store.finish_load("KB_V1")
     counts = [s for s in db.statements() if "COUNT(" in s]
-    assert counts == ["SELECT COUNT(*) FROM KB_V1"]
+    assert counts == [sql.counts_sql("KB_V1")]
     assert any(s.startswith("CREATE VECTOR INDEX") for s in db.statements())  # 5 rows: the index is built
+    store.finish_load("KB_V0")
+    db.log.clear()
+    listed = {v.name: (v.chunk_count, v.doc_count, v.size_bytes) for v in store.list_versions()}
+    assert listed == {"KB_V0": (5, 5, 5 * 3 * 4 + 500), "KB_V1": (5, 5, 5 * 3 * 4 + 500)}
+    assert store.get_version("KB_V1").chunk_count == 5
+    assert not [s for s in db.statements() if "COUNT(" in s]  # O(versions): registry reads only
+    db.tables["KB_V1"] = 7  # a write (committed by another client) adds two chunks and moves the generation
+    db.versions["KB_V1"] = [*db.versions["KB_V1"][:8], db.versions["KB_V1"][8] + 1, *db.versions["KB_V1"][9:]]
+    db.log.clear()
+    listed = {v.name: v.chunk_count for v in store.list_versions()}
+    assert listed == {"KB_V0": 5, "KB_V1": 7}
+    assert [s for s in db.statements() if "COUNT(" in s] == [sql.counts_sql("KB_V1")]

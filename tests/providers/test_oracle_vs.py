@@ -85,6 +85,8 @@ class TestOracleVectorStore(VectorStoreContract):
 
 Rule = Callable[[str, dict[str, Any]], "list[tuple[Any, ...]] | None"]
 V1 = ("KB_V1", "mini-lm", 3, "cosine", "hnsw", "default", "2025-01-01T00:00:00", None)
+#: the same version with an IVF index: filtered searches count first and widen (review §2.8 keeps that plan for IVF)
+V1_IVF = ("KB_V1", "mini-lm", 3, "cosine", "ivf", "default", "2025-01-01T00:00:00", None)
 
 
 class RecordingDb:
@@ -267,8 +269,8 @@ def test_query_from_another_model_fails_naming_both_and_never_searches() -> None
     assert not any("VECTOR_DISTANCE" in s for s in db.statements())
 
 
-def test_selective_filter_counts_then_searches_exactly() -> None:
-    db = RecordingDb([*registry(V1), when("SELECT COUNT(*)", [(3,)]),
+def test_ivf_selective_filter_counts_then_searches_exactly() -> None:
+    db = RecordingDb([*registry(V1_IVF), when("SELECT COUNT(*)", [(3,)]),
                       when("VECTOR_DISTANCE", [chunk_row("c1", 0.2), chunk_row("c2", 0.3)])])
     store = make_store(db, exact_filter_threshold=10)
     hits = store.search("KB_V1", QueryVector(np.ones(3, np.float32), "mini-lm"), 2,
@@ -280,12 +282,12 @@ def test_selective_filter_counts_then_searches_exactly() -> None:
     assert binds["f0"] == "hr" and binds["k"] == 2 and binds["q"].typecode == "f"
 
 
-def test_broad_filter_widens_candidate_depth_until_k_rows_match() -> None:
+def test_ivf_broad_filter_widens_candidate_depth_until_k_rows_match() -> None:
     def candidates(binds: dict[str, Any]) -> list[tuple[Any, ...]]:
         found = {8: 1, 32: 2}.get(binds.get("depth", 0), 0)
         return [chunk_row(f"c{i}", 0.1 * i) for i in range(found)]
 
-    db = RecordingDb([*registry(V1), when("COUNT(*) FROM KB_V1 t WHERE JSON_EXISTS", [(500,)]),
+    db = RecordingDb([*registry(V1_IVF), when("COUNT(*) FROM KB_V1 t WHERE JSON_EXISTS", [(500,)]),
                       when("COUNT(*) FROM KB_V1 t WHERE 1=1", [(10_000,)]), when(":depth", candidates)])
     store = make_store(db, exact_filter_threshold=100, candidate_factor=4)
     hits = store.search("KB_V1", QueryVector(np.ones(3, np.float32), "mini-lm"), 2,
@@ -295,8 +297,8 @@ def test_broad_filter_widens_candidate_depth_until_k_rows_match() -> None:
     assert depths == [8, 32]
 
 
-def test_widening_that_would_cover_the_table_turns_exact() -> None:
-    db = RecordingDb([*registry(V1), when("COUNT(*) FROM KB_V1 t WHERE JSON_EXISTS", [(50,)]),
+def test_ivf_widening_that_would_cover_the_table_turns_exact() -> None:
+    db = RecordingDb([*registry(V1_IVF), when("COUNT(*) FROM KB_V1 t WHERE JSON_EXISTS", [(50,)]),
                       when("COUNT(*) FROM KB_V1 t WHERE 1=1", [(20,)]), when(":depth", []),
                       when("FETCH FIRST :k ROWS ONLY", [chunk_row("c1", 0.1), chunk_row("c2", 0.2)])])
     store = make_store(db, exact_filter_threshold=10, candidate_factor=4)
@@ -313,10 +315,10 @@ ACL_CLAUSE = ("JSON_EXISTS(t.metadata, '$.rag_acl?(@ == $f{a} || @ == $f{b} || @
               ':f{a} AS "f{a}", :f{b} AS "f{b}", :f{c} AS "f{c}")')
 
 
-def test_visibility_is_a_json_exists_on_rag_acl_inside_the_search_before_the_top_k() -> None:
+def test_ivf_visibility_is_a_json_exists_on_rag_acl_inside_the_search_before_the_top_k() -> None:
     """The ACL is in the WHERE of the vector search itself (exact when selective), so a hidden row
     can never take one of the k slots; its labels are bound, never spliced into the SQL."""
-    db = RecordingDb([*registry(V1), when("SELECT COUNT(*)", [(3,)]),
+    db = RecordingDb([*registry(V1_IVF), when("SELECT COUNT(*)", [(3,)]),
                       when("VECTOR_DISTANCE", [chunk_row("c1", 0.2)])])
     store = make_store(db, exact_filter_threshold=10)
     store.search("KB_V1", QueryVector(np.ones(3, np.float32), "mini-lm"), 2, [FieldFilter("tags", any_of=("x",))],
@@ -330,8 +332,8 @@ def test_visibility_is_a_json_exists_on_rag_acl_inside_the_search_before_the_top
     assert "alice" not in search
 
 
-def test_visibility_applies_to_the_broad_candidate_search_and_the_lexical_search() -> None:
-    db = RecordingDb([*registry(V1), when("COUNT(*) FROM KB_V1 t WHERE JSON_EXISTS", [(500,)]),
+def test_ivf_visibility_applies_to_the_broad_candidate_search_and_the_lexical_search() -> None:
+    db = RecordingDb([*registry(V1_IVF), when("COUNT(*) FROM KB_V1 t WHERE JSON_EXISTS", [(500,)]),
                       when(":depth", [chunk_row("c1", 0.1), chunk_row("c2", 0.2)]),
                       when("CONTAINS(t.text, :query, 1)", [chunk_row("c3", 5.0)])])
     store = make_store(db, exact_filter_threshold=100)
@@ -353,8 +355,8 @@ def test_asset_refs_under_visibility_keep_only_images_of_visible_chunks() -> Non
     assert binds == {"f0": "public", "f1": "user:alice", "f2": "group:hr"}
 
 
-def test_filter_matching_nothing_returns_no_hits_without_a_vector_search() -> None:
-    db = RecordingDb([*registry(V1), when("SELECT COUNT(*)", [(0,)])])
+def test_ivf_filter_matching_nothing_returns_no_hits_without_a_vector_search() -> None:
+    db = RecordingDb([*registry(V1_IVF), when("SELECT COUNT(*)", [(0,)])])
     hits = make_store(db).search("KB_V1", QueryVector(np.ones(3, np.float32), "mini-lm"), 5,
                                  [FieldFilter("doc_id", any_of=("nope",))]).hits
     assert hits == () and not any("VECTOR_DISTANCE" in s for s in db.statements())

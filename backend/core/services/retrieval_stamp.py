@@ -50,6 +50,8 @@ def retrieval_stamp(retrieval: RetrievalSettings, profile: ProfileSettings) -> d
     for block in WHOLE_BLOCKS:
         if block in RetrievalSettings.model_fields:
             stamp[block] = getattr(retrieval, block).model_dump(mode="json")
+    if profile.vector_format != "float32":  # absent means float32, so older stamps stay equal
+        stamp["vector_format"] = profile.vector_format
     return stamp
 
 

@@ -167,8 +167,10 @@ class SearchService:
         return self._reranker
 
     def embed_query(self, text: str) -> QueryVector:
-        vec = self._embedder.embed_queries([query_input(text, self._profile)])[0]
-        return QueryVector(vec, self._embedder.model_id, getattr(self._embedder, "compatible_models", frozenset()))
+        embedded = query_input(text, self._profile)
+        vec = self._embedder.embed_queries([embedded])[0]
+        return QueryVector(vec, self._embedder.model_id, getattr(self._embedder, "compatible_models", frozenset()),
+                           text=embedded)
 
     def probe(self, version: str, visibility: Visibility | None = None
               ) -> Callable[[str, Sequence[Chunk]], tuple[str, ...]]:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Literal, Mapping, Sequence
 
 from backend.core.types import IndexVersion
+from backend.core.vector_format import stamped_format
 
 Action = Literal["create", "resume", "new_version", "in_place", "up_to_date"]
 
@@ -72,7 +73,7 @@ def latest_version(naming: VersionNaming, configured: str, versions: Sequence[In
 
 def plan_build(naming: VersionNaming, configured: str, latest: IndexVersion | None, protected: Mapping[str, str],
                *, model: str, dimension: int, distance: str, changed: bool, in_place: bool = False,
-               retrieval_changes: Sequence[str] = ()) -> BuildPlan:
+               retrieval_changes: Sequence[str] = (), vector_format: str = "float32") -> BuildPlan:
     """Pure: the version an ingest of ``configured``'s series writes.
 
     ``latest`` is the newest version of the series and ``changed`` whether the run
@@ -85,15 +86,18 @@ def plan_build(naming: VersionNaming, configured: str, latest: IndexVersion | No
     if naming.split(configured)[1] > latest_n:
         return BuildPlan("create", configured, None,
                          f"{configured} is configured and newer than {latest.name}: built from scratch")
-    same_kind = (latest.model, latest.dimension, latest.distance) == (model, dimension, distance)
+    latest_format = stamped_format(latest.retrieval)
+    # a vector format change is a change of kind: its rows are rewritten from scratch, never mixed
+    same_kind = (latest.model, latest.dimension, latest.distance, latest_format) == (
+        model, dimension, distance, vector_format)
     if in_place:
         return BuildPlan("in_place", latest.name, latest.parent,
                          f"--in-place: writing {latest.name} directly"
                          + (f" although it is served ({protected[latest.name]})" if latest.name in protected else ""))
     if not same_kind:
         return BuildPlan("new_version", naming.name(stem, latest_n + 1), None,
-                         f"{latest.name} holds {latest.model} ({latest.dimension} dims, {latest.distance}); "
-                         f"the new version is built from scratch with {model}")
+                         f"{latest.name} holds {latest.model} ({latest.dimension} dims, {latest.distance}, "
+                         f"{latest_format}); the new version is built from scratch with {model} ({vector_format})")
     if latest.name not in protected:
         return BuildPlan("resume", latest.name, latest.parent,
                          f"{latest.name} is a candidate no alias serves: writing it")

@@ -21,8 +21,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Literal, Sequence
 
 from backend.common.config import OracleSettings
-from backend.core.types import Visibility
-from backend.providers.oracle_vs import sql
+from backend.core.types import FieldFilter, Visibility
+from backend.providers.oracle_vs import sql, vpd
 
 Status = Literal["pass", "warn", "fail", "skip"]
 
@@ -51,16 +51,16 @@ USER_SYS_PRIVS_SQL = "SELECT privilege FROM SYS.USER_SYS_PRIVS"
 SESSION_ROLES_SQL = "SELECT role FROM SYS.SESSION_ROLES"
 DEFAULT_TABLESPACE_SQL = "SELECT username, default_tablespace FROM SYS.USER_USERS"
 TS_QUOTAS_SQL = "SELECT tablespace_name, bytes, max_bytes FROM SYS.USER_TS_QUOTAS"
-VECTOR_POOL_SQL = "SELECT pool, alloc_bytes, used_bytes, populate_status FROM SYS.V_$VECTOR_MEMORY_POOL"
+VECTOR_POOL_SQL = sql.VECTOR_POOL_SQL
 LATEST_VERSION_SQL = f"SELECT {sql.VERSION_SELECT} FROM RAG_VERSIONS v ORDER BY v.created_at DESC FETCH FIRST 1 ROWS ONLY"
-ADVISOR_SQL = ("BEGIN DBMS_VECTOR.INDEX_VECTOR_MEMORY_ADVISOR(INDEX_TYPE => :index_type, NUM_VECTORS => :num_vectors, "
-               "DIM_COUNT => :dim_count, DIM_TYPE => 'FLOAT32', PARAMETER_JSON => :parameters, "
-               "RESPONSE_JSON => :response); END;")
+ADVISOR_SQL = sql.ADVISOR_SQL
 PLAN_ROWS_SQL = "SELECT id, operation, options, object_name FROM PLAN_TABLE WHERE statement_id = :sid ORDER BY id"
 DELETE_PLAN_SQL = "DELETE FROM PLAN_TABLE WHERE statement_id = :sid"
 #: The ACL label no real principal holds: the plans are for the shape, never for real rows.
 PROBE_PRINCIPAL = "rag_oracle_check"
 PROBE_DOC = "__rag_oracle_check__"
+#: A metadata filter on an ad-hoc field (served by the JSON search index; the ACL has its own index).
+PROBE_FILTER = FieldFilter("tags", any_of=(PROBE_PRINCIPAL,))
 
 
 row_count_sql = sql.row_count_sql
@@ -169,6 +169,7 @@ class FirstContact:
             if version is not None:
                 self.check_indexes(version)
                 self.check_plans(version)
+                self.check_vpd(version)
                 self.check_enrichment_union(version)
                 self.check_long_text_query(version)
             self.add_by_hand()
@@ -308,7 +309,7 @@ class FirstContact:
         response = cur.var(oracledb.DB_TYPE_CLOB)
         try:
             cur.execute(ADVISOR_SQL, {"index_type": index_type.upper(), "num_vectors": rows, "dim_count": dimension,
-                                      "parameters": json.dumps(parameters), "response": response})
+                                      "dim_type": "FLOAT32", "parameters": json.dumps(parameters), "response": response})
         except oracledb.Error as exc:
             self.add("vector memory advisor", "warn", f"DBMS_VECTOR.INDEX_VECTOR_MEMORY_ADVISOR failed: {_message(exc)}",
                      "not in this release or not granted (EXECUTE ON DBMS_VECTOR): size the pool with docs/ORACLE.md's formula",
@@ -333,6 +334,8 @@ class FirstContact:
             wanted[tidx] = "Oracle Text"
         if self.settings.metadata_index:
             wanted[sql.metadata_index_name(version.name)] = "JSON search"
+        if self.settings.acl_index:
+            wanted[sql.acl_index_name(version.name)] = "ACL multivalue"
         return wanted
 
     def check_indexes(self, version: _Version) -> None:
@@ -341,8 +344,10 @@ class FirstContact:
         for name, kind in self.expected_indexes(version).items():
             status = found.get(name)
             if status is None:
+                # a version loaded before the ACL index existed still searches correctly: advisory
                 self.add(f"{kind} index", "fail", f"{name} does not exist on {version.name} {error}".strip(),
-                         "rag ingest finishes the load (finish_load builds it); for a served version see docs/ORACLE.md")
+                         "rag ingest finishes the load (finish_load builds it); for a served version see docs/ORACLE.md",
+                         required=kind != "ACL multivalue")
             elif status[0] != "VALID" or status[1] not in (None, "VALID"):
                 self.add(f"{kind} index", "fail", f"{name}: status {status[0]}, domain index status {status[1]}",
                          f"DROP INDEX {name} FORCE, then rebuild it (rag ingest on the version finishes the load)")
@@ -350,24 +355,34 @@ class FirstContact:
                 self.add(f"{kind} index", "pass", f"{name} VALID")
 
     def shapes(self, version: _Version) -> list[tuple[str, str, str, str, bool]]:
-        """``(name, covers, statement, expected index kind, required)`` for each search shape."""
+        """``(name, covers, statement, expected index kind, required)`` for each search shape, as the
+        store sends it for this version's index type: HNSW's filtered search is one hinted ``FETCH
+        APPROX ... WHERE`` (review §2.8; required: the store relies on it), IVF's the candidate
+        statement it widens. The ACL count shows whether the multivalue index serves the access
+        condition (§2.9), the JSON filter shapes whether the JSON search index serves other fields."""
         v, d = version.name, version.distance
         accuracy = self.settings.vector_index.target_accuracy
         acl, _ = sql.filter_clause([Visibility.of(PROBE_PRINCIPAL).as_filter()])
+        tags, _ = sql.filter_clause([PROBE_FILTER])
         shapes: list[tuple[str, str, str, str, bool]] = []
         if version.index_type != "none":
-            shapes += [
-                ("plan: dense FETCH APPROX", "U2", sql.dense_search_sql(v, d, "1=1", approx=True,  # type: ignore[arg-type]
-                                                                        target_accuracy=accuracy), "vector", True),
-                ("plan: filtered candidates", "U2", sql.candidate_search_sql(v, d, acl, accuracy), "vector", True),  # type: ignore[arg-type]
-                ("plan: filtered FETCH APPROX", "U2 U3",
-                 sql.dense_search_sql(v, d, acl, approx=True, target_accuracy=accuracy), "vector", False),  # type: ignore[arg-type]
-            ]
+            shapes.append(("plan: dense FETCH APPROX", "U2", sql.dense_search_sql(v, d, "1=1", approx=True,  # type: ignore[arg-type]
+                                                                                  target_accuracy=accuracy), "vector", True))
+        if version.index_type == "hnsw":
+            transform = sql.index_names(v)[0] if self.settings.metadata_index else None
+            shapes.append(("plan: filtered FETCH APPROX", "U2 U3 §2.8",
+                           sql.dense_search_sql(v, d, acl, approx=True, target_accuracy=accuracy,  # type: ignore[arg-type]
+                                                transform=transform), "vector", True))
+        elif version.index_type != "none":
+            shapes.append(("plan: filtered candidates", "U2", sql.candidate_search_sql(v, d, acl, accuracy),  # type: ignore[arg-type]
+                           "vector", True))
         if self.settings.lexical_index:
             shapes.append(("plan: lexical CONTAINS", "", sql.lexical_search_sql(v, acl), "text", True))
+        if self.settings.acl_index:
+            shapes.append(("plan: ACL count", "U3 §2.9", sql.count_matching_sql(v, acl), "acl", False))
         if self.settings.metadata_index:
-            shapes += [("plan: JSON filter count", "U3", sql.count_matching_sql(v, acl), "json", False),
-                       ("plan: JSON filter exact", "U3", sql.dense_search_sql(v, d, acl, approx=False), "json", False)]  # type: ignore[arg-type]
+            shapes += [("plan: JSON filter count", "U3", sql.count_matching_sql(v, tags), "json", False),
+                       ("plan: JSON filter exact", "U3", sql.dense_search_sql(v, d, tags, approx=False), "json", False)]  # type: ignore[arg-type]
         return shapes
 
     def probe_binds(self, version: _Version, statement: str, **values: Any) -> dict[str, Any]:
@@ -385,6 +400,7 @@ class FirstContact:
     def check_plans(self, version: _Version) -> None:
         vidx, tidx = sql.index_names(version.name)
         midx = sql.metadata_index_name(version.name)
+        aidx = sql.acl_index_name(version.name)
         for i, (name, covers, statement, kind, required) in enumerate(self.shapes(version)):
             sid = f"RAG_CHECK_{self._run}_{i}"
             try:
@@ -398,9 +414,9 @@ class FirstContact:
             finally:
                 self._try(DELETE_PLAN_SQL, {"sid": sid})
             lines = [" ".join(str(p) for p in (op, opts, obj) if p) for _id, op, opts, obj in rows]
-            verdict = plan_uses(rows, kind, version.name, {"vector": vidx, "text": tidx, "json": midx}[kind])
+            verdict = plan_uses(rows, kind, version.name, {"vector": vidx, "text": tidx, "json": midx, "acl": aidx}[kind])
             label = {"vector": f"vector index {vidx}", "text": f"Oracle Text index {tidx}",
-                     "json": f"JSON search index {midx}"}[kind]
+                     "json": f"JSON search index {midx}", "acl": f"multivalue index {aidx}"}[kind]
             if verdict == "used":
                 self.add(name, "pass", f"uses the {label}", covers=covers, required=required, plan=lines)
                 continue
@@ -409,9 +425,37 @@ class FirstContact:
                              f"(DBMS_STATS.GATHER_TABLE_STATS(USER, '{version.name}')); see docs/ORACLE.md",
                    "text": f"rebuild {tidx} (DROP INDEX {tidx} FORCE; rag ingest finishes the load)",
                    "json": f"gather statistics (DBMS_STATS.GATHER_TABLE_STATS(USER, '{version.name}')); a small table "
-                           "is scanned by choice, recheck at target size"}[kind]
+                           "is scanned by choice, recheck at target size",
+                   "acl": f"gather statistics (DBMS_STATS.GATHER_TABLE_STATS(USER, '{version.name}')); if the JSON "
+                          f"search index {midx} is chosen instead, the OR of labels may not match the multivalue "
+                          "index: report the plan (review §2.9)"}[kind]
             self.add(name, "fail" if required else "warn", f"does not use the {label}: {why}", fix,
                      covers=covers, required=required, plan=lines, statement=statement)
+
+    # --- VPD (review §2.7) -------------------------------------------------------------------
+    def check_vpd(self, version: _Version) -> None:
+        """With ``store.oracle.vpd: on``: the policy function and context package are valid, and the
+        version's table carries the ``RAG_ACL`` policy. Whether the DBA created the ``RAG_ACL``
+        context cannot be read without a DBA view: the fix names the statement."""
+        if self.settings.vpd != "on":
+            return
+        objects, error = self._try(vpd.OBJECTS_SQL)
+        owner = self.user or "<owner>"
+        if objects is None or len(objects) < 3:
+            self.add("VPD objects", "fail", f"{vpd.FUNCTION} / {vpd.PACKAGE} missing or invalid {error}".strip(),
+                     "restart the API or run any rag command against this store (ensure_catalog creates them); "
+                     "the user needs CREATE PROCEDURE", covers="§2.7")
+        else:
+            self.add("VPD objects", "pass", f"{vpd.FUNCTION} and {vpd.PACKAGE} valid", covers="§2.7")
+        policies, error = self._try(vpd.POLICIES_SQL)
+        names = {str(r[0]).upper() for r in policies or []}
+        if version.name in names:
+            self.add("VPD policy", "pass", f"{vpd.POLICY} on {version.name}; readers see their context's labels "
+                     f"(a DBA creates the context once: {vpd.context_ddl(owner)})", covers="§2.7")
+        else:
+            self.add("VPD policy", "fail", f"no {vpd.POLICY} policy on {version.name} {error}".strip(),
+                     "rag ingest finishes the load (finish_load adds it); DBMS_RLS needs Enterprise Edition and "
+                     "EXECUTE ON DBMS_RLS (in DB_DEVELOPER_ROLE)", covers="§2.7")
 
     # --- U1, U7 ------------------------------------------------------------------------------
     def check_enrichment_union(self, version: _Version) -> None:
@@ -465,6 +509,8 @@ def plan_uses(rows: Sequence[tuple[Any, ...]], kind: str, table: str, index: str
         if kind == "vector" and ("VECTOR INDEX" in op or name == index or name.startswith(f"VECTOR${index}")):
             return "used"
         if kind in ("text", "json") and op == "DOMAIN INDEX" and name == index:
+            return "used"
+        if kind == "acl" and op == "INDEX" and name == index:  # INDEX RANGE SCAN (MULTI VALUE)
             return "used"
     full = any(str(op).upper() == "TABLE ACCESS" and str(opts).upper() == "FULL" and str(obj).upper() == table
                for _id, op, opts, obj in rows)

@@ -30,7 +30,8 @@ from backend.common.config import OracleSettings, OracleVectorIndexSettings
 from backend.common.errors import AliasNotFound, StoreError, VersionChanged, VersionConflict, VersionNotFound
 from backend.core.model_stamp import same_model
 from backend.core.types import AliasChange, IndexVersion, VersionSpec
-from backend.providers.oracle_vs import sql
+from backend.core.vector_format import stamped_format
+from backend.providers.oracle_vs import sql, vector_pool, vpd
 from backend.providers.oracle_vs.connection import RESUMES, OracleConnector
 from backend.providers.oracle_vs.admin_lock import admin_lock
 
@@ -44,6 +45,9 @@ _INSERT_VERSION = (
 #: settings it runs with; the generation moves, so an earlier evaluation is stale.
 _RESTAMP_VERSION = ("UPDATE RAG_VERSIONS SET retrieval = :retrieval, generation = generation + 1 "
                     "WHERE name = :name")
+#: ``finish_load`` built another index type than the version was created with (the vector-pool
+#: fallback to IVF, review §2.6): the search plan follows the recorded type.
+_SET_INDEX_TYPE = "UPDATE RAG_VERSIONS SET index_type = :index_type WHERE name = :name"
 #: Vector index parameters recorded with a version, so ``finish_load`` builds the index the version
 #: was created for, whatever the settings say by then.
 _INDEX_PARAMS = ("type", "target_accuracy", "neighbors", "efconstruction", "neighbor_partitions")
@@ -77,6 +81,16 @@ def oracledb_json() -> Any:
 def stamp_text(retrieval: Mapping[str, Any] | None) -> str | None:
     """A retrieval stamp as the JSON text the registry keeps (bound, never spliced)."""
     return json.dumps(dict(retrieval), sort_keys=True) if retrieval is not None else None
+
+
+def recorded_counts(row: "VersionRow") -> tuple[int, int, int] | None:
+    """``(chunks, documents, characters)`` that ``finish_load`` recorded in ``index_params`` when they
+    still describe the rows: recorded at the version's present generation (every write moves it)."""
+    params = row.index_params or {}
+    counts = params.get("counts")
+    if params.get("built_generation") != row.generation or not isinstance(counts, list) or len(counts) != 3:
+        return None
+    return int(counts[0]), int(counts[1]), int(counts[2])
 
 
 def index_params(settings: OracleVectorIndexSettings) -> str:
@@ -168,6 +182,8 @@ class OracleIndexAdmin:
                 for ddl in sql.enrichment_ddl(str(name), int(dimension)):
                     cur.execute(ddl)
                 log.info("store.enrichment_tables_added", version=name)
+            if self._settings.vpd == "on":
+                vpd.ensure_objects(cur)
 
     # --- version rows ------------------------------------------------------------
     def _find_version(self, cur: Any, name: str) -> VersionRow | None:
@@ -207,9 +223,16 @@ class OracleIndexAdmin:
         """``size_bytes`` = rows x dimension x 4 (FLOAT32 vectors, exact) + characters of text and of
         serialized metadata, summed in the same scan that counts the rows. Not ``USER_SEGMENTS``:
         segments grow in extents (64 KB at least, none at all before the first row with deferred
-        segment creation) and do not shrink when rows are deleted, so they would not follow the rows."""
-        cur.execute(sql.counts_sql(row.name))
-        chunks, docs, chars = cur.fetchone()
+        segment creation) and do not shrink when rows are deleted, so they would not follow the rows.
+
+        The counts ``finish_load`` recorded at the version's present generation are used as they are
+        (review L9: ``rag index list`` costs one registry read per version, not a scan of its rows);
+        a version written since (its generation moved) or never finished is counted by a scan."""
+        recorded = recorded_counts(row)
+        if recorded is None:
+            cur.execute(sql.counts_sql(row.name))
+            recorded = cur.fetchone()
+        chunks, docs, chars = recorded
         size = int(chunks) * row.dimension * 4 + int(chars or 0)
         return IndexVersion(row.name, row.model, row.dimension, row.distance, row.created_at,  # type: ignore[arg-type]
                             int(chunks), int(docs), row.profile, row.evaluation, generation=row.generation,
@@ -235,6 +258,7 @@ class OracleIndexAdmin:
         finish, drop or rotation of either; no drop of the parent while its rows are copied)."""
         name = sql.oracle_name(spec.name, "index_name")
         parent = sql.oracle_name(spec.parent, "parent version") if spec.parent else None
+        self.__dict__.get("_formats", {}).pop(name, None)  # the store's per-version format cache
         with admin_lock(self._db, f"creating version {name}", versions=(name, parent)):
             return self._create_version(spec)
 
@@ -245,7 +269,8 @@ class OracleIndexAdmin:
         name = sql.oracle_name(spec.name, "index_name")
         parent = sql.oracle_name(spec.parent, "parent version") if spec.parent else None
         sql.metric(spec.distance)
-        table_ddl = sql.version_table_ddl(name, spec.dimension)
+        vector_format = stamped_format(spec.retrieval)
+        table_ddl = sql.version_table_ddl(name, spec.dimension, vector_format)
         if parent == name:
             raise VersionConflict(f"version {name} cannot be its own parent", version=name)
         with self._db.snapshot(f"creating version {name}") as con:
@@ -253,6 +278,11 @@ class OracleIndexAdmin:
             row = self._find_version(cur, name)
             existing = self._existing(cur, row, spec) if row is not None else None
             debris = self._check_new(cur, name, parent, spec) if existing is None else False
+            parent_row = self._find_version(cur, parent) if parent is not None and existing is None else None
+            if parent_row is not None and stamped_format(parent_row.retrieval) != vector_format:
+                raise VersionConflict(f"version {name} ({vector_format} vectors) cannot copy {parent} "
+                                      f"({stamped_format(parent_row.retrieval)}): a format change is built from "
+                                      "scratch, never mixed", version=name)
         if existing is not None:
             return self._restamped(existing, spec)
         vector_index = self._settings.vector_index
@@ -267,6 +297,7 @@ class OracleIndexAdmin:
                 for ddl in (*sql.drop_enrichment_ddl(name), sql.drop_version_ddl(name)):
                     cur.execute(ddl)
             cur.execute(table_ddl)
+            self._ensure_vpd(cur, name)  # before any row is copied in
             cur.execute(sql.doc_index_ddl(name))
             # a parent made before questions and summaries were stored gets its (empty) tables to copy from
             for owner in (name, parent) if parent is not None else (name,):
@@ -344,6 +375,11 @@ class OracleIndexAdmin:
                 f"index version {row.name} exists with model {row.model} ({row.dimension} dims, {row.distance}); "
                 f"cannot reuse it for {spec.model} ({spec.dimension} dims, {spec.distance}); "
                 "choose a new index_name", version=row.name)
+        if stamped_format(row.retrieval) != stamped_format(spec.retrieval):
+            raise VersionConflict(
+                f"index version {row.name} holds {stamped_format(row.retrieval)} vectors; cannot write "
+                f"{stamped_format(spec.retrieval)} ones into it (formats never mix): build a new version",
+                version=row.name)
         return self._to_version(cur, row)
 
     def _restamped(self, version: IndexVersion, spec: VersionSpec) -> IndexVersion:
@@ -434,23 +470,48 @@ class OracleIndexAdmin:
         serve with. The same index is built on the version's questions (HyDE search, L4); then the
         Text indexes are optimized and statistics gathered (``_after_load``, L5). A valid index
         already built at the version's present generation is kept, so a second call changes nothing
-        (with ``none`` the first call at a generation still optimizes and gathers statistics)."""
+        (with ``none`` the first call at a generation still optimizes and gathers statistics).
+
+        HNSW is sized first (``vector_pool``, review §2.6): when the vector pool cannot hold the graphs,
+        ``vector_index.pool_shortfall`` builds IVF instead (recorded on the version, so its searches
+        take IVF's plan) or fails, in both cases before any index is dropped. The multivalue index on
+        ``rag_acl`` (§2.9) and, with ``vpd: on``, the row-level policy (§2.7) are ensured with the
+        Text and JSON indexes."""
         name = sql.oracle_name(version, "index_name")
         with self._db.snapshot(f"finishing the load of {name}") as con:
             cur = con.cursor()
             row = self._version_row(cur, name)
             status = {**self._index_status(cur, name), **self._index_status(cur, sql.questions_table(name))}
-            cur.execute(sql.row_count_sql(name))  # the count only: no per-row text or metadata length
-            chunks = int(cur.fetchone()[0])
+            # counted once here, in the snapshot that read the generation, and recorded with the build
+            # so that listing versions reads them instead of scanning every row (L9)
+            cur.execute(sql.counts_sql(name))
+            counts = [int(c or 0) for c in cur.fetchone()]
+            chunks = counts[0]
         spec = row.vector_index(self._settings.vector_index)
         built = (row.index_params or {}).get("built_generation") == row.generation
-        indexes = [(index, ddl) for index, ddl in (
-            (sql.index_names(name)[0], sql.vector_index_ddl(name, row.distance, spec)),  # type: ignore[arg-type]
-            (sql.question_vector_index_name(name), sql.question_vector_index_ddl(name, row.distance, spec)),  # type: ignore[arg-type]
-        ) if ddl is not None and not (built and index in status and _usable(*status[index]))]
+        indexes = self._pending_vector_indexes(name, row.distance, spec, built, status)
+        if spec.type == "hnsw" and indexes and chunks > 0:
+            # before anything is dropped or changed (review §2.6): does the graph fit the vector pool?
+            pending = {index for index, _ in indexes}
+            verdict = self._pool_verdict(name, row.dimension, chunks if sql.index_names(name)[0] in pending else 0,
+                                         sql.question_vector_index_name(name) in pending, spec,
+                                         sql.VECTOR_FORMATS[stamped_format(row.retrieval)])
+            if verdict.action == "fail":
+                raise StoreError(verdict.message, version=name, needed_bytes=verdict.needed,
+                                 free_bytes=verdict.free)
+            if verdict.action == "ivf":
+                log.warning("store.vector_pool_fallback", version=name, needed_bytes=verdict.needed,
+                            free_bytes=verdict.free, detail=verdict.message)
+                spec = spec.model_copy(update={"type": "ivf"})
+                indexes = self._pending_vector_indexes(name, row.distance, spec, False, status)
+            elif verdict.message:
+                log.warning("store.vector_pool_short", version=name, needed_bytes=verdict.needed,
+                            free_bytes=verdict.free, detail=verdict.message)
         with self._db.connection(f"building the indexes of {name}", then=RESUMES) as con:
             cur = con.cursor()
             self._ensure_domain_indexes(cur, name)
+            self._ensure_acl_index(cur, name, status)
+            self._ensure_vpd(cur, name)
             if built and not indexes:
                 return
             if chunks == 0:
@@ -460,12 +521,99 @@ class OracleIndexAdmin:
                 cur.execute(sql.drop_index_ddl(index))
                 cur.execute(ddl)
             self._after_load(cur, name)
-            params = {**json.loads(index_params(spec)), "built_generation": row.generation}
+            params = {**json.loads(index_params(spec)), "built_generation": row.generation, "counts": counts}
             cur.execute("UPDATE RAG_VERSIONS SET index_params = :params WHERE name = :name",
                         {"params": json.dumps(params, sort_keys=True), "name": name})
+            if spec.type != row.index_type:
+                cur.execute(_SET_INDEX_TYPE, {"index_type": spec.type, "name": name})
             con.commit()
         log.info("store.vector_index_built", version=name, index_type=spec.type, chunks=chunks,
                  generation=row.generation)
+
+    @staticmethod
+    def _pending_vector_indexes(name: str, distance: str, spec: OracleVectorIndexSettings, built: bool,
+                                status: Mapping[str, tuple[str | None, str | None]]) -> list[tuple[str, str]]:
+        """``(index, DDL)`` of the vector indexes (chunks, questions) ``finish_load`` must (re)build: all
+        of them unless built at the present generation and usable."""
+        return [(index, ddl) for index, ddl in (
+            (sql.index_names(name)[0], sql.vector_index_ddl(name, distance, spec)),  # type: ignore[arg-type]
+            (sql.question_vector_index_name(name), sql.question_vector_index_ddl(name, distance, spec)),  # type: ignore[arg-type]
+        ) if ddl is not None and not (built and index in status and _usable(*status[index]))]
+
+    def _pool_verdict(self, name: str, dimension: int, chunks: int, questions_pending: bool,
+                      spec: OracleVectorIndexSettings, chunk_format: str = "FLOAT32") -> vector_pool.PoolVerdict:
+        """Read-only, on a connection of its own: the advisor's size for the graphs to build (the chunk
+        graph: ``chunks`` vectors, 0 when it stays; the question graph when pending and there are
+        questions), against the pool's free bytes. The chunk graph is sized in the version's vector
+        format (``chunk_format``: INT8 needs a quarter of FLOAT32's bytes); questions are FLOAT32. An unreadable pool leaves HNSW as before; an
+        unreadable advisor, the documented formula."""
+        import oracledb
+
+        with self._db.connection(f"sizing the vector pool for {name}") as con:
+            cur = con.cursor()
+            try:
+                cur.execute(sql.VECTOR_POOL_SQL)
+                free = vector_pool.free_bytes(cur.fetchall())
+            except oracledb.DatabaseError as exc:
+                log.warning("store.vector_pool_unreadable", version=name, error=str(exc).strip()[:200],
+                            fix="GRANT SELECT_CATALOG_ROLE (or READ ON SYS.V_$VECTOR_MEMORY_POOL) to the store's user")
+                free = None
+            if free is None:
+                return vector_pool.PoolVerdict("hnsw", None, None)
+            questions = 0
+            if questions_pending:
+                try:
+                    cur.execute(sql.question_count_sql(name))
+                    questions = int(cur.fetchone()[0])
+                except oracledb.DatabaseError:
+                    questions = 0
+            needed = sum(self._advised(cur, name, vectors, dimension, spec, fmt)
+                         for vectors, fmt in ((chunks, chunk_format), (questions, "FLOAT32")) if vectors > 0)
+        return vector_pool.decide(version=name, needed=needed, free=free,
+                                  shortfall=spec.pool_shortfall)
+
+    @staticmethod
+    def _advised(cur: Any, name: str, vectors: int, dimension: int, spec: OracleVectorIndexSettings,
+                 dim_type: str = "FLOAT32") -> int:
+        """``DBMS_VECTOR.INDEX_VECTOR_MEMORY_ADVISOR`` for ``vectors`` HNSW vectors of ``dimension``
+        ``dim_type`` values with the version's ``NEIGHBORS``; the docs' formula when it fails or says
+        nothing readable."""
+        import oracledb
+
+        response = cur.var(oracledb.DB_TYPE_CLOB)
+        try:
+            cur.execute(sql.ADVISOR_SQL, {"index_type": "HNSW", "num_vectors": vectors, "dim_count": dimension,
+                                          "dim_type": dim_type, "parameters": json.dumps({"neighbors": spec.neighbors}),
+                                          "response": response})
+            value = response.getvalue()
+            value = value[0] if isinstance(value, list) and value else value
+            text = value.read() if hasattr(value, "read") else str(value or "")
+            advised = vector_pool.advised_bytes(text)
+        except oracledb.DatabaseError as exc:
+            text, advised = str(exc).strip()[:200], None
+        if advised is None:
+            log.warning("store.vector_memory_advisor_unread", version=name, response=text[:200],
+                        using="1.3 x vectors x dimensions x 4")
+            return vector_pool.formula_bytes(vectors, dimension, 1 if dim_type == "INT8" else 4)
+        return advised
+
+    def _ensure_acl_index(self, cur: Any, name: str, status: Mapping[str, tuple[str | None, str | None]]) -> None:
+        """The multivalue index on ``rag_acl`` (``sql.acl_index_ddl``, review §2.9), created if missing
+        (``store.oracle.acl_index``); it goes with the table when the version is dropped."""
+        if not self._settings.acl_index:
+            return
+        index = sql.acl_index_name(name)
+        if index in status and _usable(*status[index]):
+            return
+        if index in status:
+            log.warning("store.index_rebuilt", index=index, status=status[index][0], opstatus=status[index][1])
+            cur.execute(sql.drop_index_ddl(index))
+        execute_ddl(cur, sql.acl_index_ddl(name))
+
+    def _ensure_vpd(self, cur: Any, name: str) -> None:
+        """With ``store.oracle.vpd: on``: the version table's row-level policy (``vpd``), added if missing."""
+        if self._settings.vpd == "on":
+            vpd.add_policy(cur, name)
 
     def get_version(self, name: str) -> IndexVersion:
         name = sql.oracle_name(name, "index_name")
@@ -484,6 +632,7 @@ class OracleIndexAdmin:
         """Under the admin lock of the version: no rotation can target it between the protection
         check and the drop (the first DDL commits, so no lock of the dropping session would last)."""
         name = sql.oracle_name(name, "index_name")
+        self.__dict__.get("_formats", {}).pop(name, None)  # the store's per-version format cache
         with admin_lock(self._db, f"dropping version {name}", versions=(name,)):
             self._drop_version(name)
 
@@ -500,6 +649,8 @@ class OracleIndexAdmin:
                                  "elsewhere first", version=name, reasons=reasons)
             for ddl in sql.drop_enrichment_ddl(name):
                 cur.execute(ddl)
+            if self._settings.vpd == "on":
+                vpd.drop_policy(cur, name)
             cur.execute(sql.drop_version_ddl(name))
             cur.execute("DELETE FROM RAG_VERSIONS WHERE name = :name", {"name": name})
         log.info("store.version_dropped", version=name)

@@ -45,7 +45,7 @@ USER VALIDATE VALUES VARCHAR VARCHAR2 VIEW WHENEVER WHERE WITH
 #: would silently reuse them.
 CATALOG_TABLES = frozenset({"RAG_VERSIONS", "RAG_ALIASES", "RAG_ALIAS_HISTORY", "CHAT_INTERACTIONS",
                             "RAG_EMBEDDING_CACHE", "RAG_CONVERSATION_TURNS", "RAG_FEEDBACK", "RAG_SERIES_LOCKS",
-                            "RAG_SERIES_LOCK_HOLDERS", "RAG_ENRICHMENT_CACHE"})
+                            "RAG_SERIES_LOCK_HOLDERS", "RAG_ENRICHMENT_CACHE", "RAG_QUERY_MODEL_CHECKS"})
 
 
 def oracle_name(name: str, what: str = "index_name") -> str:
@@ -215,10 +215,45 @@ def metadata_index_ddl(version: str) -> str:
     return f"CREATE SEARCH INDEX {metadata_index_name(t)} ON {t} (metadata) FOR JSON PARAMETERS ('SYNC (ON COMMIT)')"
 
 
+def acl_index_name(version: str) -> str:
+    return f"{_t(version)}_AIDX"
+
+
+def acl_index_ddl(version: str) -> str:
+    """A multivalue index on the ``rag_acl`` array (review §2.9): each label a key, maintained in the
+    writing transaction like a B-tree (no Oracle Text sync), so the access condition every search
+    carries (``JSON_EXISTS(t.metadata, '$.rag_acl?(@ == $f0 || ...)' PASSING ...)``, see
+    ``filter_clause``) can be an index range scan. Simple dot notation with the ``string()`` item
+    method, which has no "only" in its name, so a query comparing the elements to a string bind can
+    pick it up (Oracle JSON Developer's Guide 23ai, "Creating Multivalue Function-Based Indexes for
+    JSON_EXISTS" and "Using a Multivalue Function-Based Index"; the plan then shows ``INDEX RANGE
+    SCAN (MULTI VALUE)``). The JSON search index stays for ad-hoc metadata fields."""
+    t = _t(version)
+    return f"CREATE MULTIVALUE INDEX {acl_index_name(t)} ON {t} t (t.metadata.rag_acl.string())"
+
+
+#: The vector pool (review §2.6): bytes allocated to and used in each of its sub-pools.
+VECTOR_POOL_SQL = "SELECT pool, alloc_bytes, used_bytes, populate_status FROM SYS.V_$VECTOR_MEMORY_POOL"
+#: ``DBMS_VECTOR.INDEX_VECTOR_MEMORY_ADVISOR`` (vector-count form; DBMS_VECTOR reference, 23ai/26ai):
+#: ``PARAMETER_JSON`` takes one of ``{"neighbors": n}`` (HNSW), ``{"neighbor_partitions": n}`` (IVF)
+#: or ``{"accuracy": n}``; ``DIM_TYPE`` is the graph's vector format (FLOAT32, INT8); the response is a CLOB out bind.
+ADVISOR_SQL = ("BEGIN DBMS_VECTOR.INDEX_VECTOR_MEMORY_ADVISOR(INDEX_TYPE => :index_type, NUM_VECTORS => :num_vectors, "
+               "DIM_COUNT => :dim_count, DIM_TYPE => :dim_type, PARAMETER_JSON => :parameters, "
+               "RESPONSE_JSON => :response); END;")
+
+
 # --- DDL per version --------------------------------------------------------------
-def version_table_ddl(version: str, dimension: int) -> str:
+#: ``vector_format`` (``backend.core.vector_format``) to the column's dimension format.
+VECTOR_FORMATS = {"float32": "FLOAT32", "int8": "INT8"}
+
+
+def version_table_ddl(version: str, dimension: int, vector_format: str = "float32") -> str:
+    """The version's chunk table; ``vector_format`` int8 declares ``VECTOR(n, INT8)`` (the store sends
+    integers it scaled itself: ``vector_format.quantize_int8``)."""
     if not isinstance(dimension, int) or not 1 <= dimension <= 65535:
         raise ValueError(f"vector dimension must be an integer in 1..65535, got {dimension!r}")
+    if vector_format not in VECTOR_FORMATS:
+        raise ValueError(f"vector format must be one of {sorted(VECTOR_FORMATS)}, got {vector_format!r}")
     return (
         f"CREATE TABLE IF NOT EXISTS {_t(version)} (\n"
         "    chunk_id      VARCHAR2(1000) PRIMARY KEY,\n"
@@ -230,7 +265,7 @@ def version_table_ddl(version: str, dimension: int) -> str:
         "    text          CLOB,\n"
         "    content_hash  VARCHAR2(128) NOT NULL,\n"
         "    metadata      JSON NOT NULL,\n"
-        f"    embedding     VECTOR({dimension}, FLOAT32) NOT NULL\n"
+        f"    embedding     VECTOR({dimension}, {VECTOR_FORMATS[vector_format]}) NOT NULL\n"
         ")"
     )
 
@@ -593,6 +628,11 @@ def document_hashes_sql(version: str) -> str:
     return f"SELECT doc_id, MIN(doc_hash) FROM {_t(version)} GROUP BY doc_id"
 
 
+def document_list_sql(version: str) -> str:
+    return (f"SELECT doc_id, MIN(doc_hash), MIN(source), COUNT(*) FROM {_t(version)} "
+            "GROUP BY doc_id ORDER BY doc_id")
+
+
 def vectors_sql(version: str) -> str:
     return f"SELECT chunk_id, embedding FROM {_t(version)} ORDER BY chunk_id"
 
@@ -684,23 +724,39 @@ def count_matching_sql(version: str, where: str) -> str:
 
 
 def dense_search_sql(version: str, distance: Distance, where: str, *, approx: bool,
-                     target_accuracy: int | None = None, ids_only: bool = False) -> str:
+                     target_accuracy: int | None = None, ids_only: bool = False,
+                     transform: str | None = None) -> str:
     """Top ``:k`` rows by ``VECTOR_DISTANCE``; filters inside the same query.
 
     ``approx`` uses the vector index (``FETCH APPROX``); without it the search is
     exact, which is what guarantees ``k`` hits under a selective filter. ``ids_only``:
     ``chunk_id, dist`` only (fusion's candidates; no text or metadata crosses the wire).
+
+    ``transform`` (a vector index name): the native filtered HNSW search (review §2.8), one
+    statement with the filters in the ``WHERE`` of the ``FETCH APPROX``, hinted
+    ``/*+ VECTOR_INDEX_TRANSFORM(t <index>) */``. Oracle's HNSW plans evaluate such a filter before
+    the graph scan (pre-filter) or during it (in-filter), never after it, so the index yields ``k``
+    matching rows; the hint forces the transformation and leaves the filter type to the optimizer
+    (AI Vector Search User's Guide 23ai, "Optimizer Plans for HNSW Vector Indexes" and "Vector Index
+    Hints": the filter types are PRE_FILTER_WITH/WITHOUT_JOIN_BACK and IN_FILTER_WITH/WITHOUT_JOIN_BACK
+    for HNSW; POST_FILTER_WITHOUT_JOIN_BACK is IVF's only). Without the hint a JSON search index on
+    the same table can win the costing and the vector index go unused (langchain-oracledb issue
+    #130, fixed by the same hint).
     """
+    hint = f"/*+ VECTOR_INDEX_TRANSFORM(t {validate_identifier(transform, 'index name').upper()}) */ " \
+        if transform else ""
     if approx:
         # an approximate search may order by the distance alone, or the index is not used
         order = "ORDER BY dist FETCH APPROX FIRST :k ROWS ONLY"
         if target_accuracy is not None:
             order += f" WITH TARGET ACCURACY {int(target_accuracy)}"
     else:
+        if transform:
+            raise ValueError("a VECTOR_INDEX_TRANSFORM hint belongs to an approximate search")
         order = "ORDER BY dist, t.chunk_id FETCH FIRST :k ROWS ONLY"
     return (
-        f"SELECT {'t.chunk_id' if ids_only else _cols('t')}, VECTOR_DISTANCE(t.embedding, :q, {metric(distance)}) "
-        f"AS dist FROM {_t(version)} t WHERE {where} {order}"
+        f"SELECT {hint}{'t.chunk_id' if ids_only else _cols('t')}, "
+        f"VECTOR_DISTANCE(t.embedding, :q, {metric(distance)}) AS dist FROM {_t(version)} t WHERE {where} {order}"
     )
 
 

@@ -21,7 +21,7 @@ import numpy as np
 import structlog
 
 from backend.common.config import OracleSettings
-from backend.common.errors import ConfigError, EmbeddingModelMismatch, StoreError, VersionServed
+from backend.common.errors import ConfigError, EmbeddingModelMismatch, StoreError, VersionNotFound, VersionServed
 from backend.core.types import (
     Candidates,
     Chunk,
@@ -34,12 +34,14 @@ from backend.core.types import (
     QuestionResult,
     ScoredChunk,
     SearchResult,
+    StoredDocument,
     SummaryHit,
     SummaryKind,
     SummaryResult,
     Visibility,
     content_hash,
 )
+from backend.core.vector_format import dequantize, quantize_int8, stamped_format
 from backend.providers.enrichment_rows import (
     summary_kinds,
     Enrichment,
@@ -50,6 +52,7 @@ from backend.providers.enrichment_rows import (
 from backend.providers.oracle_vs import search_plan, sql
 from backend.providers.oracle_vs.connection import RESUMES, RESUMES_IN_PLACE, OracleConnector, Rollback, hints_in
 from backend.providers.oracle_vs.conversations import OracleConversationLog
+from backend.providers.oracle_vs.query_model import QueryModelGate
 from backend.providers.oracle_vs.series_lock import OracleSeriesLease, OracleSeriesLocks
 from backend.providers.oracle_vs.index_admin import (
     OracleIndexAdmin,
@@ -71,20 +74,42 @@ _T = TypeVar("_T")
 
 
 def _reread(target: str, read: Callable[[], _T]) -> _T:
-    """``read()``, once more when the version it resolved was dropped meanwhile (``DROPPED_ORA``); a
-    second failure (a version named directly, or dropped again) keeps its error and hint."""
+    """``read()``, once more when the version it resolved was dropped meanwhile (``DROPPED_ORA``). A
+    second failure means the version itself is going (a version named directly while gc drops it:
+    its tables go before its registry row) or its table was dropped outside rag: the read says the
+    version is gone (``VersionNotFound``, with the driver's error and hint), never a bare ORA error."""
     try:
         return read()
     except StoreError as exc:
         if exc.context.get("code") not in DROPPED_ORA:
             raise
         log.info("store.read_retried", target=target, code=exc.context.get("code"))
-    return read()
+    try:
+        return read()
+    except StoreError as exc:
+        if exc.context.get("code") not in DROPPED_ORA:
+            raise
+        raise VersionNotFound(f"{target!r} is gone: its table was dropped while it was read (`rag index gc` or "
+                              f"`rag index drop`); {exc}", version=target, code=exc.context.get("code")) from exc
 
 
 def to_float32(values: np.ndarray) -> array.array:
     """A FLOAT32 vector bind: ``array('f')`` maps to ``DB_TYPE_VECTOR`` in python-oracledb."""
     return array.array("f", np.ascontiguousarray(values, dtype=np.float32).tobytes())
+
+
+def vector_bind(values: np.ndarray, vector_format: str) -> array.array:
+    """A chunk vector bind in the version's format: int8 as ``array('b')`` (python-oracledb's INT8
+    vector), each vector scaled by ``quantize_int8`` first, since Oracle only rounds."""
+    if vector_format == "int8":
+        return array.array("b", quantize_int8(np.asarray(values, dtype=np.float32)).tobytes())
+    return to_float32(values)
+
+
+def vector_out(value: Any, vector_format: str) -> np.ndarray:
+    """A stored chunk vector as float32; an int8 one as the unit vector it points along."""
+    raw = np.asarray(value, dtype=np.float32)
+    return dequantize(raw) if vector_format == "int8" else raw
 
 
 def _text(value: Any) -> str:
@@ -188,7 +213,7 @@ class OracleVectorStore(OracleIndexAdmin, OracleConversationLog):
                     "chunk_index": c.chunk_index, "chunk_type": c.chunk_type, "source": c.source, "text": c.text,
                     "content_hash": c.content_hash,
                     "metadata": json_safe(c.metadata),
-                    "embedding": to_float32(vec),
+                    "embedding": vector_bind(vec, stamped_format(v.retrieval)),
                     "embed_hash": content_hash(c.text_to_embed),
                 })
         return rows
@@ -222,6 +247,15 @@ class OracleVectorStore(OracleIndexAdmin, OracleConversationLog):
                     reasons=reasons)
         return str(model.getvalue()[0]), int(dimension.getvalue()[0])
 
+    def _format_stamp(self, cur: Any, version: str) -> dict[str, str] | None:
+        """``{"vector_format": "int8"}`` for an int8 version, else None: read once per version and process
+        (a version never changes format, ``_existing``), so a float32 store pays one registry read per version."""
+        formats: dict[str, str] = self.__dict__.setdefault("_formats", {})
+        if version not in formats:
+            row = self._find_version(cur, version)
+            formats[version] = stamped_format(row.retrieval if row else None)
+        return {"vector_format": formats[version]} if formats[version] != "float32" else None
+
     def write_documents(self, version: str, documents: Sequence[DocumentWrite], *, allow_served: bool = False) -> int:
         """Round trips: the guard (1 + 1 unless ``allow_served``), stored chunks (1 per 500 documents),
         DELETE of dropped chunks (1, if any), INSERT of new chunks (1, if any), UPDATE of stored ones (1, if
@@ -233,7 +267,8 @@ class OracleVectorStore(OracleIndexAdmin, OracleConversationLog):
         with self._db.transaction(f"writing to {version}", then=RESUMES_IN_PLACE if allow_served else RESUMES) as con:
             cur = con.cursor()
             model, dimension = self._guard(cur, version, allow_served)
-            v = VersionRow(version, model, dimension, "cosine", "none", None, "", None)
+            v = VersionRow(version, model, dimension, "cosine", "none", None, "", None,
+                           retrieval=self._format_stamp(cur, version))
             rows, stale, existing = self._changes(cur, v, documents)
             if stale:
                 cur.executemany(sql.delete_chunk_sql(version), [{"chunk_id": c} for c in stale])
@@ -369,9 +404,10 @@ class OracleVectorStore(OracleIndexAdmin, OracleConversationLog):
         cur.executemany(sql.MERGE_CACHE_SQL, binds, batcherrors=True)
         errors = [e for e in cur.getbatcherrors() if getattr(e, "code", None) != 1]
         if errors:
+            messages = [str(e.message).strip() for e in errors]
             raise StoreError("the embedding cache could not be written (nothing was committed): "
-                             + "; ".join(f"{binds[e.offset]['text_hash'][:12]}: {str(e.message).strip()}"
-                                         for e in errors[:5]))
+                             + "; ".join(f"{binds[e.offset]['text_hash'][:12]}: {m}"
+                                         for e, m in zip(errors[:5], messages)) + hints_in(messages))
 
     def delete_documents(self, version: str, doc_ids: Sequence[str], *, allow_served: bool = False) -> int:
         """Round trips: the guard (1 + 1 unless ``allow_served``), one ``executemany`` DELETE, commit."""
@@ -408,6 +444,14 @@ class OracleVectorStore(OracleIndexAdmin, OracleConversationLog):
             self._version_row(cur, version)
             cur.execute(sql.document_hashes_sql(version))
             return {r[0]: r[1] for r in cur.fetchall()}
+
+    def document_list(self, version: str) -> list[StoredDocument]:
+        version = sql.oracle_name(version, "index_name")
+        with self._db.connection("reading") as con:
+            cur = con.cursor()
+            self._version_row(cur, version)
+            cur.execute(sql.document_list_sql(version))
+            return [StoredDocument(r[0], r[1], r[2], int(r[3])) for r in cur.fetchall()]
 
     def cached_vectors(self, model: str, text_hashes: Sequence[str]) -> dict[str, np.ndarray]:
         out: dict[str, np.ndarray] = {}
@@ -501,8 +545,8 @@ class OracleVectorStore(OracleIndexAdmin, OracleConversationLog):
 
     def chunk_vectors(self, version: str, chunk_ids: Sequence[str], *,
                       visibility: Visibility | None = None) -> dict[str, np.ndarray]:
-        _, rows = self._read_by_id(version, chunk_ids, visibility, "vector", "reading vectors")
-        return {str(r[0]): np.asarray(r[1], dtype=np.float32) for r in rows}
+        v, rows = self._read_by_id(version, chunk_ids, visibility, "vector", "reading vectors")
+        return {str(r[0]): vector_out(r[1], stamped_format(v.retrieval)) for r in rows}
 
     def chunk_texts(self, version: str, chunk_ids: Sequence[str], *,
                     visibility: Visibility | None = None) -> dict[str, str]:
@@ -516,7 +560,8 @@ class OracleVectorStore(OracleIndexAdmin, OracleConversationLog):
     def _dense(self, cur: Any, v: VersionRow, query: QueryVector, k: int, filters: Sequence[FieldFilter],
                where: str, fbinds: dict[str, Any], *, ids_only: bool = False) -> list[tuple[Any, ...]]:
         """The rows of the search plan that keeps the k-hits promise: the chunk columns and the
-        distance last (``ids_only``: ``chunk_id, dist``)."""
+        distance last (``ids_only``: ``chunk_id, dist``). An HNSW version's filtered search is one
+        statement (``search_plan``, ``filtered``); IVF counts the filter's rows first and widens."""
         idx = v.vector_index(self._settings.vector_index)
         counts: dict[str, int] = {}
 
@@ -530,13 +575,16 @@ class OracleVectorStore(OracleIndexAdmin, OracleConversationLog):
                 counts["matching"] = self._count(cur, sql.count_matching_sql(v.name, where), fbinds)
             return counts["matching"]
 
-        if filters and matching() == 0:
-            return []
         index_type = v.index_type if v.index_type in ("hnsw", "ivf") else "none"
+        if search_plan.needs_count(index_type, bool(filters)) and matching() == 0:
+            return []
         plan = search_plan.first_plan(k=k, filtered=bool(filters), matching=counts.get("matching"),
                                       index_type=index_type, threshold=idx.exact_filter_threshold,
                                       factor=idx.candidate_factor)
         q = to_float32(query.values)
+        in_database = self._embeds_in_database(cur, v, query)
+        # the JSON search index competes with the vector index for a filtered statement (review §2.8)
+        transform = sql.index_names(v.name)[0] if self._settings.metadata_index else None
 
         def run(p: search_plan.SearchPlan) -> list[tuple[Any, ...]]:
             binds: dict[str, Any] = {**fbinds, "q": q, "k": k}
@@ -545,8 +593,12 @@ class OracleVectorStore(OracleIndexAdmin, OracleConversationLog):
                                                      ids_only=ids_only)
                 binds["depth"] = p.depth
             else:
-                statement = sql.dense_search_sql(v.name, v.distance, where, approx=p.mode == "approx",  # type: ignore[arg-type]
-                                                 target_accuracy=idx.target_accuracy, ids_only=ids_only)
+                statement = sql.dense_search_sql(v.name, v.distance, where,  # type: ignore[arg-type]
+                                                 approx=p.mode in ("approx", "filtered"),
+                                                 target_accuracy=idx.target_accuracy, ids_only=ids_only,
+                                                 transform=transform if p.mode == "filtered" else None)
+            if in_database:  # the question embedded by the statement itself (query_model)
+                statement, binds = self._query_gate.statement(statement, binds, str(query.text))
             cur.execute(statement, binds)
             return list(cur.fetchall())
 
@@ -555,6 +607,21 @@ class OracleVectorStore(OracleIndexAdmin, OracleConversationLog):
         if len(tried) > 1:
             log.info("store.search_widened", version=v.name, plans=[f"{p.mode}:{p.depth}" for p in tried])
         return list(rows)
+
+    @property
+    def _query_gate(self) -> QueryModelGate:
+        gate = self.__dict__.get("_gate")
+        if gate is None:
+            cfg = self._settings.query_embedding
+            gate = self.__dict__["_gate"] = QueryModelGate(cfg.model_name, cfg.min_cosine)
+        return gate
+
+    def _embeds_in_database(self, cur: Any, v: VersionRow, query: QueryVector) -> bool:
+        """``store.oracle.query_embedding``: whether this search embeds the question in the statement
+        (on, the query's text known, and ``v`` passed its parity check for the model it holds)."""
+        if not self._settings.query_embedding.enabled or not query.text:
+            return False
+        return self._query_gate.allows(cur, v.name, v.model)
 
     def search_questions(self, target: str, query: QueryVector, k: int, filters: Sequence[FieldFilter] = (), *,
                          visibility: Visibility | None = None) -> QuestionResult:
@@ -662,8 +729,8 @@ class OracleVectorStore(OracleIndexAdmin, OracleConversationLog):
             v = self._resolve_target(cur, target)
             cur.execute(sql.vectors_sql(v.name))
             rows = cur.fetchall()
-        matrix = np.vstack([np.asarray(r[1], dtype=np.float32) for r in rows]) if rows else np.zeros((0, v.dimension),
-                                                                                                     np.float32)
+        fmt = stamped_format(v.retrieval)
+        matrix = np.vstack([vector_out(r[1], fmt) for r in rows]) if rows else np.zeros((0, v.dimension), np.float32)
         return [r[0] for r in rows], matrix
 
     # --- interactions (CHAT_INTERACTIONS, RESP_MODE per seed 004) ---------------------

@@ -15,7 +15,8 @@ CREATE TABLE IF NOT EXISTS rag_versions (
     generation  INTEGER NOT NULL DEFAULT 0,
     evaluation  TEXT,
     parent      TEXT,
-    retrieval   TEXT
+    retrieval   TEXT,
+    counts      TEXT
 );
 CREATE TABLE IF NOT EXISTS rag_aliases (
     alias       TEXT PRIMARY KEY,
@@ -183,7 +184,7 @@ def facet_backfill_sql(name: str) -> list[str]:
 
 #: columns added to the catalog after its first release: (table, column, declaration)
 CATALOG_UPGRADES = (("rag_versions", "parent", "TEXT"), ("rag_interactions", "principal", "TEXT"),
-                    ("rag_versions", "retrieval", "TEXT"))
+                    ("rag_versions", "retrieval", "TEXT"), ("rag_versions", "counts", "TEXT"))
 
 CHUNK_COLUMNS = ("chunk_id, doc_id, doc_hash, chunk_index, chunk_type, source, text, content_hash, embed_hash, "
                  "metadata, embedding")

@@ -46,6 +46,7 @@ from backend.core.types import (
     QuestionResult,
     ScoredChunk,
     SearchResult,
+    StoredDocument,
     Summary,
     SummaryHit,
     SummaryKind,
@@ -292,12 +293,24 @@ class SqliteVectorStore(SqliteConversationLog):
             raise VersionNotFound(f"index version {name!r} does not exist", version=name)
         return row
 
-    def _to_version(self, con: sqlite3.Connection, row: sqlite3.Row) -> IndexVersion:
-        t = validate_identifier(row["name"], "index_name")
+    @staticmethod
+    def _count(con: sqlite3.Connection, name: str) -> tuple[int, int, int]:
+        """Chunks, documents and bytes of a version: a scan of every row."""
+        t = validate_identifier(name, "index_name")
         chunks, docs, size = con.execute(
             f"SELECT COUNT(*), COUNT(DISTINCT doc_id), "
             f"COALESCE(SUM(LENGTH(CAST(text AS BLOB)) + LENGTH(metadata) + LENGTH(embedding)), 0) FROM {t}"
         ).fetchone()
+        return int(chunks), int(docs), int(size)
+
+    def _to_version(self, con: sqlite3.Connection, row: sqlite3.Row) -> IndexVersion:
+        """The counts ``finish_load`` recorded at the version's present generation, else a scan (L9:
+        listing versions reads one registry row per finished version, not every chunk)."""
+        recorded = json.loads(row["counts"]) if "counts" in row.keys() and row["counts"] else None
+        if recorded is not None and recorded[0] == row["generation"]:
+            chunks, docs, size = recorded[1:]
+        else:
+            chunks, docs, size = self._count(con, row["name"])
         return IndexVersion(
             name=row["name"],
             model=row["model"],
@@ -400,8 +413,21 @@ class SqliteVectorStore(SqliteConversationLog):
                 "version instead (or pass --in-place to write it anyway)", version=version)
 
     def finish_load(self, version: str) -> None:
-        """Nothing to build: the exact scan needs no index (the matrix cache reloads by generation)."""
-        self.get_version(version)
+        """Nothing to build: the exact scan needs no index (the matrix cache reloads by generation).
+        The version is counted once and the counts recorded with the generation they describe, so
+        listing versions does not scan every row (a later write moves the generation: counted again).
+        The record is advisory: a store that cannot take it (a full disk, a read-only file) logs that and
+        is counted by scans as before."""
+        validate_identifier(version, "index_name")
+        try:
+            with self._write() as con:
+                row = self._version_row(con, version)
+                counts = [row["generation"], *self._count(con, row["name"])]
+                con.execute("UPDATE rag_versions SET counts = ? WHERE name = ?", (json.dumps(counts), row["name"]))
+        except VersionNotFound:
+            raise
+        except StoreError as exc:
+            log.warning("store.counts_not_recorded", version=version, error=str(exc)[:200])
 
     def get_version(self, name: str) -> IndexVersion:
         validate_identifier(name, "index_name")
@@ -613,6 +639,13 @@ class SqliteVectorStore(SqliteConversationLog):
         with self._read() as con:
             t = self._version_row(con, version)["name"]
             return {r[0]: r[1] for r in con.execute(f"SELECT doc_id, MIN(doc_hash) FROM {t} GROUP BY doc_id")}
+
+    def document_list(self, version: str) -> list[StoredDocument]:
+        validate_identifier(version, "index_name")
+        with self._read() as con:
+            t = self._version_row(con, version)["name"]
+            return [StoredDocument(r[0], r[1], r[2], int(r[3])) for r in con.execute(
+                f"SELECT doc_id, MIN(doc_hash), MIN(source), COUNT(*) FROM {t} GROUP BY doc_id ORDER BY doc_id")]
 
     def asset_refs(self, version: str, *, visibility: Visibility | None = None) -> set[str]:
         validate_identifier(version, "index_name")

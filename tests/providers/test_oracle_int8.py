@@ -1,0 +1,61 @@
+"""INT8 vectors on Oracle (review §2.11): ``VECTOR(n, INT8)`` from the version's stamp, integers the
+store scaled itself bound as ``array('b')``, read back as unit vectors, and a version never holding
+two formats (on the recording stand-in and the Oracle fake)."""
+
+from __future__ import annotations
+
+import array
+
+import numpy as np
+import pytest
+
+from backend.common.errors import VersionConflict
+from backend.core.types import VersionSpec
+from backend.providers.oracle_vs import sql
+from tests.providers.oracle_fake import CatalogDb, catalog_store
+from tests.providers.test_oracle_vs import V1, RecordingDb, doc, make_store, registry, when
+
+INT8 = {"format": 1, "vector_format": "int8"}
+V1_INT8 = (*V1, 0, None, None, '{"format": 1, "vector_format": "int8"}')
+
+
+def test_an_int8_version_declares_an_int8_column() -> None:
+    db = CatalogDb()
+    catalog_store(db).create_version(VersionSpec("KB_V1", "mini-lm", 3, "cosine", retrieval=INT8))
+    ddl = next(s for s in db.statements() if s.startswith("CREATE TABLE IF NOT EXISTS KB_V1 ("))
+    assert "embedding     VECTOR(3, INT8) NOT NULL" in ddl
+    catalog_store(db).create_version(VersionSpec("KB_V2", "mini-lm", 3, "cosine"))
+    assert any("VECTOR(3, FLOAT32)" in s for s in db.statements() if s.startswith("CREATE TABLE IF NOT EXISTS KB_V2 ("))
+
+
+def test_int8_chunks_are_bound_as_scaled_integers() -> None:
+    db = RecordingDb(registry(V1_INT8))
+    make_store(db).write_documents("KB_V1", [doc("d1", 2)])
+    at = next(i for i, (k, s) in enumerate(db.log) if k == "executemany" and s == sql.insert_chunk_sql("KB_V1"))
+    vector = db.log[at + 1][1][1]["embedding"]
+    assert isinstance(vector, array.array) and vector.typecode == "b"  # python-oracledb's INT8 vector
+    assert list(vector) == [76, 102, 127]  # [0.3, 0.4, 0.5] x 127 / 0.5, rounded
+
+
+def test_int8_vectors_read_back_as_unit_vectors() -> None:
+    db = RecordingDb([*registry(V1_INT8), when("SELECT t.chunk_id, t.embedding", [("d1#0", array.array("b", [76, 102, 127]))])])
+    got = make_store(db).chunk_vectors("KB_V1", ["d1#0"])["d1#0"]
+    expected = np.array([0.3, 0.4, 0.5]) / np.linalg.norm([0.3, 0.4, 0.5])
+    assert got.dtype == np.float32 and float(got @ expected) > 0.9999
+
+
+def test_a_version_never_changes_format() -> None:
+    db = CatalogDb()
+    store = catalog_store(db)
+    store.create_version(VersionSpec("KB_V1", "mini-lm", 3, "cosine"))
+    with pytest.raises(VersionConflict, match="holds float32 vectors; cannot write int8"):
+        store.create_version(VersionSpec("KB_V1", "mini-lm", 3, "cosine", retrieval=INT8))
+
+
+def test_a_version_of_another_format_is_never_copied() -> None:
+    db = CatalogDb()
+    store = catalog_store(db)
+    store.create_version(VersionSpec("KB_V1", "mini-lm", 3, "cosine"))
+    with pytest.raises(VersionConflict, match="format change is built from scratch"):
+        store.create_version(VersionSpec("KB_V2", "mini-lm", 3, "cosine", parent="KB_V1", retrieval=INT8))
+    assert "KB_V2" not in db.versions
