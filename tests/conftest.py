@@ -53,6 +53,7 @@ def make_settings(tmp_path: Path, **overrides: Any) -> Settings:
         "ingest": {"allowed_roots": [str(REPO / "data"), str(REPO / "tests" / "fixtures"), str(tmp_path)],
                    "progress": False},
         "evaluation": {"reports_dir": str(tmp_path / "reports")},
+        "knowledge_bases": {"registry_file": str(tmp_path / "knowledge-bases.yaml"), "dir": str(tmp_path / "kb")},
     }
     from backend.common.config import _deep_merge
 

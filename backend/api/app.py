@@ -13,15 +13,18 @@ import hmac
 from dataclasses import dataclass
 from typing import Any
 
+import structlog
 from flask import Flask, current_app, request
 
 from backend.api import access, assets, errors, hardening, metrics, openapi, ratelimit, signed_assets
 from backend.common.config import Settings, load_settings
-from backend.common.errors import Unauthorized
+from backend.common.errors import ConfigError, Unauthorized
 from backend.core.ports import ChatModel, ConversationLog
 from backend.core.services.chat_service import ChatService, Routing
 from backend.core.services.evidence import SentenceScorer
 from backend.core.services.search_service import SearchService
+
+log = structlog.get_logger(__name__)
 
 #: Endpoints that stay open when API keys are configured (probes, scrapers, the schema).
 #: open to anyone; /metrics is not (it names versions): it needs what the API needs, or server.metrics_token
@@ -44,10 +47,38 @@ class RagServices:
     primary: ChatModel
     fallback: ChatModel
 
+    #: the knowledge-base registry's mtime when ``settings`` last took it in (None: not looked yet)
+    registry_mtime: float | None = None
+
     @property
     def search(self) -> SearchService:
         """The search service of the default embedding profile."""
         return self.searches[self.settings.embeddings.default_profile]
+
+    def refresh(self) -> bool:
+        """Take in knowledge bases registered since start (``rag kb create``, an upload): when the
+        registry file changed, merge it into ``settings`` and route the new domains. Aliases are
+        resolved per request, so a newly promoted version needs nothing here. True if it changed."""
+        from backend.ingest.knowledge_bases import apply_registry, registry_file
+
+        try:
+            mtime: float | None = registry_file(self.settings).stat().st_mtime
+        except OSError:
+            mtime = None
+        if mtime == self.registry_mtime:
+            return False
+        self.registry_mtime = mtime
+        try:
+            settings = apply_registry(self.settings)
+        except ConfigError as exc:  # a broken registry must not stop serving what was served
+            log.error("services.refresh_failed", error=exc.user_message)
+            return False
+        if settings is self.settings:
+            return False
+        self.settings = settings
+        self.chat.routing = Routing.from_settings(settings.embeddings)
+        log.info("services.refreshed", domains=sorted(settings.embeddings.domains))
+        return True
 
 
 def build_services(
@@ -90,7 +121,14 @@ def build_services(
         conversations=store if isinstance(store, ConversationLog) else None,
         condense_llm=primary if primary.name in LLM_PROVIDERS else None,
     )
-    return RagServices(settings, store, embedder, searches, chat, primary, fallback)
+    services = RagServices(settings, store, embedder, searches, chat, primary, fallback)
+    services.refresh()  # the registry's mtime now: only later changes are re-read
+    return services
+
+
+def _refresh_services() -> None:
+    """Before each request: a knowledge base registered since the last one is served now."""
+    current_app.extensions["rag"].refresh()
 
 
 def _require_api_key() -> None:
@@ -127,9 +165,9 @@ def _scrape_token_matches(settings: Settings) -> bool:
 
 def _blueprints() -> list[Any]:
     """Route areas, one blueprint each; another area adds its import and entry here."""
-    from backend.api import chat, feedback, health, search, stream, web
+    from backend.api import admin, chat, feedback, health, jobs, search, stream, web
 
-    return [chat.bp, health.bp, assets.assets_bp, search.bp, stream.bp, feedback.bp, web.bp]
+    return [chat.bp, health.bp, assets.assets_bp, search.bp, stream.bp, feedback.bp, web.bp, admin.bp, jobs.bp]
 
 
 def create_app(settings: Settings | None = None, services: RagServices | None = None) -> Flask:
@@ -148,6 +186,7 @@ def create_app(settings: Settings | None = None, services: RagServices | None = 
     errors.register(app)
     hardening.init_app(app, settings.server)
     metrics.init_app(app)
+    app.before_request(_refresh_services)
     app.before_request(_require_api_key)
     ratelimit.init_app(app, settings)
     openapi.init_app(app, settings)

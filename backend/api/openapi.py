@@ -16,7 +16,7 @@ from flask import Blueprint, Flask, Response, current_app, jsonify
 from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
-from backend.api import openapi_web
+from backend.api import openapi_admin, openapi_web
 from backend.api.disclosure import caller_may_see_names
 from backend.api.models import ChatRequestBody, ChatResponse, ErrorResponse, HealthResponse, ReadyResponse
 from backend.api.request_schema import IMAGE_REF_PATTERN, NON_BLANK, filters_schema
@@ -172,11 +172,12 @@ def build_openapi(settings: Settings) -> dict[str, Any]:
     models: list[tuple[type[BaseModel], Any]] = [
         (ChatRequestBody, "validation"), (ChatResponse, "serialization"), (ErrorResponse, "serialization"),
         (HealthResponse, "serialization"), (ReadyResponse, "serialization"), (SearchResponse, "serialization"),
-        *openapi_web.MODELS,
+        *openapi_web.MODELS, *openapi_admin.MODELS,
     ]
     _, defs = models_json_schema(models, ref_template=_REF)
     schemas = defs["$defs"]
     _apply_limits(schemas, settings)
+    openapi_admin.apply_admin_limits(schemas, settings.knowledge_bases.max_files_per_upload)
     doc: dict[str, Any] = {
         "openapi": "3.1.0",
         "info": {"title": "RAG runtime chat API", "version": "1.0.0",
@@ -202,6 +203,8 @@ def build_openapi(settings: Settings) -> dict[str, Any]:
         "components": {"schemas": schemas},
     }
     doc["paths"].update(openapi_web.web_paths(_ERRORS, lambda: _domain_parameter(settings)))
+    if settings.admin.enabled:
+        doc["paths"].update(openapi_admin.admin_paths(_ERRORS))
     _add_rate_limit_responses(doc, settings)
     if settings.server.api_keys or settings.access.enabled:
         doc["components"]["securitySchemes"] = {"ApiKey": {"type": "apiKey", "in": "header", "name": "X-API-Key"}}

@@ -17,7 +17,7 @@ does not give are made here: card numbers in the IIN ranges and lengths of eleve
 schemes, numbers of 27 national phone plans with extensions, multi-line addresses,
 ZIP+4, US licence layouts and nationality/religion/party mentions (``NRP``).
 
-Faker is a dev dependency (``pip install -e .[dev]``); nothing here runs in the
+Faker is a test dependency (extra ``test``: ``make setup-test``); nothing here runs in the
 product.
 """
 

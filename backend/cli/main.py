@@ -71,6 +71,7 @@ def _register() -> None:
         ("backend.cli.bench", "bench"),
         ("backend.cli.calibrate", "calibrate"),
         ("backend.cli.feedback", "feedback"),
+        ("backend.cli.kb", "kb"),
         ("backend.cli.tune", "tune"),
         ("backend.cli.oracle", "oracle"),
     ):

@@ -46,6 +46,14 @@ class ConfigError(RagError):
         self.problems = problems or [user_message]
 
 
+class KnowledgeBaseExists(ConfigError):
+    """``rag kb create`` (or the page) names a knowledge base that already exists."""
+
+    code = "knowledge_base_exists"
+    http_status = 409
+    public_context = frozenset({"key"})
+
+
 class InvalidIdentifier(ConfigError):
     """A table, view, alias, domain or field name failed the strict identifier pattern."""
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from backend.common.config import DEFAULT_DOMAIN, AccessSettings, JwtSettings
+from backend.common.config import DEFAULT_DOMAIN, ROLES, AccessSettings, JwtSettings
 from backend.common.errors import ConfigError, Forbidden, ManifestError, Unauthorized
 from backend.core.types import ACL_FIELD, PUBLIC_LABEL, Visibility
 
@@ -27,6 +27,12 @@ class Principal:
     domains: tuple[str, ...] = ()
     #: how it was authenticated: ``api_key`` or ``jwt`` (audit; never the credential)
     source: str = "api_key"
+    #: roles (``admin``: the admin console); from the configured principal or the token's roles claim
+    roles: tuple[str, ...] = ()
+
+    @property
+    def is_admin(self) -> bool:
+        return "admin" in self.roles
 
     @property
     def visibility(self) -> Visibility:
@@ -48,7 +54,7 @@ def configured_principal(settings: AccessSettings, name: str) -> Principal:
     if p is None:
         raise ConfigError(f"principal {name!r} is not configured under access.principals; known: "
                           f"{sorted(settings.principals)}", field="principal")
-    return Principal(name, p.groups, p.domains, "config")
+    return Principal(name, p.groups, p.domains, "config", p.roles)
 
 
 def run_as(settings: AccessSettings, name: str | None, domain: str | None) -> Visibility | None:
@@ -66,7 +72,7 @@ def principal_for_key(settings: AccessSettings, given: str) -> Principal | None:
     found: Principal | None = None
     for name, p in settings.principals.items():
         if p.api_key is not None and hmac.compare_digest(given.encode(), p.api_key.get_secret_value().encode()):
-            found = Principal(name, p.groups, p.domains, "api_key")
+            found = Principal(name, p.groups, p.domains, "api_key", p.roles)
     return found
 
 
@@ -74,7 +80,8 @@ def principal_for_token(settings: AccessSettings, token: str) -> Principal:
     """Verify a JWT (signature with the one configured algorithm, ``exp`` required, ``aud``,
     ``iss`` if configured) and return its principal; ``Unauthorized`` otherwise. Groups come
     from the token; domains from its domains claim, else from the configured principal of
-    that name (none if there is no such principal)."""
+    that name (none if there is no such principal); roles likewise from its roles claim (only
+    known roles count: an SSO's other roles mean nothing here), else from the configured principal."""
     import jwt
 
     cfg = settings.jwt
@@ -99,7 +106,11 @@ def principal_for_token(settings: AccessSettings, token: str) -> Principal:
         domains = _strings(claims[cfg.domains_claim], cfg.domains_claim)
     else:
         domains = configured.domains if configured is not None else ()
-    return Principal(name, groups, domains, "jwt")
+    if cfg.roles_claim in claims:
+        roles = tuple(r for r in _strings(claims[cfg.roles_claim], cfg.roles_claim) if r in ROLES)
+    else:
+        roles = configured.roles if configured is not None else ()
+    return Principal(name, groups, domains, "jwt", roles)
 
 
 def _strings(value: Any, claim: str) -> tuple[str, ...]:

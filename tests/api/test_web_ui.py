@@ -107,7 +107,7 @@ def browser() -> Iterator[Any]:
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
-        pytest.fail("the browser tests need Playwright for Python: pip install -e '.[dev]'", pytrace=False)
+        pytest.fail("the browser tests need Playwright for Python: make setup-test, or pip install -e '.[test]'", pytrace=False)
     with sync_playwright() as pw:
         chromium = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         yield chromium

@@ -1,5 +1,6 @@
 """The local generative enricher with the real Gemma 3 270M GGUF (llama-cpp-python): one short
-chunk, grammar-constrained JSON that always parses. A few seconds of generation, marked slow."""
+chunk, grammar-constrained JSON that always parses. A few seconds of generation, marked slow;
+skipped without the optional extra ``local-llm`` (``make local-llm``; CI installs it)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,8 @@ def test_a_missing_package_names_the_extra() -> None:
 
 @pytest.mark.slow
 def test_gemma_answers_schema_shaped_json_for_a_short_chunk(tmp_path: Path) -> None:
+    pytest.importorskip("llama_cpp", reason=llm_runtime.SKIP_REASON)
+    pytest.importorskip(llm_runtime.MODEL_PACKAGE, reason=llm_runtime.SKIP_REASON)
     from backend.providers.local.llm_enricher import LocalLlmEnricher
 
     settings = EnrichmentSettings(provider="local_llm", questions=2, max_tokens=120)

@@ -90,4 +90,6 @@ def cli_env(eval_settings: Settings, eval_store: Any, monkeypatch: pytest.Monkey
     monkeypatch.setenv("RAG_STORE__SQLITE__PATH", str(eval_settings.resolve_path(eval_settings.store.sqlite.path)))
     monkeypatch.setenv("RAG_EVALUATION__REPORTS_DIR", eval_settings.evaluation.reports_dir)
     monkeypatch.setenv("RAG_DOCX__ASSETS_DIR", eval_settings.docx.assets_dir)
+    monkeypatch.setenv("RAG_KNOWLEDGE_BASES__REGISTRY_FILE", eval_settings.knowledge_bases.registry_file)
+    monkeypatch.setenv("RAG_KNOWLEDGE_BASES__DIR", eval_settings.knowledge_bases.dir)
     return eval_settings

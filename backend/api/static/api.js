@@ -15,6 +15,7 @@ export class ApiError extends Error {
     super(err.message || `HTTP ${status}`);
     this.status = status;
     this.code = err.code || "http_error";
+    this.body = body || {};
   }
 }
 
@@ -43,6 +44,13 @@ export async function sendJson(method, path, body, extra = {}) {
     headers: headers({ "Content-Type": "application/json", ...extra }),
     body: body === undefined ? undefined : JSON.stringify(body),
   });
+  if (!response.ok) throw await errorOf(response);
+  return response.json();
+}
+
+// a multipart POST (file uploads): the browser sets the Content-Type with its boundary
+export async function postForm(path, formData) {
+  const response = await fetch(path, { method: "POST", headers: headers(), body: formData });
   if (!response.ok) throw await errorOf(response);
   return response.json();
 }

@@ -1,6 +1,7 @@
 // The chat page: ask, stream the answer, show why, take feedback. Plain ES modules, no build step.
 import { ApiError, getJson, sendJson, setApiKey, streamChat } from "./api.js";
 import { el, modeBadge, renderAnswer, renderSources, renderWhy, revealSource } from "./render.js";
+import { initAdmin } from "./admin.js";
 
 const $ = (id) => document.getElementById(id);
 const params = new URLSearchParams(location.search);
@@ -312,7 +313,14 @@ function wire() {
       announce("Key accepted.");
       if (state.pending) { $("question").value = state.pending; state.pending = null; submitQuestion(); }
       else { await restoreConversation(); showExamples(); $("question").focus(); }
+      await initAdmin();
     }
+  });
+  // the admin console says when knowledge bases may have changed: the picker keeps its choice
+  window.addEventListener("rag:refresh-domains", () => {
+    if (!state.ready) return;
+    state.wantedDomain = $("domain").value;
+    loadDomains().catch((err) => announce(`The knowledge bases could not be loaded: ${err.message}`));
   });
   $("new-conversation").addEventListener("click", () => {
     clearConversation("New conversation started.");
@@ -351,6 +359,8 @@ async function start() {
     showExamples();
     $("question").focus();
   }
+  // the "Knowledge bases" view, for callers GET /admin/me lets see it
+  if (ok) await initAdmin();
 }
 
 start().catch((err) => announce(`The page failed to start: ${err.message}`));

@@ -47,6 +47,9 @@ class GoldenQuery(BaseModel):
         None, min_length=1, max_length=128,
         description="Queries of one group (an article, a document) stay on one side of every calibration fold, "
         "so a threshold is never judged on the material it was fitted on. Default: the first expected source.")
+    generated: bool = Field(
+        False, description="Written by the starter golden set generator (backend.core.services.starter_golden), "
+        "not by a person: replace it with real questions.")
 
     @field_validator("expected_sources", mode="before")
     @classmethod

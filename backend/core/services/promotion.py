@@ -36,6 +36,7 @@ from backend.core.model_stamp import same_model
 from backend.core.services.golden import load_golden_set
 from backend.core.services.retrieval_stamp import describe_stamp
 from backend.core.services.series_lock import SeriesLocks, held_or_own
+from backend.core.services.starter_golden import starter_path, write_starter
 from backend.core.services.versions import VersionNaming, gc_plan, latest_version, version_roles
 from backend.core.types import AliasChange
 
@@ -123,17 +124,24 @@ class PromotionTarget:
     alias: str
     version: str
     golden: Path
+    #: the domain whose starter golden set ``golden`` is, generated from the candidate when missing
+    starter_for: str | None = None
 
 
 def resolve_target(settings: Settings, *, domain_key: str | None = None, alias: str | None = None,
                    version: str | None = None, golden: str | Path | None = None) -> PromotionTarget:
     """Defaults: the domain's alias / golden_set, else ``embeddings.alias.name`` and
     ``evaluation.golden_set``; the version defaults to the newest version of the
-    series of the domain's (else the default profile's) index_name."""
+    series of the domain's (else the default profile's) index_name. A domain without a
+    golden_set gets its starter set (``starter_golden``), never ``evaluation.golden_set``:
+    another knowledge base's questions would say nothing about its documents."""
     emb = settings.embeddings
     golden_default = settings.evaluation.golden_set
     if domain_key is not None:
         domain = emb.domains.get(domain_key)
+        if domain is not None and golden is None and domain.golden_set is None:
+            return PromotionTarget(alias or domain.alias_name, version or domain.index_name,
+                                   starter_path(settings, domain_key), starter_for=domain_key)
         if domain is None:
             raise UnknownDomain(f"--domain-key {domain_key!r} is not configured; known: {sorted(emb.domains) or '(none)'}",
                                 field="domain_key")
@@ -152,8 +160,12 @@ def resolve_target(settings: Settings, *, domain_key: str | None = None, alias: 
 def promote_version(settings: Settings, store: Any, embedder: Any, *, alias: str | None = None,
                     version: str | None = None, golden: str | Path | None = None, force: bool = False,
                     domain_key: str | None = None, chat: Any = None, write: bool = True,
-                    reranker: Any = None, rerankers: Any = None, locks: SeriesLocks | None = None) -> PromotionResult:
+                    reranker: Any = None, rerankers: Any = None, locks: SeriesLocks | None = None,
+                    rotate: bool = True, by: str | None = None) -> PromotionResult:
     """Evaluate ``version``, check the gates, rotate ``alias`` if they pass (or ``force``).
+    ``rotate=False`` evaluates, records and writes the reports but never rotates nor raises
+    ``GateFailed`` (an upload's candidate waits for a person to promote it). ``by`` (who asked,
+    e.g. "from the admin console by alice") opens the reason recorded in the alias history.
 
     Returns the result when the alias was rotated (or already served ``version``);
     raises ``GateFailed`` (``context["result"]`` holds the ``PromotionResult``) when a
@@ -169,11 +181,12 @@ def promote_version(settings: Settings, store: Any, embedder: Any, *, alias: str
         served = store.resolve_alias(target.alias)
         held.hold_all([target.version, *([served] if served else [])])
         return _promote(settings, store, embedder, target, version is None, force=force, chat=chat, write=write,
-                        reranker=reranker, rerankers=rerankers)
+                        reranker=reranker, rerankers=rerankers, rotate=rotate, by=by)
 
 
 def _promote(settings: Settings, store: Any, embedder: Any, target: PromotionTarget, newest_wanted: bool, *,
-             force: bool, chat: Any, write: bool, reranker: Any, rerankers: Any) -> PromotionResult:
+             force: bool, chat: Any, write: bool, reranker: Any, rerankers: Any,
+             rotate: bool = True, by: str | None = None) -> PromotionResult:
     if newest_wanted:
         newest = latest_version(VersionNaming(settings.ingest.version_name_template), target.version,
                                 store.list_versions())
@@ -186,6 +199,11 @@ def _promote(settings: Settings, store: Any, embedder: Any, target: PromotionTar
                 version=target.version, alias=target.alias)
     candidate = store.get_version(target.version)
     current = store.resolve_alias(target.alias)
+    if target.starter_for is not None:  # a generated set follows the documents: every new file is asked about
+        _, action = write_starter(settings, store, target.version, target.starter_for, live=current)
+        if action != "kept":
+            log.info("promotion.starter_golden_" + action, domain=target.starter_for, path=str(target.golden),
+                     version=target.version)
     golden_set = load_golden_set(target.golden)
     evaluator = Evaluator(store, store, embedder, embeddings=settings.embeddings, retrieval=settings.retrieval,
                           evaluation=settings.evaluation, chat=chat, sanitize=settings.sanitize,
@@ -200,11 +218,18 @@ def _promote(settings: Settings, store: Any, embedder: Any, target: PromotionTar
         report = with_comparison(report, baseline, target.alias)
     result = PromotionResult(target.alias, target.version, current, False, force, gates, report, baseline, notes=notes)
     if write:
-        path = write_report(report, settings.resolve_path(settings.evaluation.reports_dir),
-                            extra={"gates": [g.__dict__ for g in gates], "alias": target.alias, "forced": force})
+        reports_dir = settings.resolve_path(settings.evaluation.reports_dir)
+        baseline_path = write_report(baseline, reports_dir, extra={"alias": target.alias, "role": "baseline",
+                                                                   "candidate": target.version}) \
+            if baseline is not None else None
+        path = write_report(report, reports_dir,
+                            extra={"gates": [g.__dict__ for g in gates], "alias": target.alias, "forced": force,
+                                   "baseline_report": str(baseline_path) if baseline_path else None})
         result = _replace(result, report_path=path)
     store.record_evaluation(target.version, {**report.summary(), "generation": candidate.generation,
                                              "gates": [g.__dict__ for g in gates], "gates_passed": not failed})
+    if not rotate:
+        return result
     if failed and not force:
         log.warning("promotion.blocked", alias=target.alias, version=target.version,
                     failed=[f"{g.name}:{g.metric}" for g in failed])
@@ -219,6 +244,7 @@ def _promote(settings: Settings, store: Any, embedder: Any, target: PromotionTar
                               "promote again to evaluate what it holds now", version=target.version)
     reason = ("forced despite failing gates: " + "; ".join(f"{g.name}: {g.describe()}" for g in failed)) if failed \
         else ("forced; all gates passed" if force else "all gates passed")
+    reason = f"{by}: {reason}" if by else reason
     try:
         # the store reads the generation again under the lock that orders the rotation against writes (C6)
         change = store.point_alias(target.alias, target.version, reason=reason, forced=force,
@@ -276,11 +302,12 @@ def _check_same_model(store: Any, current: str | None, candidate: Any) -> None:
         )
 
 
-def rollback(store: IndexAdmin, alias: str, *, locks: SeriesLocks | None = None) -> AliasChange:
+def rollback(store: IndexAdmin, alias: str, *, locks: SeriesLocks | None = None, by: str | None = None) -> AliasChange:
     """Point ``alias`` back at the version it served before its latest change. A second
     rollback undoes the first (the rollback is itself a change). With ``locks`` (``rag
     rollback``), the series of both versions are locked first, so a rollback never lands in the
-    middle of an ingest's or a promotion's run."""
+    middle of an ingest's or a promotion's run. ``by`` (who asked) is appended to the recorded
+    reason, which still starts with "rollback from" (what ``rolled_back_from`` reads)."""
     history = store.alias_history(alias)
     if not history:
         from backend.common.errors import AliasNotFound
@@ -294,7 +321,8 @@ def rollback(store: IndexAdmin, alias: str, *, locks: SeriesLocks | None = None)
         raise StoreError(f"alias {alias} has no previous version (it was created pointing at {latest.version})",
                          alias=alias)
     store.get_version(latest.previous)
-    change = store.point_alias(alias, latest.previous, reason=f"rollback from {latest.version}")
+    reason = f"rollback from {latest.version}" + (f" ({by})" if by else "")
+    change = store.point_alias(alias, latest.previous, reason=reason)
     log.info("promotion.rolled_back", alias=alias, version=latest.previous, previous=latest.version)
     return change
 

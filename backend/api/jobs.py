@@ -1,0 +1,363 @@
+"""Upload and evaluation jobs of the admin console: files from the page into a candidate
+version, a version evaluated against the live one (docs/ADMIN.md).
+
+Why jobs: an ingest and its evaluation take longer than a request should. The request
+checks and saves what it was given, answers 202 with a job id, and a thread of the server
+process does the work (``ingest_into_candidate(..., promote=False)``: nothing is served
+before a person promotes the candidate through the gate). A job's state is a JSON file,
+``<knowledge_bases.dir>/jobs/<id>.json``, replaced atomically at each step, so any gunicorn
+worker answers ``GET /admin/jobs/<id>``; one job at a time runs per knowledge base (409
+otherwise), checked under a file lock. A job whose process ended without finishing (a
+restart) reads as failed.
+
+Uploaded files are checked one by one (count, size, type, a plain safe name) and each
+refusal names the file and why; accepted files are saved in the knowledge base's
+``uploads/`` folder (a file of the same name is replaced: its document gets the new content).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import fcntl
+import json
+import os
+import re
+import socket
+import threading
+import time
+import uuid
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterator, Sequence
+
+import structlog
+from flask import Blueprint, Response, jsonify, request
+
+from backend.api.admin import authorize, authorized, knowledge_base, own_version, services, settings
+from backend.api.admin_models import JOB_ID_PATTERN, JobAccepted, JobOut, UploadAccepted
+from backend.common.config import Settings
+from backend.common.errors import RagError, RequestError, RequestTooLarge
+
+log = structlog.get_logger(__name__)
+bp = Blueprint("admin_jobs", __name__, url_prefix="/admin")
+Work = Callable[[Callable[[str, int, int], None]], dict[str, Any]]
+
+#: file names an upload refuses outright, whatever the suffix
+MAX_NAME_CHARS = 200
+_ACTIVE = ("queued", "running")
+#: seconds between two progress writes of one stage (the first and last of a stage are always written)
+_WRITE_EVERY_S = 0.5
+
+
+class JobRunning(RequestError):
+    """Another job of the knowledge base has not ended."""
+
+    code = "job_running"
+    http_status = 409
+    public_context = frozenset({"field", "job"})
+
+
+class JobNotFound(RequestError):
+    code = "job_not_found"
+    http_status = 404
+
+
+class UploadRefused(RequestError):
+    """No file of the upload was acceptable (each refusal says why)."""
+
+    code = "upload_refused"
+    public_context = frozenset({"field", "limit", "refused"})
+
+
+class UploadTooLarge(RequestTooLarge):
+    public_context = frozenset({"field", "limit", "refused"})
+
+
+class UploadNotSupported(RequestError):
+    code = "upload_not_supported"
+    public_context = frozenset({"field"})
+
+
+# --- pure decisions -------------------------------------------------------------------
+def name_problem(name: str) -> str | None:
+    """Why ``name`` is not a plain file name an upload may save, or None (pure): no path
+    separators, no hidden or temporary file, no control characters, at most 200 characters."""
+    from backend.ingest.folder import temp_reason
+
+    if not name or not name.strip():
+        return "has no file name"
+    if "/" in name or "\\" in name:
+        return "file name has a path separator; send the file itself, not a path"
+    if any(ord(c) < 32 or ord(c) == 127 for c in name):
+        return "file name has control characters"
+    if len(name) > MAX_NAME_CHARS:
+        return f"file name has {len(name)} characters; at most {MAX_NAME_CHARS}"
+    if name in (".", "..") or name != name.strip():
+        return "file name is not a plain name"
+    reason = temp_reason(name)
+    return f"file name is a {reason} name (dotfiles and temporary files are not ingested)" if reason else None
+
+
+def file_problem(name: str, size: int, suffixes: Sequence[str], max_bytes: int) -> str | None:
+    """Why one uploaded file is refused, or None (pure). ``size`` may stop at ``max_bytes + 1``."""
+    problem = name_problem(name)
+    if problem:
+        return problem
+    suffix = Path(name).suffix.lower()
+    if suffix not in suffixes:
+        return f"unsupported type {suffix or '(none)'}; supported: {', '.join(suffixes)}"
+    if size > max_bytes:
+        return f"over knowledge_bases.max_upload_bytes ({max_bytes} bytes)"
+    if size == 0:
+        return "empty file (0 bytes)"
+    return None
+
+
+# --- job files ------------------------------------------------------------------------
+def jobs_dir(cfg: Settings) -> Path:
+    return cfg.resolve_path(cfg.knowledge_bases.dir) / "jobs"
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def write_job(folder: Path, job: dict[str, Any]) -> None:
+    """Replace the job's file atomically: a reader sees the old or the new state, never half."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{job['id']}.json"
+    tmp = folder / f".{job['id']}.{os.getpid()}.{threading.get_ident()}.tmp"
+    tmp.write_text(json.dumps(job, default=str), encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def read_job(folder: Path, job_id: str) -> dict[str, Any] | None:
+    """The job ``job_id`` as its file says; one whose process is gone without finishing reads as failed."""
+    try:
+        job = json.loads((folder / f"{job_id}.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(job, dict):
+        return None
+    if job.get("state") in _ACTIVE and not _alive(job):
+        job = {**job, "state": "failed", "message": "the server process that ran this job ended before it finished; "
+               "upload or evaluate again"}
+    return job
+
+
+def _alive(job: dict[str, Any]) -> bool:
+    if job.get("host") != socket.gethostname():
+        return True  # another host's process: cannot tell, trust the file
+    try:
+        os.kill(int(job.get("pid", 0)), 0)
+    except (OSError, ValueError):
+        return False
+    return True
+
+
+def active_job(folder: Path, key: str) -> dict[str, Any] | None:
+    """The queued or running job of knowledge base ``key``, if any."""
+    if not folder.is_dir():
+        return None
+    for path in folder.glob("*.json"):
+        job = read_job(folder, path.stem)
+        if job is not None and job.get("key") == key and job.get("state") in _ACTIVE:
+            return job
+    return None
+
+
+@contextmanager
+def _kb_lock(folder: Path, key: str) -> Iterator[None]:
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / f".{key}.lock", "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+@dataclass
+class _Progress:
+    """Writes a job's stage and counts as the work reports them (at most every half second)."""
+
+    folder: Path
+    job: dict[str, Any]
+    last: float = 0.0
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        now = time.monotonic()
+        boundary = stage != self.job["stage"] or done in (0, total)
+        self.job.update(stage=stage, done=done, total=total, updated_at=_now(),
+                        message=f"{stage}: {done} of {total}")
+        if boundary or now - self.last >= _WRITE_EVERY_S:
+            write_job(self.folder, self.job)
+            self.last = now
+
+
+def start_job(cfg: Settings, kind: str, key: str, principal: str | None, work: Work,
+              before_start: Callable[[], None] | None = None) -> str:
+    """Record a queued job for ``key`` and run ``work`` in a thread; ``JobRunning`` (409) when
+    the knowledge base has one that has not ended. ``before_start`` runs under the lock once the
+    slot is taken (an upload saves its files there, never while another job reads them)."""
+    folder = jobs_dir(cfg)
+    with _kb_lock(folder, key):
+        running = active_job(folder, key)
+        if running is not None:
+            raise JobRunning(f"knowledge base {key!r} has a {running.get('kind')} job {running.get('state')} "
+                             f"({running.get('id')}); wait until it ends", field="key", job=running.get("id"))
+        if before_start is not None:
+            before_start()
+        job_id = uuid.uuid4().hex
+        job: dict[str, Any] = {"id": job_id, "kind": kind, "key": key, "state": "queued", "stage": "queued", "done": 0,
+               "total": 0, "message": "waiting to start", "result": None, "created_at": _now(),
+               "updated_at": _now(), "principal": principal, "pid": os.getpid(), "host": socket.gethostname()}
+        write_job(folder, job)
+    threading.Thread(target=_run, args=(folder, job, work), name=f"rag-job-{job_id[:8]}", daemon=True).start()
+    log.info("admin.job_started", job=job_id, kind=kind, key=key, principal=principal)
+    return job_id
+
+
+def _run(folder: Path, job: dict[str, Any], work: Work) -> None:
+    job.update(state="running", stage="starting", updated_at=_now(), message="started")
+    write_job(folder, job)
+    try:
+        result = work(_Progress(folder, job))
+    except RagError as exc:
+        job.update(state="failed", message=exc.user_message, updated_at=_now())
+        log.warning("admin.job_failed", job=job["id"], code=exc.code, error=exc.user_message)
+    except Exception:  # noqa: BLE001 - the job records the failure; the traceback goes to the log
+        log.exception("admin.job_crashed", job=job["id"])
+        job.update(state="failed", message=f"internal error; the details are in the server log under job {job['id']}",
+                   updated_at=_now())
+    else:
+        job.update(state="succeeded", stage="done", result=result, updated_at=_now(), message=_summary(result))
+    write_job(folder, job)
+
+
+def _summary(result: dict[str, Any]) -> str:
+    evaluation = result.get("evaluation") or {}
+    passed = evaluation.get("gates_passed")
+    version = result.get("version")
+    if version is None and "ingest" in result:
+        return "nothing changed: the knowledge base already holds these files as they are"
+    verdict = "" if passed is None else (" and passes every gate: promote it to serve it" if passed
+                                         else " but fails a gate: it is not served")
+    return f"{version} is ready{verdict}"
+
+
+def _jsonable(value: Any) -> Any:
+    return json.loads(json.dumps(value, default=str))
+
+
+# --- routes ---------------------------------------------------------------------------
+def _job_out(job: dict[str, Any]) -> dict[str, Any]:
+    return {k: job.get(k) for k in JobOut.model_fields}
+
+
+@bp.get("/jobs/<job_id>")
+def get_job(job_id: str) -> tuple[Response, int]:
+    job = read_job(jobs_dir(settings()), job_id) if re.fullmatch(JOB_ID_PATTERN, job_id) else None
+    if job is None:
+        authorize(None, write=False)
+        raise JobNotFound(f"no job {job_id!r}", field="job_id")
+    authorize(knowledge_base(str(job.get("key"))), write=False)
+    return jsonify(JobOut.model_validate(_job_out(job)).model_dump(mode="json")), 200
+
+
+@bp.post("/knowledge-bases/<key>/versions/<version>/evaluate")
+def evaluate(key: str, version: str) -> tuple[Response, int]:
+    """Evaluate ``version`` against the live version on the knowledge base's golden set, with
+    the gates (``promote_version(rotate=False)``): reports written, nothing rotated."""
+    who, kb = authorized(key, write=True)
+    svc, cfg = services(), settings()
+    own_version(kb, version)  # 404 before a job is made
+
+    def work(progress: Callable[[str, int, int], None]) -> dict[str, Any]:
+        from backend.core.services.promotion import promote_version
+        from backend.ingest.knowledge_bases import evaluation_dict
+        from backend.providers.registry import build_reranker, reranker_factory
+
+        progress("evaluate", 0, 1)
+        result = promote_version(cfg, svc.store, svc.embedder, domain_key=kb.domain, alias=kb.alias,
+                                 version=version, chat=svc.chat, rotate=False,
+                                 reranker=build_reranker(cfg, svc.embedder),
+                                 rerankers=reranker_factory(cfg, svc.embedder))
+        progress("evaluate", 1, 1)
+        return _jsonable({"key": kb.key, "version": version, "alias": kb.alias, "evaluation": evaluation_dict(result)})
+
+    job = start_job(cfg, "evaluate", kb.key, who.name, work)
+    return jsonify(JobAccepted(job=job).model_dump(mode="json")), 202
+
+
+@bp.post("/knowledge-bases/<key>/uploads")
+def upload(key: str) -> tuple[Response, int]:
+    """Multipart field ``files``: each file checked, the acceptable ones saved to the knowledge
+    base's uploads folder and ingested into a candidate version by a job (202)."""
+    from backend.ingest.folder import slug
+    from backend.ingest.knowledge_bases import ingest_into_candidate, list_registered, uploads_dir
+    from backend.ingest.loaders import supported_suffixes
+
+    who, kb = authorized(key, write=True)
+    cfg, svc = settings(), services()
+    limits = cfg.knowledge_bases
+    if kb.key not in list_registered(cfg):
+        raise UploadNotSupported(f"uploads go into knowledge bases made with `rag kb create` (or the page); "
+                                 f"{kb.key!r} is defined in the configuration: add its files with `rag ingest`",
+                                 field="key")
+    total_limit = limits.max_upload_bytes * limits.max_files_per_upload + 1_000_000
+    if (request.content_length or 0) > total_limit:
+        raise UploadTooLarge(f"upload of {request.content_length} bytes is over {limits.max_files_per_upload} files "
+                             f"of knowledge_bases.max_upload_bytes ({limits.max_upload_bytes})", field="files",
+                             limit=total_limit)
+    request.max_content_length = total_limit  # the app's server.max_body_bytes is for JSON bodies
+    if request.mimetype != "multipart/form-data":
+        raise UploadRefused(f"send the files as multipart/form-data in the field `files`, got "
+                            f"{request.mimetype or 'no content type'}", field="files")
+    files = request.files.getlist("files")
+    if not files:
+        raise UploadRefused("no file in the multipart field `files`", field="files")
+    if len(files) > limits.max_files_per_upload:
+        raise UploadRefused(f"{len(files)} files; knowledge_bases.max_files_per_upload is "
+                            f"{limits.max_files_per_upload}", field="files", limit=limits.max_files_per_upload)
+    suffixes = supported_suffixes()
+    accepted: dict[str, bytes] = {}
+    refused: list[dict[str, str]] = []
+    too_large = False
+    for part in files:
+        name = part.filename or ""
+        data = part.stream.read(limits.max_upload_bytes + 1)
+        problem = file_problem(name, len(data), suffixes, limits.max_upload_bytes)
+        if problem is None and name in accepted:
+            problem = "sent twice in one upload"
+        if problem is not None:
+            too_large |= len(data) > limits.max_upload_bytes
+            refused.append({"file": name[:MAX_NAME_CHARS] or "(no name)", "reason": problem})
+        else:
+            accepted[name] = data
+    if not accepted:
+        summary = "; ".join(f"{r['file']}: {r['reason']}" for r in refused)
+        error = UploadTooLarge if too_large else UploadRefused
+        raise error(f"no file was acceptable: {summary}", field="files", refused=refused,
+                    limit=limits.max_upload_bytes)
+    folder = uploads_dir(cfg, kb.key)
+
+    def save() -> None:
+        folder.mkdir(parents=True, exist_ok=True)
+        for name, data in accepted.items():
+            tmp = folder / f".{name}.upload.tmp"
+            tmp.write_bytes(data)
+            os.replace(tmp, folder / name)
+
+    lines = [{"path": str(folder / name), "doc_id": slug(name)} for name in accepted]
+
+    def work(progress: Callable[[str, int, int], None]) -> dict[str, Any]:
+        result = ingest_into_candidate(cfg, svc.store, svc.embedder, kb.key, lines, principal=who.name,
+                                       progress=progress, promote=False, chat=svc.chat)
+        return _jsonable(result.to_dict())
+
+    job = start_job(cfg, "upload", kb.key, who.name, work, before_start=save)
+    log.info("admin.upload", key=kb.key, accepted=sorted(accepted), refused=len(refused), principal=who.name)
+    body = UploadAccepted.model_validate({"job": job, "accepted": list(accepted), "refused": refused})
+    return jsonify(body.model_dump(mode="json")), 202

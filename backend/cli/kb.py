@@ -1,0 +1,235 @@
+"""``rag kb``: knowledge bases made from a folder (docs/KNOWLEDGE_BASES.md).
+
+``rag kb create NAME --from DIR`` registers the knowledge base in the registry the runtime
+manages (``knowledge_bases.registry_file``; no config edit, no environment variable), walks the
+folder (supported types, ignore rules, links confined), ingests it into a first version, gates
+it on its own golden set (a generated starter set when it has none) and serves it: a running
+server sees it at its next request. Exit 3 when the gate refuses, with the figures.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+from backend.cli.context import settings_from
+from backend.common.config import DEFAULT_DOMAIN, Settings
+from backend.common.progress import progress_enabled
+
+
+@click.group("kb")
+def kb() -> None:
+    """Knowledge bases made from a folder: create, list, show."""
+
+
+def golden_note(key: str, golden: dict[str, Any]) -> list[str]:
+    """What the user must know about the golden set that gated the run (pure)."""
+    if not golden:
+        return []
+    if not golden.get("generated"):
+        return [f"golden set: {golden['path']} ({golden['queries']} questions)"]
+    return [
+        f"golden set: GENERATED starter set, {golden['queries']} questions -> {golden['path']}",
+        "  it asks about sentences of your own documents and checks that off-topic questions fall back;",
+        "  it proves the files are found, not that your users' questions are answered. Replace it with real",
+        f"  questions (one JSON object a line, see docs/EVALUATION_AND_PROMOTION.md): rag kb set-golden {key} FILE",
+        "  grow it from the chat page's thumbs up/down: rag feedback export --out FILE, review the rows of",
+        f"  domain {key!r} and add them to your file",
+    ]
+
+
+def render_run(result: Any) -> list[str]:
+    """The gate's figures and what is served, from a ``KbRunResult``."""
+    lines = []
+    if result.refused:
+        lines.append(f"skipped {len(result.refused)} file(s):")
+        lines += [f"  {r['file']}: {r['reason']}" for r in result.refused]
+    lines.append(f"manifest used: {result.manifest}")
+    lines += golden_note(result.key, result.golden)
+    ev = result.evaluation
+    if ev:
+        metrics = ev.get("metrics") or {}
+        lines.append("figures: " + " ".join(f"{k}={metrics[k]}" for k in
+                                             ("recall_at_k", "ndcg_at_10", "mode_accuracy", "unanswerable_as_rag")
+                                             if metrics.get(k) is not None))
+        if not result.golden.get("queries") or metrics.get("recall_at_k") is None:
+            lines.append("no golden question asks about a document (the documents gave no sentence to ask "
+                         "about): retrieval cannot be measured")
+        for gate in ev.get("gates", []):
+            value = "n/a" if gate["value"] is None else gate["value"]
+            lines.append(f"gate {gate['name']:<24} {'PASS' if gate['passed'] else 'FAIL'}  {gate['metric']} = "
+                         f"{value}, {'maximum' if gate['kind'] == 'max' else 'minimum'} {gate['threshold']}"
+                         if gate["kind"] != "regression" else
+                         f"gate {gate['name']:<24} {'PASS' if gate['passed'] else 'FAIL'}  {gate['metric']} "
+                         f"{gate['baseline']} -> {gate['value']}, largest drop {gate['threshold']}")
+        lines += list(ev.get("notes") or [])
+        if ev.get("report_path"):
+            lines.append(f"report: {ev['report_path']}")
+    if result.promoted:
+        lines.append(f"served: {result.alias} -> {result.served_version} (ask with X-RAG-Domain: {result.key}, "
+                     "or pick it on the chat page)")
+    elif result.gate_refused:
+        lines.append(f"NOT served: the gate refused {result.version}; {result.alias} serves "
+                     f"{result.served_version or 'nothing'}")
+    else:
+        lines.append(f"served: {result.alias} -> {result.served_version or 'nothing'}")
+    return lines
+
+
+def _rerankers(settings: Settings, embedder: Any) -> dict[str, Any]:
+    """The gate evaluates the order users get: the configured reranker, and the one a version's stamp names."""
+    from backend.providers.registry import build_reranker, reranker_factory
+
+    return {"reranker": build_reranker(settings, embedder), "rerankers": reranker_factory(settings, embedder)}
+
+
+def run_and_report(ctx: click.Context, settings: Settings, key: str, source: Path, *, as_json: bool,
+                   progress: bool | None, head: dict[str, Any] | None = None) -> None:
+    """Ingest ``source`` into ``key`` through the gate; print; exit 1 on failed files, 3 if refused."""
+    from backend.ingest.knowledge_bases import ingest_into_candidate
+    from backend.providers.registry import build_embedder, build_store
+
+    store = build_store(settings)
+    embedder = build_embedder(settings)
+    bars = progress_enabled(progress, default=settings.ingest.progress, as_json=as_json)
+    result = ingest_into_candidate(settings, store, embedder, key, source, principal=None, promote=True, bars=bars,
+                                   **_rerankers(settings, embedder))
+    if as_json:
+        click.echo(json.dumps({**(head or {}), **result.to_dict(), "gate_refused": result.gate_refused},
+                              indent=2, default=str))
+    else:
+        ingest = result.ingest
+        click.echo(f"ingested into {result.version or '(no change)'}: {ingest.get('documents_written', 0)} "
+                   f"document(s) written, {ingest.get('skipped_unchanged', 0)} unchanged, "
+                   f"{len(ingest.get('failures') or [])} failed")
+        for where, why in ingest.get("failures") or []:
+            click.echo(f"  failed {where}: {why}")
+        click.echo("\n".join(render_run(result)))
+    if result.gate_refused:
+        click.echo(f"error: the gate refused {result.version}; fix the documents or the golden set, then run "
+                   f"`rag ingest {source} --domain-key {key} --update-alias` again", err=True)
+        ctx.exit(3)
+    if result.ingest.get("failures"):
+        ctx.exit(1)
+
+
+@kb.command("create")
+@click.argument("name")
+@click.option("--from", "source", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="Folder whose documents become the knowledge base (walked recursively).")
+@click.option("--title", default=None, help="Name the chat page shows (default: NAME, prettified).")
+@click.option("--profile", default=None, help="Embedding profile (default: embeddings.default_profile).")
+@click.option("--progress/--no-progress", default=None,
+              help="Force the progress bars on stderr on or off (default: on a terminal, not with --json).")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@click.pass_context
+def create(ctx: click.Context, name: str, source: Path, title: str | None, profile: str | None,
+           progress: bool | None, as_json: bool) -> None:
+    """Register NAME, ingest the folder, gate it on its own golden set and serve it."""
+    from backend.ingest.folder import walk_folder
+    from backend.ingest.knowledge_bases import register, registry_file
+
+    settings = settings_from(ctx)
+    walk = walk_folder(source)  # a missing or empty folder is refused before anything is registered
+    if not walk.files:
+        from backend.common.errors import ManifestError
+
+        raise ManifestError(f"{source}: no supported file to make a knowledge base of; skipped: "
+                            + ("; ".join(f"{s.file}: {s.reason}" for s in walk.skipped[:10]) or "(nothing)"),
+                            path=str(source))
+    entry = register(settings, name, title=title, source_dir=source, profile=profile)
+    if not as_json:
+        click.echo(f"knowledge base {name!r} ({entry.title}) registered in {registry_file(settings)}")
+    run_and_report(ctx, settings, name, source, as_json=as_json, progress=progress,
+                   head={"registered": entry.model_dump(), "registry": str(registry_file(settings))})
+
+
+def _rows(settings: Settings) -> list[dict[str, Any]]:
+    from backend.core.services.promotion import resolve_target
+    from backend.ingest.knowledge_bases import apply_registry, list_registered
+    from backend.providers.registry import build_store
+
+    settings = apply_registry(settings)
+    registered = list_registered(settings)
+    store = build_store(settings)
+    rows = []
+    default = settings.embeddings.alias
+    listed: list[tuple[str, Any]] = [(DEFAULT_DOMAIN, default),
+                                     *sorted(settings.embeddings.domains.items())]
+    for key, domain in listed:
+        alias = domain.name if key == DEFAULT_DOMAIN else domain.alias_name
+        live = store.resolve_alias(alias)
+        docs = len(store.document_hashes(live)) if live else 0
+        golden = resolve_target(settings, domain_key=None if key == DEFAULT_DOMAIN else key).golden
+        info: dict[str, Any] = {"path": str(golden), "generated": None, "queries": None}
+        if golden.exists():
+            from backend.ingest.knowledge_bases import golden_info
+
+            info = golden_info(golden)
+        entry = registered.get(key)
+        rows.append({"key": key, "title": domain.title or key, "alias": alias, "live": live,
+                     "documents": docs, "managed": entry is not None,
+                     "source_dir": entry.source_dir if entry else None, "golden": info})
+    return rows
+
+
+@kb.command("list")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+def list_cmd(ctx: click.Context, as_json: bool) -> None:
+    """Every knowledge base (registered or configured): live version, documents, golden set."""
+    rows = _rows(settings_from(ctx))
+    if as_json:
+        click.echo(json.dumps({"knowledge_bases": rows}, indent=2))
+        return
+    for r in rows:
+        g = r["golden"]
+        kind = "generated" if g["generated"] else ("none yet" if g["generated"] is None else "real")
+        click.echo(f"{r['key']:<24} {r['live'] or '(serves nothing)':<22} docs={r['documents']:<5} "
+                   f"golden={kind}  {'registry' if r['managed'] else 'config'}  {r['title']}")
+
+
+@kb.command("show")
+@click.argument("name")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+def show(ctx: click.Context, name: str, as_json: bool) -> None:
+    """One knowledge base: its folder, live version, document count and golden set."""
+    from backend.common.errors import UnknownDomain
+
+    rows = {r["key"]: r for r in _rows(settings_from(ctx))}
+    if name not in rows:
+        raise UnknownDomain(f"knowledge base {name!r} is not configured; known: {sorted(rows) or '(none)'}",
+                            field="name")
+    row = rows[name]
+    if as_json:
+        click.echo(json.dumps(row, indent=2))
+        return
+    g = row["golden"]
+    click.echo("\n".join([
+        f"{row['key']}: {row['title']}",
+        f"  alias: {row['alias']} -> {row['live'] or '(serves nothing)'}",
+        f"  documents: {row['documents']}",
+        f"  source folder: {row['source_dir'] or '-'}  ({'registry' if row['managed'] else 'config file'})",
+        f"  golden set: {g['path']}" + ("" if g["generated"] is None else
+                                        f" ({g['queries']} questions{', GENERATED' if g['generated'] else ''})"),
+    ]))
+
+
+@kb.command("set-golden")
+@click.argument("name")
+@click.argument("golden", required=False, type=click.Path(dir_okay=False, exists=True, path_type=Path))
+@click.option("--starter", is_flag=True, help="Go back to the generated starter set.")
+@click.pass_context
+def set_golden(ctx: click.Context, name: str, golden: Path | None, starter: bool) -> None:
+    """Gate NAME with the golden set GOLDEN (real questions) instead of its starter set."""
+    from backend.ingest.knowledge_bases import set_golden_set
+
+    if (golden is None) == (not starter):
+        raise click.UsageError("give a GOLDEN file, or --starter to go back to the generated set")
+    entry = set_golden_set(settings_from(ctx), name, golden)
+    click.echo(f"{name}: golden set -> {entry.golden_set or 'the generated starter set'}; "
+               f"the next gate uses it (rag promote --domain-key {name})")

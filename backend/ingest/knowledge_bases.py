@@ -1,0 +1,319 @@
+"""Knowledge bases a user makes from a folder or an upload: the registry and one ingest-and-gate run.
+
+Why a registry the runtime writes: a new knowledge base must not need a hand-edited config or
+environment variables. ``rag kb create`` (and the admin page) add an entry to
+``knowledge_bases.registry_file`` (YAML, replaced atomically under a file lock); ``load_settings``
+merges each entry into ``embeddings.domains`` and its folders into ``ingest.allowed_roots``, and the
+server re-reads it when the file changes (``RagServices.refresh``).
+
+Each knowledge base has a workspace, ``<knowledge_bases.dir>/<key>/``: ``manifests/<UTC stamp>.jsonl``
+(the manifest each run used, for the record), ``uploads/`` and ``golden.generated.jsonl`` (its
+starter golden set, ``backend.core.services.starter_golden``).
+
+``ingest_into_candidate`` is the one path from files to a gated version, for the CLI and the
+page: it writes the manifest, ingests under the series lock into a candidate version, evaluates it
+against the live version on the knowledge base's own golden set (the starter set when it has
+none), writes both reports, and promotes through the gate only when asked.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import fcntl
+import json
+import os
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import structlog
+import yaml
+
+from backend.common.config import (DEFAULT_DOMAIN, RegisteredKnowledgeBase, Settings, read_registry,
+                                   registry_path, validate_domain_key)
+from backend.common.errors import ConfigError, GateFailed, KnowledgeBaseExists, UnknownDomain
+from backend.common.identifiers import validate_table_name
+from backend.core.services.golden import load_golden_set
+from backend.core.services.promotion import PromotionResult, promote_version
+from backend.core.services.series_lock import SeriesLocks
+from backend.core.services.starter_golden import is_generated
+from backend.ingest.folder import walk_folder
+from backend.ingest.pipeline import IngestPipeline
+
+log = structlog.get_logger(__name__)
+
+RegisteredKb = RegisteredKnowledgeBase
+Progress = Callable[[str, int, int], None]
+
+
+def index_names(key: str) -> tuple[str, str]:
+    """``policies-2026`` -> (``KB_POLICIES_2026_V1``, ``KB_POLICIES_2026``) (pure); ``ConfigError``
+    when the key is too long for a table name."""
+    validate_key(key)
+    alias = "KB_" + key.upper().replace("-", "_")
+    try:
+        return validate_table_name(alias + "_V1", "index_name"), validate_table_name(alias, "alias name")
+    except ConfigError as exc:
+        raise ConfigError(f"knowledge base name {key!r} is too long for an index name ({exc.user_message}); "
+                          "use at most 24 characters", field="name") from exc
+
+
+def validate_key(key: str) -> str:
+    try:
+        return validate_domain_key(key)
+    except ValueError as exc:
+        raise ConfigError(f"knowledge base name {key!r}: {exc}; e.g. policies-2026", field="name") from exc
+
+
+def workspace(settings: Settings, key: str) -> Path:
+    return settings.resolve_path(settings.knowledge_bases.dir) / validate_key(key)
+
+
+def uploads_dir(settings: Settings, key: str) -> Path:
+    return workspace(settings, key) / "uploads"
+
+
+def registry_file(settings: Settings) -> Path:
+    return registry_path({"knowledge_bases": {"registry_file": settings.knowledge_bases.registry_file}})
+
+
+def list_registered(settings: Settings) -> dict[str, RegisteredKb]:
+    """The registry as it is on disk now (not as ``settings`` saw it at load)."""
+    return read_registry(registry_file(settings))
+
+
+@contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """An exclusive lock beside the registry: two writers never lose each other's entry."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.with_name(path.name + ".lock"), "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _write_registry(path: Path, entries: dict[str, RegisteredKb]) -> None:
+    body = {"knowledge_bases": {k: v.model_dump(exclude_none=True) for k, v in sorted(entries.items())}}
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text("# Written by the rag runtime (rag kb create, uploads); see docs/KNOWLEDGE_BASES.md.\n"
+                   + yaml.safe_dump(body, sort_keys=False, allow_unicode=True), encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def register(settings: Settings, key: str, *, title: str | None = None, source_dir: Path | str | None = None,
+             profile: str | None = None, principal: str | None = None) -> RegisteredKb:
+    """Add knowledge base ``key`` to the registry. ``KnowledgeBaseExists`` when the name is taken
+    (in the registry or the config); ``ConfigError`` for a bad name, folder or profile."""
+    index_name, alias_name = index_names(key)
+    if profile is not None and profile not in settings.embeddings.profiles:
+        raise ConfigError(f"--profile {profile!r} is not configured; known: {sorted(settings.embeddings.profiles)}",
+                          field="profile")
+    folder = None
+    if source_dir is not None:
+        resolved = Path(source_dir).expanduser().resolve()
+        if not resolved.is_dir():
+            raise ConfigError(f"{source_dir}: no such folder", field="from")
+        folder = str(resolved)
+    if key == DEFAULT_DOMAIN:
+        raise ConfigError(f"{key!r} names the default knowledge base (embeddings.alias); choose another name",
+                          field="name")
+    path = registry_file(settings)
+    with _locked(path):
+        entries = read_registry(path)
+        if key in entries or key in settings.embeddings.domains:
+            raise KnowledgeBaseExists(
+                f"knowledge base {key!r} already exists; add or change its files with "
+                f"`rag ingest DIR --domain-key {key} --update-alias`", key=key)
+        entry = RegisteredKb(title=title or key.replace("-", " ").capitalize(), source_dir=folder,
+                             index_name=index_name, alias_name=alias_name, profile=profile,
+                             created_at=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+                             created_by=principal)
+        _write_registry(path, {**entries, key: entry})
+    log.info("kb.registered", key=key, registry=str(path), source_dir=folder, principal=principal)
+    return entry
+
+
+def set_golden_set(settings: Settings, key: str, golden: Path | str | None) -> RegisteredKb:
+    """Point knowledge base ``key`` at a golden set of real questions (``None``: back to its
+    starter set). The file must load as a golden set; ``UnknownDomain`` if ``key`` is not registered."""
+    value = None
+    if golden is not None:
+        resolved = Path(golden).expanduser().resolve()
+        load_golden_set(resolved)
+        value = str(resolved)
+    path = registry_file(settings)
+    with _locked(path):
+        entries = read_registry(path)
+        if key not in entries:
+            raise UnknownDomain(f"knowledge base {key!r} is not in the registry {path}; known: "
+                                f"{sorted(entries) or '(none)'}", field="name")
+        entry = entries[key].model_copy(update={"golden_set": value})
+        _write_registry(path, {**entries, key: entry})
+    log.info("kb.golden_set", key=key, golden_set=value)
+    return entry
+
+
+def apply_registry(settings: Settings) -> Settings:
+    """``settings`` with the registry as it is on disk now merged in (what ``load_settings`` does),
+    for a process that loaded its settings before an entry was added (the server, a job)."""
+    entries = list_registered(settings)
+    domains = dict(settings.embeddings.domains)
+    roots = list(settings.ingest.allowed_roots)
+    from backend.common.config import DomainSettings
+
+    changed = False
+    for key, entry in entries.items():
+        new = DomainSettings.model_validate({**entry.domain(), **_kept_fields(domains.get(key))})
+        old = domains.get(key)
+        if old is not None and (old.index_name, old.alias_name) != (new.index_name, new.alias_name):
+            raise ConfigError(f"knowledge base {key!r} is defined in the config and in the registry "
+                              f"{registry_file(settings)}; remove one", key=key)
+        if old != new:
+            domains[key], changed = new, True
+        for root in ([entry.source_dir] if entry.source_dir else []) + [
+                str(Path(settings.knowledge_bases.dir) / key / "uploads")]:
+            if root not in roots:
+                roots.append(root)
+                changed = True
+    if not changed:
+        return settings
+    embeddings = settings.embeddings.model_copy(update={"domains": domains})
+    ingest = settings.ingest.model_copy(update={"allowed_roots": tuple(roots)})
+    return settings.model_copy(update={"embeddings": embeddings, "ingest": ingest})
+
+
+def _kept_fields(domain: Any) -> dict[str, Any]:
+    """Fields a registry entry does not carry (example questions) survive a re-read."""
+    return {"example_questions": list(domain.example_questions)} if domain is not None and \
+        domain.example_questions else {}
+
+
+def _with_roots(settings: Settings, roots: list[str]) -> Settings:
+    """``settings`` whose ``ingest.allowed_roots`` also hold ``roots`` (the folders a run was given)."""
+    have = list(settings.ingest.allowed_roots)
+    extra = [r for r in roots if r not in have]
+    if not extra:
+        return settings
+    return settings.model_copy(update={"ingest": settings.ingest.model_copy(
+        update={"allowed_roots": (*have, *extra)})})
+
+
+def write_manifest(settings: Settings, key: str, lines: list[dict[str, Any]]) -> Path:
+    """``<workspace>/manifests/<UTC stamp>.jsonl``: the manifest a run used, kept for the record."""
+    folder = workspace(settings, key) / "manifests"
+    folder.mkdir(parents=True, exist_ok=True)
+    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
+    path = folder / f"{stamp}.jsonl"
+    n = 1
+    while path.exists():
+        n += 1
+        path = folder / f"{stamp}-{n}.jsonl"
+    path.write_text("".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
+@dataclass
+class KbRunResult:
+    key: str
+    version: str | None
+    manifest: str
+    ingest: dict[str, Any]
+    refused: list[dict[str, str]] = field(default_factory=list)
+    golden: dict[str, Any] = field(default_factory=dict)
+    evaluation: dict[str, Any] = field(default_factory=dict)
+    promoted: bool = False
+    served_version: str | None = None
+    alias: str = ""
+
+    @property
+    def gate_refused(self) -> bool:
+        return bool(self.evaluation) and not self.evaluation.get("gates_passed", True)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def evaluation_dict(result: PromotionResult) -> dict[str, Any]:
+    report = result.report
+    baseline = result.baseline
+    baseline_report = None
+    if result.report_path and result.report_path.exists():
+        baseline_report = json.loads(result.report_path.read_text(encoding="utf-8")).get("baseline_report")
+    return {"gates": [g.__dict__ for g in result.gates], "gates_passed": not result.failed_gates,
+            "metrics": report.metrics if report else None,
+            "baseline_version": baseline.version if baseline else None,
+            "baseline_metrics": baseline.metrics if baseline else None,
+            "report_path": str(result.report_path) if result.report_path else None,
+            "baseline_report": baseline_report, "notes": list(result.notes)}
+
+
+def golden_info(path: Path) -> dict[str, Any]:
+    golden = load_golden_set(path)
+    return {"path": str(path), "generated": is_generated(golden), "queries": len(golden)}
+
+
+def ingest_into_candidate(settings: Settings, store: Any, embedder: Any, key: str,
+                          lines: list[dict[str, Any]] | Path, *, principal: str | None,
+                          progress: Progress | None = None, promote: bool, bars: bool = False,
+                          reranker: Any = None, rerankers: Any = None, chat: Any = None) -> KbRunResult:
+    """Ingest ``lines`` (manifest lines, or a folder walked by ``walk_folder``) into a candidate
+    version of knowledge base ``key`` (``default``: the default alias), evaluate it against the live
+    version and, with ``promote``, hand it to the gate. The key's uploads folder (and the walked
+    folder) are allowed roots for the run. Never raises ``GateFailed``: a refusal is
+    ``result.gate_refused``. ``chat``: answer the golden queries through it (as the server's
+    promote does, so an upload's figures match the promotion's); without it the modes come from
+    the search hits (as ``rag ingest --update-alias``)."""
+    settings = apply_registry(settings)
+    domain_key: str | None = None if key == DEFAULT_DOMAIN else key
+    domain = settings.embeddings.domains.get(key)
+    if domain is None and domain_key is not None:
+        raise UnknownDomain(f"knowledge base {key!r} is not registered; known: "
+                            f"{sorted(settings.embeddings.domains) or '(none)'}", field="key")
+    alias = domain.alias_name if domain is not None else settings.embeddings.alias.name
+    step = progress or (lambda stage, done, total: None)
+    refused: list[dict[str, str]] = []
+    roots = [str(uploads_dir(settings, key))]
+    if isinstance(lines, Path):
+        walk = walk_folder(lines)
+        refused = [s.to_dict() for s in walk.skipped]
+        lines = walk.manifest_lines()
+        roots.append(str(walk.root))
+    settings = _with_roots(settings, roots)
+    if not lines:
+        raise ConfigError(f"nothing to ingest into {key!r}: no supported file"
+                          + (f" ({len(refused)} skipped: " + "; ".join(f"{r['file']}: {r['reason']}"
+                                                                       for r in refused[:5]) + ")" if refused else ""),
+                          field="files", refused=refused)
+    manifest = write_manifest(settings, key, lines)
+    step("ingest", 0, len(lines))
+    with SeriesLocks(store, settings, f"rag kb {key}") as locks:
+        report = IngestPipeline(settings, store, embedder, progress=bars).run(manifest, domain_key=domain_key,
+                                                                            locks=locks)
+        step("ingest", len(lines), len(lines))
+        result = KbRunResult(key, report.version, str(manifest), report.to_dict(), refused, alias=alias)
+        if report.version is None:
+            result.served_version = store.resolve_alias(alias)
+            return result
+        step("evaluate", 0, 1)
+        try:
+            promotion = promote_version(settings, store, embedder, domain_key=domain_key, version=report.version,
+                                        locks=locks, rotate=promote, reranker=reranker, rerankers=rerankers,
+                                        chat=chat)
+        except GateFailed as exc:
+            blocked = exc.context.get("result")
+            if not isinstance(blocked, PromotionResult):
+                raise
+            promotion = blocked
+        step("evaluate", 1, 1)
+    from backend.core.services.promotion import resolve_target
+
+    result.golden = golden_info(resolve_target(settings, domain_key=domain_key).golden)
+    result.evaluation = evaluation_dict(promotion)
+    result.promoted = promotion.promoted
+    result.served_version = store.resolve_alias(alias)
+    log.info("kb.run", key=key, version=report.version, promoted=result.promoted, principal=principal,
+             gates_passed=result.evaluation["gates_passed"], manifest=str(manifest))
+    return result
