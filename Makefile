@@ -10,7 +10,7 @@ PORT ?= 8080
 # torch is pinned to the CPU build: an unpinned torch pulls a multi-GB CUDA build.
 TORCH_SPEC ?= torch==2.13.0
 
-.PHONY: setup setup-test local-llm run ingest test bench clean browser
+.PHONY: setup setup-test local-llm run ingest test test-oci-floor bench clean browser
 
 # What running needs and nothing more: `make run` never installs the test tools or the local model.
 setup: $(VENV)/.installed
@@ -64,6 +64,16 @@ browser:
 
 test: setup-test browser
 	$(PY) -m pytest -q
+
+# The OCI adapters against the oldest SDK pyproject.toml allows (review C4): that release, alone, in a
+# folder of its own put first on the path, with the rest of .venv; CI runs it after `make test`.
+OCI_FLOOR := $(shell sed -n 's/^ *"oci>=\([0-9.]*\)".*/\1/p' pyproject.toml)
+test-oci-floor: setup-test
+	rm -rf $(VENV)/oci-floor
+	$(PY) -m pip install --quiet --no-deps --target $(VENV)/oci-floor "oci==$(OCI_FLOOR)"
+	RAG_TEST_OCI_FLOOR=$(OCI_FLOOR) PYTHONPATH=$(VENV)/oci-floor $(PY) -m pytest -q tests/providers/test_oci_calls.py \
+	  tests/providers/test_oci_chat.py tests/providers/test_oci_embedder.py tests/providers/test_rerankers.py \
+	  tests/enrichment/test_remote_enrichers.py
 
 bench: setup-test
 	$(RAG) bench

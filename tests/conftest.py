@@ -39,7 +39,8 @@ def _isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import os
 
     for name in list(os.environ):
-        if name.startswith(("RAG_", "SANITIZE_", "DOCX_", "ORACLE_")) and not name.startswith("RAG_TEST_ORACLE_"):
+        if name.startswith(("RAG_", "SANITIZE_", "DOCX_", "ORACLE_")) and not name.startswith(("RAG_TEST_ORACLE_",
+                                                                                                  "RAG_TEST_OCI_")):
             monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")

@@ -87,4 +87,5 @@ def test_make_test_adds_the_test_tools_and_local_llm_is_its_own_target(tmp_path:
     assert "-e '.[test,oracle-onnx]'" in _dry_run("test", tmp_path) and "local-llm" not in _dry_run("test", tmp_path)
     assert "-e '.[local-llm]'" in _dry_run("local-llm", tmp_path)
     steps = [line for line in (ROOT / ".ci" / "run").read_text().splitlines() if line.startswith("make ")]
-    assert steps == ["make local-llm", "make test"]  # CI runs the local model's tests, then the README's command
+    # CI runs the local model's tests, then the README's command, then the OCI adapters on the oci floor
+    assert steps == ["make local-llm", "make test", "make test-oci-floor"]

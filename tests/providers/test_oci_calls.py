@@ -8,6 +8,7 @@ local stand-in past the client's read timeout and check the call is retried.
 
 from __future__ import annotations
 
+import os
 import re
 import time
 import tomllib
@@ -85,6 +86,8 @@ def test_the_oci_floor_is_the_first_release_with_generic_chat_messages() -> None
     assert tuple(int(x) for x in floor.group(1).split(".")) >= (2, 158, 2)
     installed = tuple(int(x) for x in oci.__version__.split(".")[:3])
     assert installed >= tuple(int(x) for x in floor.group(1).split("."))
+    if os.environ.get("RAG_TEST_OCI_FLOOR"):  # `make test-oci-floor`: this run is on the floor itself
+        assert oci.__version__ == floor.group(1) == os.environ["RAG_TEST_OCI_FLOOR"]
     docs = (ROOT / "docs" / "ORACLE.md").read_text()
     assert f"oci {floor.group(1)}" in docs and "oci 2.128.0" not in docs
 
