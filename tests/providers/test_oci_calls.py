@@ -52,7 +52,9 @@ def test_a_call_that_stalls_past_the_read_timeout_is_retried(oci_service: FakeOc
     embedder = OciEmbedder.from_settings(slow_settings(oci_service, oci_config_file))
     vectors = embedder.embed_documents(["alpha"])
     np.testing.assert_allclose(vectors[0], vector_for("alpha"))
-    assert len(oci_service.requests) == 2
+    # the stalled call was given up and asked again; on a loaded machine the fast answer can miss the
+    # 0.3 s timeout too and cost one more attempt (slow_settings allows three)
+    assert 2 <= len(oci_service.requests) <= 3
 
 
 def test_a_call_that_always_stalls_ends_as_provider_timeout(oci_service: FakeOciService,  # noqa: F811
