@@ -16,7 +16,7 @@ from typing import Any
 import structlog
 from flask import Flask, current_app, request
 
-from backend.api import access, assets, errors, hardening, metrics, openapi, ratelimit, signed_assets
+from backend.api import access, assets, errors, hardening, metrics, openapi, ratelimit, signed_assets, tracing
 from backend.common.config import Settings, load_settings
 from backend.common.errors import ConfigError, Unauthorized
 from backend.core.ports import ChatModel, ConversationLog
@@ -177,12 +177,16 @@ def create_app(settings: Settings | None = None, services: RagServices | None = 
         settings = services.settings if services is not None else load_settings()
     if services is None:
         services = build_services(settings)
+    from backend.common.telemetry_setup import configure as configure_telemetry
+
+    configure_telemetry(settings.telemetry)  # nothing when telemetry.enabled is false
     if signed_assets.signing_required(settings):
         signed_assets.signing_key(settings)  # a key that cannot be made or read stops the start, not a request
     app = Flask(__name__)
     app.config["MAX_CONTENT_LENGTH"] = settings.server.max_body_bytes
     app.json.sort_keys = False  # type: ignore[attr-defined]
     app.extensions["rag"] = services
+    tracing.init_app(app)  # first: its span covers every other hook (only when telemetry is on)
     errors.register(app)
     hardening.init_app(app, settings.server)
     metrics.init_app(app)

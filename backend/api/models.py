@@ -202,6 +202,13 @@ class RerankMoveOut(_Out):
     rank_after: int = Field(..., description="Rank after the reranker.")
 
 
+class DenseIndexOut(_Out):
+    kind: Literal["hnsw", "exact"] = Field(..., description="The version's HNSW index, or the exact scan.")
+    reason: str = Field(..., description="Why: unfiltered, filtered and widened, below store.sqlite.ann."
+                        "min_vectors, a filter leaving few rows, a stale or unusable index, a widened search short of k.")
+    depth: int | None = Field(None, description="Neighbours asked of the index (hnsw only).")
+
+
 class RerankOut(_Out):
     provider: str
     model: str
@@ -269,6 +276,9 @@ class DecisionExplain(_Out):
     retrieval_settings: RetrievalSettingsOut | None = Field(
         None, description="Which retrieval settings chose the chunks: the served version's stamp (recorded at "
         "ingest) or, for a version made before stamps, the live config.")
+    dense_index: DenseIndexOut | None = Field(
+        None, description="How the dense side was searched (embedded store): its HNSW index or the exact scan, and "
+        "why; null for strategies without a dense side and for the Oracle store.")
 
 
 class ChatResponse(_Out):

@@ -30,7 +30,7 @@ def machine() -> dict[str, Any]:
 
 
 def run(cisi_dir: Path, sizes: tuple[int, ...], sections: tuple[str, ...], config: Path = DEFAULT_CONFIG,
-        emit: Any = print, quick: bool = False) -> list[Section]:
+        emit: Any = print, quick: bool = False, ann_sizes: tuple[int, ...] = (100_000,)) -> list[Section]:
     from backend.providers.local.embedder import make_local_embedder
     from backend.providers.sqlite_vs.dense import limit_blas_threads
 
@@ -46,7 +46,7 @@ def run(cisi_dir: Path, sizes: tuple[int, ...], sections: tuple[str, ...], confi
             out.append(section)
             emit(section.render())
         # the configured runtime (embeddings.local.runtime), as `rag ingest` and `rag serve` build it
-        embedder = make_local_embedder(settings.embeddings) if set(sections) - {"embed", "pii"} else None
+        embedder = make_local_embedder(settings.embeddings) if set(sections) - {"embed", "pii", "scale"} else None
         if {"ingest", "quality"} & set(sections):
             documents = load_documents(cisi_dir)
             if "ingest" in sections:
@@ -76,6 +76,12 @@ def run(cisi_dir: Path, sizes: tuple[int, ...], sections: tuple[str, ...], confi
             plain.store.close()
         if "latency" in sections:
             section = scale.measure(embedder, sizes, settings=settings)
+            out.append(section)
+            emit(section.render())
+        if "scale" in sections:
+            from backend.benchmarks import ann_scale
+
+            section = ann_scale.measure(ann_sizes, settings.store.sqlite.ann)
             out.append(section)
             emit(section.render())
         if "http" in sections:

@@ -14,4 +14,8 @@ def settings_from(ctx: click.Context, overrides: Mapping[str, Any] | None = None
     obj = ctx.find_root().obj or {}
     settings = load_settings(obj.get("config_path"), overrides=overrides)
     configure_logging(settings.logging, level="DEBUG" if obj.get("debug") else None)
+    if settings.telemetry.enabled:
+        from backend.common.telemetry_setup import configure as configure_telemetry
+
+        configure_telemetry(settings.telemetry)
     return settings

@@ -64,6 +64,26 @@ class _Model(BaseModel):
 
 
 # --- store -----------------------------------------------------------------------
+class SqliteAnnSettings(_Model):
+    """The per-version ANN index of the embedded store (backend/providers/sqlite_vs/ann.py)."""
+
+    enabled: bool = Field(True, description="Build an HNSW index (faiss) when a version's load finishes and "
+                          "search with it; off: every search is exact.")
+    min_vectors: int = Field(10_000, ge=1, description="Rows a version (or its questions/summaries table) needs "
+                             "for an index; below it, and for a filter that leaves no more rows, the exact scan "
+                             "stays (measured crossover about 5,000 rows, HNSW 2x faster at 10,000: "
+                             "docs/BENCHMARKS.md section 11).")
+    connectivity: int = Field(16, ge=4, le=128, description="HNSW M: neighbours per node.")
+    expansion_add: int = Field(128, ge=8, le=4096, description="HNSW ef_construction.")
+    expansion_search: int = Field(128, ge=8, le=4096, description="HNSW ef_search (raised to the depth asked); "
+                                  "64 gave recall@10 0.968 at 1M, 128 0.985 (docs/BENCHMARKS.md section 11).")
+    dtype: Literal["f32", "f16", "i8"] = Field("f32", description="How the index stores vectors (f16/i8: faiss's "
+                                               "scalar quantizer, smaller); hits are re-scored exactly from the "
+                                               "float32 matrix either way.")
+    max_depth: int = Field(4096, ge=16, description="Deepest a filtered ANN search widens before it falls back to "
+                           "the exact scan over the visible rows.")
+
+
 class SqliteSettings(_Model):
     path: str = Field("data/rag.sqlite", description="SQLite database file (relative to the repo root).")
     busy_timeout_ms: int = Field(10_000, ge=0, description="How long a writer waits for the database lock.")
@@ -71,6 +91,7 @@ class SqliteSettings(_Model):
         1, ge=1, description="Threads NumPy's BLAS may use for the exact scan (set once per process when the "
         "store is built; null leaves the library default). The scan is memory-bound, and idle BLAS threads spin "
         "on the cores the embedding model needs: measured, 1 thread halves /chat latency on 2 cores.")
+    ann: SqliteAnnSettings = SqliteAnnSettings()
 
 
 class OracleVectorIndexSettings(_Model):
@@ -1254,6 +1275,59 @@ class LoggingSettings(_Model):
     level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field("INFO", description="Lowest level logged (`--debug` forces DEBUG).")
 
 
+class TelemetrySettings(_Model):
+    """OpenTelemetry traces and metrics over OTLP (docs/OBSERVABILITY.md). Off by default: then
+    nothing is configured and every span helper returns at once."""
+
+    enabled: bool = Field(False, description="Export spans (one per stage of a question and of an ingest) and the "
+                          "stage-duration histogram over OTLP. Off: no provider is configured, nothing is recorded.")
+    service_name: str = Field("oracle-rag-runtime", min_length=1, max_length=200,
+                              description="`service.name` of the exported resource.")
+    endpoint: str = Field("http://127.0.0.1:4318", description="OTLP/HTTP base URL of the collector; spans go to "
+                          "`{endpoint}/v1/traces`, metrics to `{endpoint}/v1/metrics`.")
+    protocol: Literal["http/protobuf"] = Field("http/protobuf", description="OTLP transport (HTTP with protobuf bodies).")
+    headers: SecretStr | None = Field(
+        None, description="Headers sent with every export, `key=value` pairs separated by commas (a collector's API "
+        "key); environment only (RAG_TELEMETRY__HEADERS). Unset: the exporter's own OTEL_EXPORTER_OTLP_HEADERS, if any.")
+    sample_ratio: float = Field(1.0, ge=0.0, le=1.0, description="Share of traces recorded (parent-based: a "
+                                "request's stages follow its root span's decision).")
+    metrics: bool = Field(True, description="Also export the `rag.stage.duration` histogram (seconds, by stage).")
+    metrics_interval_s: float = Field(60.0, gt=0, le=3600, description="Seconds between metric exports.")
+    timeout_s: float = Field(10.0, gt=0, le=120, description="Seconds one export may take before it is dropped.")
+
+    @field_validator("endpoint")
+    @classmethod
+    def _http_url(cls, v: str) -> str:
+        if not re.fullmatch(r"https?://[^\s/?#]+(/[^\s?#]*)?", v):
+            raise ValueError(f"invalid OTLP endpoint {v!r}: expected an http(s) URL such as http://127.0.0.1:4318")
+        return v.rstrip("/")
+
+    @field_validator("headers")
+    @classmethod
+    def _header_pairs(cls, v: SecretStr | None) -> SecretStr | None:
+        if v is not None:
+            header_pairs(v.get_secret_value())
+        return v
+
+    def header_map(self) -> dict[str, str] | None:
+        """``headers`` as a mapping (None when unset)."""
+        return header_pairs(self.headers.get_secret_value()) if self.headers is not None else None
+
+
+def header_pairs(raw: str) -> dict[str, str]:
+    """``k1=v1,k2=v2`` (values URL-encoded, as in OTEL_EXPORTER_OTLP_HEADERS) as a mapping; a pair
+    without ``=`` or with an empty name is a ``ValueError`` that never quotes the secret value."""
+    from urllib.parse import unquote
+
+    out: dict[str, str] = {}
+    for i, pair in enumerate(p for p in raw.split(",") if p.strip()):
+        name, sep, value = pair.partition("=")
+        if not sep or not name.strip():
+            raise ValueError(f"telemetry.headers: pair {i + 1} is not key=value (expected e.g. 'api-key=...,x-team=rag')")
+        out[unquote(name.strip())] = unquote(value.strip())
+    return out
+
+
 class Settings(_Model):
     """The whole runtime configuration."""
 
@@ -1270,6 +1344,7 @@ class Settings(_Model):
     admin: AdminSettings = AdminSettings()
     logging: LoggingSettings = LoggingSettings()
     knowledge_bases: KnowledgeBasesSettings = KnowledgeBasesSettings()
+    telemetry: TelemetrySettings = TelemetrySettings()
 
     @model_validator(mode="after")
     def _access_keys(self) -> "Settings":
@@ -1524,9 +1599,13 @@ def _refuse_committed_access_secrets(data: Mapping[str, Any], path: Path) -> Non
     server = data.get("server") if isinstance(data, Mapping) else None
     if isinstance(server, Mapping) and "metrics_token" in server:
         found.append("server.metrics_token")
+    telemetry = data.get("telemetry") if isinstance(data, Mapping) else None
+    if isinstance(telemetry, Mapping) and "headers" in telemetry:
+        found.append("telemetry.headers")
     if found:
         raise ConfigError(f"{path}: {', '.join(found)}: secrets come from the environment only "
-                          "(RAG_ACCESS__PRINCIPALS__<NAME>__API_KEY, RAG_ACCESS__JWT__SECRET, RAG_SERVER__METRICS_TOKEN), "
+                          "(RAG_ACCESS__PRINCIPALS__<NAME>__API_KEY, RAG_ACCESS__JWT__SECRET, RAG_SERVER__METRICS_TOKEN, "
+                          "RAG_TELEMETRY__HEADERS), "
                           "never from a config file",
                           path=str(path))
 

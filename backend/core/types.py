@@ -159,6 +159,8 @@ class SearchResult:
     version: str
     hits: tuple[ScoredChunk, ...]
     strategy: str = "dense"
+    #: how the dense side was searched (embedded store: ``{"kind": "hnsw"|"exact", "reason": ...}``)
+    dense_index: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -172,6 +174,8 @@ class Candidates:
     version: str
     hits: tuple[tuple[str, float], ...]
     distance: Distance = "cosine"
+    #: how the dense side was searched (embedded store: ``{"kind": "hnsw"|"exact", "reason": ...}``)
+    dense_index: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True)

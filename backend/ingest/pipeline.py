@@ -35,6 +35,7 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 import structlog
 from tqdm import tqdm
 
+from backend.common import telemetry
 from backend.common.config import REPO_ROOT, ProfileSettings, Settings
 from backend.common.errors import ConfigError, LoaderError, ProviderError
 from backend.common.progress import bar, progress_enabled
@@ -193,7 +194,8 @@ class IngestPipeline:
         digest.update(json.dumps(fingerprint, sort_keys=True, default=str).encode())
         return digest.hexdigest()
 
-    # --- stages --------------------------------------------------------------------
+    # --- stages (each a span while telemetry is on: backend.common.telemetry) ----------------
+    @telemetry.traced("rag.load", attributes=lambda self, entry: {"rag.document.type": entry.path.suffix.lower()})
     def load(self, entry: ManifestEntry) -> LoadedDocument:
         """Load and normalise, in the loader worker unless ``ingest.limits.worker`` is off;
         every failure becomes a ``LoaderError`` naming the file."""
@@ -214,6 +216,7 @@ class IngestPipeline:
         """The text to chunk: DOCX documents go through ``figures.render_text``."""
         return figures.render_text(doc, self.settings.docx) if figures.applies_to(doc) else doc.text
 
+    @telemetry.traced("rag.sanitize", attributes=lambda self, items: {"rag.documents": len(items)})
     def sanitize(self, items: list[Pending]) -> None:
         """PII redaction/audit of each document's text, figure captions and string
         manifest-metadata values, one call for the whole group. Does nothing (imports
@@ -256,6 +259,7 @@ class IngestPipeline:
                 old = item.doc.blocks[index]
                 item.doc.blocks[index] = Block(kind=old.kind, text=old.text, role=old.role,
                                                attrs={**old.attrs, attr: clean})
+        telemetry.annotate({"rag.pii.findings": len(outcome.findings)})
         if outcome.findings:
             write_findings(self.settings.resolve_path(self.settings.sanitize.audit_path), outcome.findings)
             log.info("ingest.pii_findings", findings=len(outcome.findings), documents=len(items))
@@ -266,12 +270,16 @@ class IngestPipeline:
             self._chunkers[target.profile_name] = TextChunker(target.profile, spans)
         return self._chunkers[target.profile_name]
 
+    @telemetry.traced("rag.chunk", attributes=lambda self, doc, text, target: {"rag.profile": target.profile_name},
+                      result=lambda chunks: {"rag.chunks": len(chunks)})
     def chunk(self, doc: LoadedDocument, text: str, target: Target) -> list[Chunk]:
         chunks = self.chunker(target).chunk(doc, text)
         if figures.applies_to(doc):  # every DOCX gets its DOCX_FIGURE_CHUNKING_SUMMARY
             chunks += figures.figure_chunks(doc, chunks, self.settings.docx, target.profile)
         return chunks
 
+    @telemetry.traced("rag.embed", attributes=lambda self, batcher, texts: {
+        **telemetry.model_attributes("embeddings", self.embedder), "rag.texts": len(texts)})
     def embed(self, batcher: EmbeddingBatcher, texts: Sequence[str]) -> Vector:
         """Vectors of what a group embeds: chunks (``text_to_embed``), questions and summaries."""
         return batcher.vectors_for(list(texts))
@@ -316,12 +324,19 @@ class IngestPipeline:
         stage = self.enrichment_stage(target) if item.enriched is not None else None
         return texts + (stage.embed_texts(item.enriched) if stage is not None and item.enriched is not None else [])
 
+    @telemetry.traced("rag.write", attributes=lambda self, version, documents, **_: {
+        "rag.version": version, "rag.documents": len(documents)}, result=lambda written: {"rag.chunks": written})
     def write(self, version: str, documents: Sequence[DocumentWrite], *, allow_served: bool = False) -> int:
         if not documents:
             return 0
         return int(self.store.write_documents(version, documents, allow_served=allow_served))
 
     # --- orchestration -----------------------------------------------------------------
+    @telemetry.traced("rag.ingest", attributes=lambda self, manifest, **kw: {"rag.profile": kw.get("profile")},
+                      result=lambda report: {"rag.documents.seen": report.documents_seen,
+                                             "rag.documents.written": report.documents_written,
+                                             "rag.chunks.written": report.chunks_written,
+                                             "rag.documents.failed": len(report.failures)})
     def run(self, manifest: Path, *, profile: str | None = None, domain_key: str | None = None,
             prune: bool = False, strict: bool = False, in_place: bool = False,
             locks: SeriesLocks | None = None) -> IngestReport:
@@ -387,6 +402,8 @@ class IngestPipeline:
         """The retrieval settings recorded on the version this run builds (``retrieval_stamp``)."""
         return retrieval_stamp(self.settings.retrieval, target.profile)
 
+    @telemetry.traced("rag.ingest.version", attributes=lambda self, target, entries, *_, **__: {
+        "rag.profile": target.profile_name, "rag.documents": len(entries)})
     def _run_target(self, target: Target, entries: list[ManifestEntry], report: IngestReport, *, prune: bool,
                     in_place: bool = False) -> None:
         hashes: dict[str, str] = {}
@@ -404,6 +421,7 @@ class IngestPipeline:
         log.info("ingest.version_planned", series=target.version, action=plan.action, version=plan.target,
                  parent=plan.parent, reason=plan.reason)
         report.versions.append(plan.target)
+        telemetry.annotate({"rag.version": plan.target, "rag.ingest.action": plan.action})
         build = report.add_build(target.version, plan.action, plan.target, plan.parent, plan.reason)
         if not plan.writes:
             report.skipped_unchanged += len(readable)

@@ -24,6 +24,7 @@ it yields the groups and changes nothing. Errors raised while preparing ahead
 from __future__ import annotations
 
 import atexit
+import contextvars
 import os
 import pickle
 import subprocess
@@ -175,7 +176,8 @@ def prefetch(pipeline: Any, groups: Iterable[G], target: Any, report: Any) -> It
     try:
         for i, group in enumerate(groups):
             for nxt in groups[0 if i == 0 else i + AHEAD:i + AHEAD + 1]:
-                ahead[id(nxt)] = threads.submit(original, nxt, target, report)
+                # the caller's context goes along: its spans (telemetry) and log bindings
+                ahead[id(nxt)] = threads.submit(contextvars.copy_context().run, original, nxt, target, report)
             yield group
     finally:
         threads.shutdown(wait=True, cancel_futures=True)

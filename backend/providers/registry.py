@@ -18,7 +18,7 @@ def _sqlite_store(settings: StoreSettings, root: Callable[[str], Any]) -> Any:
     from backend.providers.sqlite_vs.store import SqliteVectorStore
 
     dense.limit_blas_threads(settings.sqlite.blas_threads)
-    return SqliteVectorStore(root(settings.sqlite.path), settings.sqlite.busy_timeout_ms)
+    return SqliteVectorStore(root(settings.sqlite.path), settings.sqlite.busy_timeout_ms, settings.sqlite.ann)
 
 
 def _oracle_store(settings: StoreSettings, root: Callable[[str], Any]) -> Any:

@@ -29,7 +29,7 @@ EXPLAIN_KEYS = {
     "max_similarity", "max_eligible_similarity", "gates", "excluded_chunk_ids", "reasons", "effective_query", "query_tokens",
     "used_llm", "answered_by", "score_mode", "distance", "retrieval_target", "domain", "version", "strategy",
     "score_source", "top_k", "candidates", "decision_score", "max_evidence", "answerability", "answer_explain",
-    "condensed_by", "condensed_rule", "rerank", "retrieval_settings",
+    "condensed_by", "condensed_rule", "rerank", "retrieval_settings", "dense_index",
 }
 
 

@@ -160,3 +160,12 @@ def test_a_part_time_follow_up_answers_with_the_part_time_sentence(corpus: Corpu
     assert second.decision_explain["condensed_rule"] == "substitution"
     part_time = "Part-time employees receive annual leave in proportion to their contracted hours"
     assert part_time in second.answer and second.mode == "rag"
+
+
+def test_decision_explain_says_how_the_dense_side_was_searched(corpus: Corpus, embedder: Any) -> None:
+    """A fixture version is far below store.sqlite.ann.min_vectors: the exact scan, and why."""
+    service = make_service(corpus.settings, corpus.store, embedder)
+    answer = service.answer(ChatQuery("How much coffee goes into a double espresso?", target=COFFEE_VERSION,
+                                      record=False))
+    how = answer.decision_explain["dense_index"]
+    assert how["kind"] == "exact" and "min_vectors" in how["reason"]

@@ -17,6 +17,7 @@ from typing import Any, Iterator, Mapping
 
 import structlog
 
+from backend.common import telemetry
 from backend.common.config import EmbeddingSettings, PromptSettings, RetrievalSettings, SanitizeSettings
 from backend.common.errors import ConfigError, RequestError, UnknownDomain, VersionConflict
 from backend.core.ports import ChatModel, ConversationLog, IndexAdmin, InteractionLog
@@ -230,9 +231,15 @@ class ChatService:
                 )
 
     def answer(self, query: ChatQuery) -> ChatAnswer:
-        plan = self._plan(query)
-        generated = self._generate(plan.decision, plan.effective_query)
-        return self._finish(query, plan, *generated)
+        with telemetry.span("rag.chat", group=True):
+            plan = self._plan(query)
+            generated = self._generate(plan.decision, plan.effective_query)
+            result = self._finish(query, plan, *generated)
+            # the routed names (configured ones), never the raw header a client sent
+            telemetry.annotate({"rag.mode": result.mode, "rag.used_llm": result.used_llm, "rag.k": plan.top_k,
+                                "rag.version": plan.outcome.version, "rag.target": plan.route.target,
+                                "rag.domain": plan.route.domain})
+            return result
 
     def stream(self, query: ChatQuery) -> Iterator[StreamEvent]:
         """The answer as events: ``meta`` (mode, explanation, citations), ``delta`` pieces of
@@ -256,12 +263,16 @@ class ChatService:
         yield "meta", self._result(plan, "", used_llm, plan.decision, model.name, None, 0.0)
         pieces: list[str] = []
         held = used_llm == "primary"  # the start is held back while it may still be NOT_ANSWERABLE
-        for token in streamer(self._request(plan.decision.mode, plan.effective_query, plan.decision)):
-            pieces.append(token)
-            if held and may_be_abstention("".join(pieces)):
-                continue
-            yield "delta", ("".join(pieces) if held else token)
-            held = False
+        # not current: the span stays open across the yields of this generator
+        with telemetry.span("rag.answer", lambda: {**telemetry.model_attributes("chat", model),
+                                                   "rag.mode": plan.decision.mode, "rag.used_llm": used_llm},
+                            current=False):
+            for token in streamer(self._request(plan.decision.mode, plan.effective_query, plan.decision)):
+                pieces.append(token)
+                if held and may_be_abstention("".join(pieces)):
+                    continue
+                yield "delta", ("".join(pieces) if held else token)
+                held = False
         text, decision, answered_by = "".join(pieces), plan.decision, model.name
         if decision.mode != "fallback":
             decision = downgrade_on_unusable_answer(decision, text)  # blank, or the LLM's NOT_ANSWERABLE
@@ -291,13 +302,19 @@ class ChatService:
         condensed = self._condense(query)
         short = is_short_query(condensed.query, self._settings.short_query)
         outcome = self._search(route, query, condensed.query)
-        candidates = ctx.to_candidates(outcome.hits, self._settings.score_mode)
-        if outcome.tree:  # hierarchical: the context follows document -> page -> chunk
-            candidates = ctx.tree_order(candidates, outcome.tree)
-        scored = attach_scores(candidates, condensed.query, self._evidence, self._settings,
-                               self._searches[route.profile].probe(outcome.version, query.visibility))
-        candidates = scored.candidates
-        decision = replace(decide_answer_mode(candidates, self._settings, short), unknown_words=scored.unknown_words)
+        with telemetry.span("rag.decide", {"rag.version": outcome.version, "rag.short_query": short}):
+            candidates = ctx.to_candidates(outcome.hits, self._settings.score_mode)
+            if outcome.tree:  # hierarchical: the context follows document -> page -> chunk
+                candidates = ctx.tree_order(candidates, outcome.tree)
+            scored = attach_scores(candidates, condensed.query, self._evidence, self._settings,
+                                   self._searches[route.profile].probe(outcome.version, query.visibility))
+            candidates = scored.candidates
+            decision = replace(decide_answer_mode(candidates, self._settings, short),
+                               unknown_words=scored.unknown_words)
+            telemetry.annotate({"rag.mode": decision.mode, "rag.candidates": len(candidates),
+                                "rag.context_chunks": len(decision.context.used),
+                                "rag.top_score": round(decision.max_similarity, 6)
+                                if decision.max_similarity is not None else None})
         planned_ms = round((time.perf_counter() - started) * 1000, 3)
         return _Plan(route, condensed, short, outcome, candidates, decision, started, planned_ms, self._top_k(query))
 
@@ -330,6 +347,8 @@ class ChatService:
         explain["rerank"] = outcome.details.get("rerank")
         # which retrieval settings chose the chunks: the served version's stamp, or the live config
         explain["retrieval_settings"] = outcome.details.get("retrieval_settings")
+        # exact scan or HNSW index for the dense side, and why (embedded store; None elsewhere)
+        explain["dense_index"] = outcome.details.get("dense_index")
         # only the passages the answer cites, renumbered [1]..[m] in the order the answer cites them
         # (an answer with no marker, e.g. the meta event before an LLM streams, lists every used one)
         text, citations = ctx.cited_answer(decision, candidates, text, answer_explain)
@@ -454,7 +473,9 @@ def _generate_explained(model: ChatModel, request: ChatRequest) -> tuple[str, di
     """``model.generate_explained`` when the model offers it (the extractive answerer), else
     ``generate`` with no explanation."""
     explained = getattr(model, "generate_explained", None)
-    if callable(explained):
-        text, why = explained(request)
-        return text, why
-    return model.generate(request), None
+    with telemetry.span("rag.answer", lambda: {**telemetry.model_attributes("chat", model), "rag.mode": request.mode,
+                                               "rag.context_chunks": len(request.context)}):
+        if callable(explained):
+            text, why = explained(request)
+            return text, why
+        return model.generate(request), None

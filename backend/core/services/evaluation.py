@@ -23,6 +23,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import structlog
 
+from backend.common import telemetry
 from backend.common.config import (AccessSettings, EmbeddingSettings, EvaluationSettings, ProfileSettings,
                                    RetrievalSettings, SanitizeSettings)
 from backend.common.errors import ConfigError, EvaluationError
@@ -148,6 +149,9 @@ class Evaluator:
             profile_name = self._embeddings.default_profile
         return self._embeddings.profiles[profile_name]
 
+    @telemetry.traced("rag.evaluate", attributes=lambda self, version, golden, **_: {
+        "rag.version": version, "rag.golden.queries": len(golden.queries)},
+        result=lambda report: {"rag.eval.hit_at_k": report.metrics.get("hit_at_k")})
     def evaluate(self, version: str, golden: GoldenSet, *, target: str | None = None,
                  on_query: Callable[[], Any] | None = None) -> EvaluationReport:
         """Evaluate ``version`` (a version name, not an alias: results are recorded per version).

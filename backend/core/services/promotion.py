@@ -19,6 +19,7 @@ from typing import Any, Mapping, Sequence
 
 import structlog
 
+from backend.common import telemetry
 from backend.common.config import GateSettings, Settings
 from backend.common.errors import (
     EmbeddingModelMismatch,
@@ -157,6 +158,10 @@ def resolve_target(settings: Settings, *, domain_key: str | None = None, alias: 
     return PromotionTarget(alias, version, settings.resolve_path(str(golden)))
 
 
+@telemetry.traced("rag.promote", attributes=lambda settings, store, embedder, **kw: {"rag.alias": kw.get("alias"),
+                                                                                     "rag.version": kw.get("version")},
+                  result=lambda r: {"rag.alias": r.alias, "rag.version": r.version, "rag.promoted": r.promoted,
+                                    "rag.gates.failed": len(r.failed_gates)})
 def promote_version(settings: Settings, store: Any, embedder: Any, *, alias: str | None = None,
                     version: str | None = None, golden: str | Path | None = None, force: bool = False,
                     domain_key: str | None = None, chat: Any = None, write: bool = True,

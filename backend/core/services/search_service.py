@@ -29,6 +29,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import structlog
 
+from backend.common import telemetry
 from backend.common.config import ProfileSettings, RerankSettings, RetrievalSettings, SearchPreset
 from backend.common.errors import RequestError
 from backend.core.embedding_text import query_input
@@ -168,7 +169,9 @@ class SearchService:
 
     def embed_query(self, text: str) -> QueryVector:
         embedded = query_input(text, self._profile)
-        vec = self._embedder.embed_queries([embedded])[0]
+        with telemetry.span("rag.embed", lambda: {**telemetry.model_attributes("embeddings", self._embedder),
+                                                  "rag.texts": 1}):
+            vec = self._embedder.embed_queries([embedded])[0]
         return QueryVector(vec, self._embedder.model_id, getattr(self._embedder, "compatible_models", frozenset()),
                            text=embedded)
 
@@ -180,6 +183,9 @@ class SearchService:
 
         return store_probe(self._store, version, visibility)
 
+    @telemetry.traced("rag.search", attributes=lambda self, request: {
+        "rag.target": request.target, "rag.k": request.top_k, "rag.strategy": request.strategy},
+        result=lambda outcome: _outcome_attributes(outcome), group=True)
     def search(self, request: SearchRequest) -> SearchOutcome:
         """Top ``request.top_k`` hits under the request's strategy (default
         ``retrieval.strategy``). Raises ``RequestError`` for an unknown strategy or a
@@ -262,8 +268,11 @@ class SearchService:
     def _rerank(self, reranker: Reranker, cfg: RerankSettings, query: str, hits: Sequence[ScoredChunk],
                 details: dict[str, Any]) -> tuple[ScoredChunk, ...]:
         head = hits[: cfg.top_n]
-        scores = reranker.rerank(query, [h.chunk.text[: cfg.max_chars] for h in head])
-        reranked, moves = apply_rerank(hits, scores)
+        with telemetry.span("rag.rerank", {"rag.rerank.provider": cfg.provider, "rag.rerank.top_n": len(head),
+                                           "rag.rerank.model": getattr(reranker, "name", cfg.provider)}):
+            scores = reranker.rerank(query, [h.chunk.text[: cfg.max_chars] for h in head])
+            reranked, moves = apply_rerank(hits, scores)
+            telemetry.annotate({"rag.rerank.moved": sum(m.before != m.after for m in moves)})
         details["order_by"] = f"rerank_score (top {len(head)}), then {details['order_by']}"
         details["rerank"] = {
             "provider": cfg.provider, "model": getattr(reranker, "name", cfg.provider), "top_n": cfg.top_n,
@@ -275,8 +284,12 @@ class SearchService:
 
     # --- strategies ---------------------------------------------------------------
     def _dense(self, request: SearchRequest, query: PendingQuery, pool: int) -> _Ranked:
-        result = self._store.search(request.target, query.get(), pool, request.filters, visibility=request.visibility)
-        return _Ranked(result.version, result.hits, {"candidates": {"dense": len(result.hits)}})
+        vector = query.get()
+        with _dense_span(pool):
+            result = self._store.search(request.target, vector, pool, request.filters, visibility=request.visibility)
+            telemetry.annotate({"rag.candidates": len(result.hits)})
+        return _Ranked(result.version, result.hits, {"candidates": {"dense": len(result.hits)},
+                                                     "dense_index": result.dense_index})
 
     def _lexical(self, request: SearchRequest, query: PendingQuery, pool: int) -> _Ranked:
         lexical, analysis = self._lexical_hits(request, request.target, pool)
@@ -298,28 +311,34 @@ class SearchService:
             lexical, analysis = self._lexical_hits(request, request.target, max(cfg.lexical_depth, pool))
             moved, feedback = self._dense_feedback(lexical, query.get(), cfg.dense_feedback_docs,
                                                    cfg.dense_feedback_weight, request.visibility)
-            dense = self._store.dense_candidates(lexical.version, moved, max(cfg.dense_depth, pool),
-                                                 request.filters, visibility=request.visibility)
+            with _dense_span(max(cfg.dense_depth, pool)):
+                dense = self._store.dense_candidates(lexical.version, moved, max(cfg.dense_depth, pool),
+                                                     request.filters, visibility=request.visibility)
         else:
             lexical, analysis = self._lexical_hits(request, request.target, max(cfg.lexical_depth, pool))
-            dense = self._store.dense_candidates(lexical.version, query.get(), max(cfg.dense_depth, pool),
-                                                 request.filters, visibility=request.visibility)
+            vector = query.get()
+            with _dense_span(max(cfg.dense_depth, pool)):
+                dense = self._store.dense_candidates(lexical.version, vector, max(cfg.dense_depth, pool),
+                                                     request.filters, visibility=request.visibility)
         weights = {"dense": cfg.dense_weight, "lexical": cfg.lexical_weight}
-        if cfg.method == "score":
-            fused = score_fusion({"dense": list(dense.hits), "lexical": list(lexical.hits)},
-                                 weights, cfg.normalization, limit=pool)
-        else:
-            fused = reciprocal_rank_fusion(
-                {"dense": [c for c, _ in dense.hits], "lexical": [c for c, _ in lexical.hits]}, weights, cfg.k,
-                limit=pool,
-            )
-        by_dense = dict(dense.hits) if feedback is None else {}
-        missing = [f.chunk_id for f in fused if f.chunk_id not in by_dense]
-        hits = self._scored(dense, query.get(), [f.chunk_id for f in fused], by_dense, request.visibility,
-                            lexical=dict(lexical.hits), fused={f.chunk_id: f.score for f in fused})
+        with telemetry.span("rag.fuse", {"rag.fusion.method": cfg.method, "rag.k": pool}):
+            if cfg.method == "score":
+                fused = score_fusion({"dense": list(dense.hits), "lexical": list(lexical.hits)},
+                                     weights, cfg.normalization, limit=pool)
+            else:
+                fused = reciprocal_rank_fusion(
+                    {"dense": [c for c, _ in dense.hits], "lexical": [c for c, _ in lexical.hits]}, weights, cfg.k,
+                    limit=pool,
+                )
+            by_dense = dict(dense.hits) if feedback is None else {}
+            missing = [f.chunk_id for f in fused if f.chunk_id not in by_dense]
+            hits = self._scored(dense, query.get(), [f.chunk_id for f in fused], by_dense, request.visibility,
+                                lexical=dict(lexical.hits), fused={f.chunk_id: f.score for f in fused})
+            telemetry.annotate({"rag.hits": len(hits)})
         details = {
             "candidates": {"dense": len(dense.hits), "lexical": len(lexical.hits)},
             "dense_lookups": len(missing),
+            "dense_index": dense.dense_index,
             "fusion": {"method": cfg.method, "k": cfg.k, "normalization": cfg.normalization,
                        "dense_depth": cfg.dense_depth, "lexical_depth": cfg.lexical_depth,
                        "dense_weight": cfg.dense_weight, "lexical_weight": cfg.lexical_weight},
@@ -360,6 +379,9 @@ class SearchService:
                         fused_score=fused.get(c) if fused is not None else None)
             for rank, c in enumerate((c for c in shown if c in chunks), start=1))
 
+    @telemetry.traced("rag.lexical", attributes=lambda self, request, target, depth: {"rag.k": depth},
+                      result=lambda found: {"rag.candidates": len(found[0].hits), "rag.lexical.terms": found[1]["terms"],
+                                            "rag.lexical.feedback_terms": len(found[1].get("feedback", {}).get("terms", ()))})
     def _lexical_hits(self, request: SearchRequest, target: str, depth: int) -> tuple[Candidates, dict[str, Any]]:
         """The lexical side under ``retrieval.lexical``: the query without stop words, then, with
         feedback on, a second search with the best terms of the first ``feedback_docs`` hits,
@@ -394,8 +416,9 @@ class SearchService:
         their best question) in question-similarity order, each scored with its own dense
         similarity so thresholds compare what they were tuned for."""
         query = pending.get()
-        found = self._store.search_questions(request.target, query, pool, request.filters,
-                                             visibility=request.visibility)
+        with _dense_span(pool, "questions"):
+            found = self._store.search_questions(request.target, query, pool, request.filters,
+                                                 visibility=request.visibility)
         ids = [h.chunk.chunk_id for h in found.hits]
         dense = self._similarities(found.version, query, ids, request.visibility)
         hits = tuple(
@@ -412,11 +435,13 @@ class SearchService:
         up (``hierarchical.chunks_per_document``), so its passages can be cited."""
         query = pending.get()
         cfg = (request.retrieval or self._settings).hierarchical
-        chunks = self._store.search(request.target, query, max(cfg.chunk_depth, pool), request.filters,
-                                    visibility=request.visibility)
+        with _dense_span(max(cfg.chunk_depth, pool)):
+            chunks = self._store.search(request.target, query, max(cfg.chunk_depth, pool), request.filters,
+                                        visibility=request.visibility)
         version = chunks.version
-        summaries = self._store.search_summaries(version, query, cfg.summary_depth, request.filters,
-                                                 visibility=request.visibility)
+        with _dense_span(cfg.summary_depth, "summaries"):
+            summaries = self._store.search_summaries(version, query, cfg.summary_depth, request.filters,
+                                                     visibility=request.visibility)
         candidates = list(chunks.hits)
         extra_docs = hierarchy.documents_without_chunks([h.chunk.doc_id for h in candidates], summaries.hits,
                                                         limit=pool) if cfg.chunks_per_document else []
@@ -506,6 +531,19 @@ class SearchService:
         if len(found) < len(set(chunk_ids)):
             log.warning("search.similarity_missing", version=version, asked=len(set(chunk_ids)), found=len(found))
         return found
+
+
+def _dense_span(depth: int, side: str = "chunks") -> Any:
+    """The ``rag.dense`` span of one vector search (the query vector is ready before it opens)."""
+    return telemetry.span("rag.dense", {"rag.k": depth, "rag.side": side})
+
+
+def _outcome_attributes(outcome: SearchOutcome) -> dict[str, Any]:
+    """What ``rag.search`` records once it has run: ids, counts and the best score, no text."""
+    settings = outcome.details.get("retrieval_settings")
+    return {"rag.version": outcome.version, "rag.strategy": outcome.strategy, "rag.hits": len(outcome.hits),
+            "rag.top_score": round(max(h.score for h in outcome.hits), 6) if outcome.hits else None,
+            "rag.stamped": settings.get("stamped") if isinstance(settings, dict) else None}
 
 
 def _lexical_score(hit: ScoredChunk) -> float:

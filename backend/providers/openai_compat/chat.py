@@ -16,6 +16,7 @@ from typing import Any, Iterator
 import httpx
 from tenacity import Retrying
 
+from backend.common import telemetry
 from backend.common.config import ChatProviderSettings
 from backend.common.errors import ConfigError, ProviderError, ProviderTimeout, ProviderUnavailable
 from backend.core.prompt import build_prompt
@@ -50,6 +51,7 @@ class OpenAICompatChatModel:
         if not settings.model:
             raise ConfigError("llm: provider openai_compat needs model", field="model")
         self._settings = settings
+        self.model_id = settings.model  # gen_ai.request.model of the answer span
         self._url = settings.base_url.rstrip("/") + "/chat/completions"
         self._client = json_client(settings.api_key, settings.timeout_s, transport)
 
@@ -92,6 +94,8 @@ class OpenAICompatChatModel:
         except httpx.TransportError as exc:
             raise ProviderUnavailable(f"chat endpoint {self._url} cannot be reached: {exc}") from exc
         check_status(response, "chat endpoint", self._url)
+        if telemetry.enabled():
+            _record_usage(response)
         return _content(response, self._url)
 
 
@@ -119,6 +123,23 @@ def _stream_tokens(response: httpx.Response, url: str, timeout_s: float) -> Iter
         raise ProviderTimeout(f"chat endpoint {url} stopped streaming for more than {timeout_s}s") from exc
     except httpx.TransportError as exc:
         raise ProviderUnavailable(f"chat endpoint {url} broke off the stream: {exc}") from exc
+
+
+def _record_usage(response: httpx.Response) -> None:
+    """The token counts and model the endpoint reports, on the answer span (GenAI conventions)."""
+    try:
+        payload = response.json()
+    except ValueError:
+        return
+    usage = payload.get("usage") if isinstance(payload, dict) else None
+    usage = usage if isinstance(usage, dict) else {}
+    model = payload.get("model") if isinstance(payload, dict) else None
+    telemetry.annotate({
+        "gen_ai.response.model": model if isinstance(model, str) else None,
+        "gen_ai.usage.input_tokens": usage.get("prompt_tokens") if isinstance(usage.get("prompt_tokens"), int) else None,
+        "gen_ai.usage.output_tokens": usage.get("completion_tokens")
+        if isinstance(usage.get("completion_tokens"), int) else None,
+    })
 
 
 def _content(response: httpx.Response, url: str) -> str:

@@ -184,7 +184,8 @@ def facet_backfill_sql(name: str) -> list[str]:
 
 #: columns added to the catalog after its first release: (table, column, declaration)
 CATALOG_UPGRADES = (("rag_versions", "parent", "TEXT"), ("rag_interactions", "principal", "TEXT"),
-                    ("rag_versions", "retrieval", "TEXT"), ("rag_versions", "counts", "TEXT"))
+                    ("rag_versions", "retrieval", "TEXT"), ("rag_versions", "counts", "TEXT"),
+                    ("rag_versions", "ann", "TEXT"))
 
 CHUNK_COLUMNS = ("chunk_id, doc_id, doc_hash, chunk_index, chunk_type, source, text, content_hash, embed_hash, "
                  "metadata, embedding")

@@ -20,6 +20,7 @@ from typing import Any, Iterator, Mapping, Sequence
 import numpy as np
 import structlog
 
+from backend.common.config import SqliteAnnSettings
 from backend.common.errors import (
     AliasNotFound,
     EmbeddingModelMismatch,
@@ -65,13 +66,14 @@ from backend.providers.enrichment_rows import (
     enrichment,
     summary_from_row,
 )
-from backend.providers.sqlite_vs import dense, schema
+from backend.providers.sqlite_vs import ann, dense, schema
 from backend.providers.sqlite_vs.conversations import SqliteConversationLog
 from backend.providers.sqlite_vs.series_lock import FileSeriesLease, FileSeriesLocks
 from backend.providers.sqlite_vs.filters import check_filter_fields, filter_sql
 
 log = structlog.get_logger(__name__)
 _MATRICES = dense.MatrixCache()
+_INDEXES = ann.AnnCache()
 _ROW_COLUMNS = "rowid, chunk_id, doc_id, chunk_index, chunk_type, source, text, content_hash, metadata"
 
 
@@ -148,8 +150,10 @@ class SqliteVectorStore(SqliteConversationLog):
 
     backend = "sqlite"
 
-    def __init__(self, path: str | Path, busy_timeout_ms: int = 10_000) -> None:
+    def __init__(self, path: str | Path, busy_timeout_ms: int = 10_000,
+                 ann_settings: SqliteAnnSettings | None = None) -> None:
         self.path = str(Path(path).resolve()) if str(path) != ":memory:" else ":memory:"
+        self.ann = ann_settings if ann_settings is not None else SqliteAnnSettings()
         if self.path != ":memory:":
             try:
                 Path(self.path).parent.mkdir(parents=True, exist_ok=True)
@@ -413,7 +417,8 @@ class SqliteVectorStore(SqliteConversationLog):
                 "version instead (or pass --in-place to write it anyway)", version=version)
 
     def finish_load(self, version: str) -> None:
-        """Nothing to build: the exact scan needs no index (the matrix cache reloads by generation).
+        """Builds the version's HNSW index when it holds ``store.sqlite.ann.min_vectors`` rows or more
+        (``_build_indexes``; smaller versions are scanned exactly, the matrix cache reloading by generation).
         The version is counted once and the counts recorded with the generation they describe, so
         listing versions does not scan every row (a later write moves the generation: counted again).
         The record is advisory: a store that cannot take it (a full disk, a read-only file) logs that and
@@ -428,6 +433,43 @@ class SqliteVectorStore(SqliteConversationLog):
             raise
         except StoreError as exc:
             log.warning("store.counts_not_recorded", version=version, error=str(exc)[:200])
+        self._build_indexes(version)
+
+    def _build_indexes(self, version: str) -> None:
+        """The version's HNSW indexes (chunks, and questions/summaries where they hold enough rows),
+        built outside any write transaction from the cached matrices and stamped with the generation
+        they were read at; a write that lands meanwhile moves the generation, so the stamp is not
+        recorded and the exact scan answers. Failing to build is logged, never fatal: exact stays."""
+        if self.path == ":memory:" or not self.ann.enabled:
+            return
+        stamp: dict[str, Any] = {}
+        with self._read() as con:
+            vrow = self._version_row(con, version)
+            generation = vrow["generation"]
+            matrices = {side: self._matrix(con, vrow, side) for side in ann.SIDES}
+        try:
+            for side, m in matrices.items():
+                if len(m.rowids) < self.ann.min_vectors:
+                    continue
+                t0 = datetime.now(timezone.utc)
+                entry = ann.build(ann.index_file(self.path, version, side), m.rowids, m.vectors, vrow["distance"],
+                                  self.ann)
+                entry["build_s"] = round((datetime.now(timezone.utc) - t0).total_seconds(), 2)
+                entry["built_at"] = _now()
+                stamp[side or "chunks"] = entry
+                log.info("store.ann_built", version=version, side=side or "chunks", **entry)
+        except Exception as exc:  # noqa: BLE001 - no index means exact search, never a failed load
+            log.warning("store.ann_not_built", version=version, error=str(exc)[:200], fallback="exact search")
+            stamp = {}
+        with self._write() as con:
+            row = self._version_row(con, version)
+            if row["generation"] != generation:
+                log.warning("store.ann_stale", version=version, built_at=generation, now=row["generation"])
+                return
+            con.execute("UPDATE rag_versions SET ann = ? WHERE name = ?",
+                        (json.dumps({"generation": generation, **stamp}) if stamp else None, row["name"]))
+        for side in ann.SIDES:
+            _INDEXES.drop(self.path, f"{version}@{vrow['created_at']}" + (f"#{side}" if side else ""))
 
     def get_version(self, name: str) -> IndexVersion:
         validate_identifier(name, "index_name")
@@ -452,6 +494,9 @@ class SqliteVectorStore(SqliteConversationLog):
             con.execute("DELETE FROM rag_versions WHERE name = ?", (name,))
         for suffix in ("", "#questions", "#summaries"):
             _MATRICES.drop(self.path, f"{name}@{created_at}{suffix}")
+            _INDEXES.drop(self.path, f"{name}@{created_at}{suffix}")
+        if self.path != ":memory:":
+            ann.remove(self.path, name)
         log.info("store.version_dropped", version=name)
 
     def record_evaluation(self, version: str, report: Mapping[str, Any]) -> None:
@@ -714,24 +759,70 @@ class SqliteVectorStore(SqliteConversationLog):
         return out
 
     def _dense_best(self, con: sqlite3.Connection, vrow: sqlite3.Row, query: QueryVector, k: int,
-                    filters: Sequence[FieldFilter]) -> tuple[dense.Matrix, np.ndarray, np.ndarray]:
+                    filters: Sequence[FieldFilter]) -> tuple[dense.Matrix, np.ndarray, np.ndarray, ann.Plan]:
         """The top-``k`` chunks passing ``filters``: their positions in the version's matrix and
-        their similarities, best first (ties by position, i.e. by rowid)."""
+        their similarities, best first (ties by position, i.e. by rowid), and how they were found."""
         t = vrow["name"]
         self._check_query(vrow, query)
         m = self._matrix(con, vrow)
-        vectors = m.vectors
-        positions: np.ndarray | None = None
+        allowed: np.ndarray | None = None
         if filters:
             where, params = filter_sql(filters, t)
-            allowed = np.fromiter(
+            allowed = np.sort(np.fromiter(
                 (r[0] for r in con.execute(f"SELECT t.rowid FROM {t} AS t WHERE {where}", params)), dtype=np.int64
-            )
-            positions = np.searchsorted(m.rowids, np.sort(allowed))
-            vectors = vectors[positions]
-        sims = dense.scores(vectors, query.values.astype(np.float32), vrow["distance"])
-        best = dense.top_k(sims, k)
-        return m, (positions[best] if positions is not None else best), sims[best]
+            ))
+        best, sims, how = self._ranked(vrow, "", m, query, k, allowed)
+        return m, best, sims, how
+
+    def _index(self, vrow: sqlite3.Row, side: str, m: dense.Matrix) -> tuple[ann.Searcher | None, str]:
+        """The loaded HNSW index of this version's ``side`` when it describes the rows being
+        searched (same generation, same count), else ``None`` and why not."""
+        if not self.ann.enabled:
+            return None, "store.sqlite.ann.enabled is off"
+        stamp = json.loads(vrow["ann"]) if "ann" in vrow.keys() and vrow["ann"] else {}
+        entry = stamp.get(side or "chunks")
+        if entry is None:
+            if len(m.rowids) < self.ann.min_vectors:
+                return None, f"{len(m.rowids)} rows < store.sqlite.ann.min_vectors ({self.ann.min_vectors})"
+            return None, "no index built (finish_load has not run since the last write)"
+        if stamp["generation"] != vrow["generation"] or entry["count"] != len(m.rowids):
+            return None, "index stale (the version was written after finish_load)"
+        key = f"{vrow['name']}@{vrow['created_at']}" + (f"#{side}" if side else "")
+        index = _INDEXES.get(self.path, key, vrow["generation"], ann.index_file(self.path, vrow["name"], side), entry)
+        return index, ("index file unusable (logged); run finish_load to rebuild" if index is None else "")
+
+    def _ranked(self, vrow: sqlite3.Row, side: str, m: dense.Matrix, query: QueryVector, depth: int,
+                allowed: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, ann.Plan]:
+        """Positions in ``m`` of the best ``depth`` rows among ``allowed`` (sorted rowids; None: all)
+        and their exact similarities, best first, ties by rowid. By the HNSW index where there is one
+        and the filter leaves enough rows (widened by the visible fraction); when the widened search
+        still finds fewer than ``depth`` visible rows, by the exact scan over them, so no hidden row is
+        ever returned and no visible one is missed for lack of depth."""
+        q = query.values.astype(np.float32)
+        index, why_none = self._index(vrow, side, m)
+        visible = len(m.rowids) if allowed is None else len(allowed)
+        how = ann.plan(len(m.rowids), None if allowed is None else visible, depth, index is not None, self.ann,
+                       why_none)
+        if how.kind == "hnsw" and index is not None:
+            keys = np.sort(ann.query(index, q, how.depth))
+            if allowed is not None:
+                keys = keys[np.isin(keys, allowed, assume_unique=True)]
+            positions = np.minimum(np.searchsorted(m.rowids, keys), max(len(m.rowids) - 1, 0))
+            positions = positions[m.rowids[positions] == keys]  # a key this matrix lacks is never a hit
+            sims = dense.scores(m.vectors[positions], q, vrow["distance"])
+            best = dense.top_k(sims, depth)
+            if len(best) >= min(depth, visible):
+                return positions[best], sims[best], how
+            how = ann.Plan("exact", f"hnsw at depth {how.depth} found {len(best)} of {min(depth, visible)} "
+                                    "visible rows; exact over the visible rows")
+        if allowed is None:  # the whole matrix, not a copy of it
+            sims = dense.scores(m.vectors, q, vrow["distance"])
+            best = dense.top_k(sims, depth)
+            return best, sims[best], how
+        positions = np.searchsorted(m.rowids, allowed)
+        sims = dense.scores(m.vectors[positions], q, vrow["distance"])
+        best = dense.top_k(sims, depth)
+        return positions[best], sims[best], how
 
     def search(self, target: str, query: QueryVector, k: int, filters: Sequence[FieldFilter] = (), *,
                visibility: Visibility | None = None) -> SearchResult:
@@ -739,14 +830,14 @@ class SqliteVectorStore(SqliteConversationLog):
         with self._read() as con:
             vrow = self._resolve_target(con, target)
             t = vrow["name"]
-            m, best, sims = self._dense_best(con, vrow, query, k, filters)
+            m, best, sims, how = self._dense_best(con, vrow, query, k, filters)
             rowids = m.rowids[best].tolist()
             chunks = self._fetch(con, t, rowids)
             hits = tuple(
                 ScoredChunk(chunks[rid], score, rank, vrow["distance"])
                 for rank, (rid, score) in enumerate(zip(rowids, sims.tolist()), start=1)
             )
-        return SearchResult(target=target, version=t, hits=hits, strategy="dense")
+        return SearchResult(target=target, version=t, hits=hits, strategy="dense", dense_index=how.explain())
 
     def dense_candidates(self, target: str, query: QueryVector, k: int, filters: Sequence[FieldFilter] = (), *,
                          visibility: Visibility | None = None) -> Candidates:
@@ -754,10 +845,10 @@ class SqliteVectorStore(SqliteConversationLog):
         filters = _search_conditions(target, k, filters, visibility)
         with self._read() as con:
             vrow = self._resolve_target(con, target)
-            m, best, sims = self._dense_best(con, vrow, query, k, filters)
+            m, best, sims, how = self._dense_best(con, vrow, query, k, filters)
             assert m.ids is not None
             hits = tuple(zip(m.ids[best].tolist(), sims.tolist()))
-        return Candidates(target, vrow["name"], hits, vrow["distance"])
+        return Candidates(target, vrow["name"], hits, vrow["distance"], dense_index=how.explain())
 
     def similarities(self, version: str, query: QueryVector, chunk_ids: Sequence[str], *,
                      visibility: Visibility | None = None) -> dict[str, float]:
@@ -842,11 +933,9 @@ class SqliteVectorStore(SqliteConversationLog):
             )
 
     @staticmethod
-    def _restrict(con: sqlite3.Connection, m: dense.Matrix, sql: str, params: Sequence[Any]
-                  ) -> tuple[np.ndarray, np.ndarray]:
-        allowed = np.fromiter((r[0] for r in con.execute(sql, list(params))), dtype=np.int64)
-        positions = np.searchsorted(m.rowids, np.sort(allowed))
-        return m.vectors[positions], m.rowids[positions]
+    def _allowed(con: sqlite3.Connection, sql: str, params: Sequence[Any]) -> np.ndarray:
+        """Sorted rowids a filter lets through."""
+        return np.sort(np.fromiter((r[0] for r in con.execute(sql, list(params))), dtype=np.int64))
 
     def search_questions(self, target: str, query: QueryVector, k: int, filters: Sequence[FieldFilter] = (), *,
                          visibility: Visibility | None = None) -> QuestionResult:
@@ -856,24 +945,23 @@ class SqliteVectorStore(SqliteConversationLog):
             t = vrow["name"]
             self._check_query(vrow, query)
             m = self._matrix(con, vrow, "questions")
-            vectors, rowids = m.vectors, m.rowids
+            allowed: np.ndarray | None = None
             if filters:
                 # the parent chunk's facets decide, in the same indexed query as a chunk search
                 where, params = filter_sql(filters, t, alias="c")
-                vectors, rowids = self._restrict(
-                    con, m, f"SELECT q.rowid FROM {t}_questions AS q JOIN {t} AS c ON c.chunk_id = q.chunk_id "
-                            f"WHERE {where}", params)
-            sims = dense.scores(vectors, query.values.astype(np.float32), vrow["distance"])
+                allowed = self._allowed(con, f"SELECT q.rowid FROM {t}_questions AS q JOIN {t} AS c "
+                                             f"ON c.chunk_id = q.chunk_id WHERE {where}", params)
+            visible = len(m.rowids) if allowed is None else len(allowed)
             depth = k * 4
             while True:  # several questions of one chunk can fill the top: widen until k parents
-                best = dense.top_k(sims, depth)
-                picked = self._best_per_chunk(con, t, rowids[best].tolist())
-                if len(picked) >= k or depth >= len(sims):
+                best, sims, _ = self._ranked(vrow, "questions", m, query, depth, allowed)
+                picked = self._best_per_chunk(con, t, m.rowids[best].tolist())
+                if len(picked) >= k or depth >= visible:
                     break
                 depth *= 4
             picked = picked[:k]
             chunks = self._fetch_chunks(con, t, [p[1] for p in picked])
-            score = {int(rowids[i]): float(sims[i]) for i in best}
+            score = {int(m.rowids[i]): float(s) for i, s in zip(best, sims)}
             hits = tuple(
                 QuestionHit(chunks[chunk_id], score[rid], rank, question_id, question)
                 for rank, (rid, chunk_id, question_id, question) in enumerate(
@@ -920,15 +1008,15 @@ class SqliteVectorStore(SqliteConversationLog):
             t = vrow["name"]
             self._check_query(vrow, query)
             m = self._matrix(con, vrow, "summaries")
-            vectors, rowids = m.vectors, m.rowids
+            allowed: np.ndarray | None = None
             if filters or len(wanted) < len(SUMMARY_KINDS):
                 # a summary is as visible as its document: some chunk of it passes the same conditions
                 where, params = filter_sql(filters, t, alias="c")
-                vectors, rowids = self._restrict(
-                    con, m, f"SELECT s.rowid FROM {t}_summaries AS s WHERE s.kind IN ({','.join('?' * len(wanted))}) "
-                            f"AND s.doc_id IN (SELECT c.doc_id FROM {t} AS c WHERE {where})", [*wanted, *params])
-            sims = dense.scores(vectors, query.values.astype(np.float32), vrow["distance"])
-            best = dense.top_k(sims, k)
+                allowed = self._allowed(
+                    con, f"SELECT s.rowid FROM {t}_summaries AS s WHERE s.kind IN ({','.join('?' * len(wanted))}) "
+                         f"AND s.doc_id IN (SELECT c.doc_id FROM {t} AS c WHERE {where})", [*wanted, *params])
+            best, sims, _ = self._ranked(vrow, "summaries", m, query, k, allowed)
+            rowids = m.rowids
             ids = [int(r) for r in rowids[best]]
             rows: dict[int, Summary] = {}
             if ids:
@@ -936,7 +1024,8 @@ class SqliteVectorStore(SqliteConversationLog):
                 for r in con.execute(f"SELECT rowid, summary_id, doc_id, kind, page, text, chunk_ids FROM "
                                      f"{t}_summaries WHERE rowid IN ({marks})", ids):
                     rows[r[0]] = summary_from_row(r[1], r[2], r[3], r[4], r[5], r[6])
-            hits = tuple(SummaryHit(rows[int(rowids[i])], float(sims[i]), rank) for rank, i in enumerate(best, start=1))
+            hits = tuple(SummaryHit(rows[int(rowids[i])], float(score), rank)
+                         for rank, (i, score) in enumerate(zip(best, sims), start=1))
         return SummaryResult(target=target, version=t, hits=hits)
 
     @staticmethod
