@@ -24,17 +24,10 @@ from typing import Any, Callable
 
 import numpy as np
 
+from backend.benchmarks.serving import QUESTIONS  # the same mix /chat is measured with
 from backend.benchmarks.stats import Section, percentiles
 from backend.common.config import REPO_ROOT, TelemetrySettings, load_settings
 
-QUESTIONS = [
-    "How many days of annual leave do employees get?",
-    "How do I report a security incident?",
-    "What is the learning budget per year?",
-    "Who can approve a purchase above the procurement threshold?",
-    "What is the capital of Australia?",
-    "leave",
-]
 MODES = ("off", "off_control", "otlp", "memory", "otlp_sampled")
 #: ``telemetry.sample_ratio`` of the ``otlp_sampled`` mode
 SAMPLED = 0.1
