@@ -10,7 +10,8 @@ adapters into services; ``rag ask`` uses it too. Services live in
 from __future__ import annotations
 
 import hmac
-from dataclasses import dataclass
+import threading
+from dataclasses import dataclass, field
 from typing import Any
 
 import structlog
@@ -47,8 +48,10 @@ class RagServices:
     primary: ChatModel
     fallback: ChatModel
 
-    #: the knowledge-base registry's mtime when ``settings`` last took it in (None: not looked yet)
-    registry_mtime: float | None = None
+    #: the knowledge-base registry file as ``settings`` last took it in: (inode, mtime_ns, size); the
+    #: registry is replaced atomically, so a new inode tells a write even within one mtime tick
+    registry_stamp: tuple[int, int, int] | None = None
+    _refreshing: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @property
     def search(self) -> SearchService:
@@ -61,22 +64,27 @@ class RagServices:
         resolved per request, so a newly promoted version needs nothing here. True if it changed."""
         from backend.ingest.knowledge_bases import apply_registry, registry_file
 
-        try:
-            mtime: float | None = registry_file(self.settings).stat().st_mtime
-        except OSError:
-            mtime = None
-        if mtime == self.registry_mtime:
-            return False
-        self.registry_mtime = mtime
-        try:
-            settings = apply_registry(self.settings)
-        except ConfigError as exc:  # a broken registry must not stop serving what was served
-            log.error("services.refresh_failed", error=exc.user_message)
-            return False
-        if settings is self.settings:
-            return False
-        self.settings = settings
-        self.chat.routing = Routing.from_settings(settings.embeddings)
+        # one request takes the change in; the others wait for it rather than answer from the old
+        # settings (a page that lists knowledge bases right after `rag kb create` must see the new one)
+        with self._refreshing:
+            try:
+                found = registry_file(self.settings).stat()
+                stamp: tuple[int, int, int] | None = (found.st_ino, found.st_mtime_ns, found.st_size)
+            except OSError:
+                stamp = None
+            if stamp == self.registry_stamp:
+                return False
+            try:
+                settings = apply_registry(self.settings)
+            except ConfigError as exc:  # a broken registry must not stop serving what was served
+                self.registry_stamp = stamp  # said once, not at every request
+                log.error("services.refresh_failed", error=exc.user_message)
+                return False
+            self.registry_stamp = stamp
+            if settings is self.settings:
+                return False
+            self.chat.routing = Routing.from_settings(settings.embeddings)
+            self.settings = settings
         log.info("services.refreshed", domains=sorted(settings.embeddings.domains))
         return True
 
