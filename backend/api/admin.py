@@ -37,7 +37,8 @@ from backend.api.admin_models import (
 )
 from backend.api.chat import parse_body
 from backend.common.config import Settings
-from backend.common.errors import Forbidden, GateFailed, RequestError, VersionNotFound
+from backend.common.errors import (AdminDisabled, ConfirmationRequired, Forbidden, GateFailed, NothingToRollBack,
+                                   VersionNotFound)
 from backend.common.identifiers import is_identifier
 from backend.core.access import Principal
 from backend.core.services import admin_console as console
@@ -47,22 +48,6 @@ bp = Blueprint("admin", __name__, url_prefix="/admin")
 LOOPBACK = frozenset({"127.0.0.1", "::1"})
 #: a relayed request is never "local", whatever address the proxy connects from
 PROXY_HEADERS = ("X-Forwarded-For", "Forwarded", "X-Real-IP")
-
-
-class AdminDisabled(RequestError):
-    code = "admin_disabled"
-    http_status = 404
-
-
-class ConfirmationRequired(RequestError):
-    """A promote or rollback without ``"confirm": true``: the page asks the person first."""
-
-    code = "confirmation_required"
-
-
-class NothingToRollBack(RequestError):
-    code = "nothing_to_roll_back"
-    http_status = 409
 
 
 @dataclass(frozen=True)

@@ -37,7 +37,8 @@ from flask import Blueprint, Response, jsonify, request
 from backend.api.admin import authorize, authorized, knowledge_base, own_version, services, settings
 from backend.api.admin_models import JOB_ID_PATTERN, JobAccepted, JobOut, UploadAccepted
 from backend.common.config import Settings
-from backend.common.errors import RagError, RequestError, RequestTooLarge
+from backend.common.errors import (JobNotFound, JobRunning, RagError, UploadNotSupported, UploadRefused,
+                                   UploadTooLarge)
 
 log = structlog.get_logger(__name__)
 bp = Blueprint("admin_jobs", __name__, url_prefix="/admin")
@@ -50,33 +51,6 @@ _ACTIVE = ("queued", "running")
 _WRITE_EVERY_S = 0.5
 
 
-class JobRunning(RequestError):
-    """Another job of the knowledge base has not ended."""
-
-    code = "job_running"
-    http_status = 409
-    public_context = frozenset({"field", "job"})
-
-
-class JobNotFound(RequestError):
-    code = "job_not_found"
-    http_status = 404
-
-
-class UploadRefused(RequestError):
-    """No file of the upload was acceptable (each refusal says why)."""
-
-    code = "upload_refused"
-    public_context = frozenset({"field", "limit", "refused"})
-
-
-class UploadTooLarge(RequestTooLarge):
-    public_context = frozenset({"field", "limit", "refused"})
-
-
-class UploadNotSupported(RequestError):
-    code = "upload_not_supported"
-    public_context = frozenset({"field"})
 
 
 # --- pure decisions -------------------------------------------------------------------

@@ -212,6 +212,52 @@ class Forbidden(RequestError):
     http_status = 403
 
 
+# --- the admin console (backend/api/admin.py, jobs.py) --------------------------
+class AdminDisabled(RequestError):
+    code = "admin_disabled"
+    http_status = 404
+
+
+class ConfirmationRequired(RequestError):
+    """A promote or rollback without ``"confirm": true``: the page asks the person first."""
+
+    code = "confirmation_required"
+
+
+class NothingToRollBack(RequestError):
+    code = "nothing_to_roll_back"
+    http_status = 409
+
+
+class JobRunning(RequestError):
+    """Another job of the knowledge base has not ended."""
+
+    code = "job_running"
+    http_status = 409
+    public_context = frozenset({"field", "job"})
+
+
+class JobNotFound(RequestError):
+    code = "job_not_found"
+    http_status = 404
+
+
+class UploadRefused(RequestError):
+    """No file of the upload was acceptable (each refusal says why)."""
+
+    code = "upload_refused"
+    public_context = frozenset({"field", "limit", "refused"})
+
+
+class UploadTooLarge(RequestTooLarge):
+    public_context = frozenset({"field", "limit", "refused"})
+
+
+class UploadNotSupported(RequestError):
+    code = "upload_not_supported"
+    public_context = frozenset({"field"})
+
+
 # --- evaluation -----------------------------------------------------------------
 class EvaluationError(RagError):
     """A golden set is malformed or an evaluation could not run."""
