@@ -45,7 +45,7 @@ def test_check_of_a_misspelt_key_exits_non_zero_naming_its_path(runner: CliRunne
     bad.write_text((REPO / "config" / "rag.yaml").read_text().replace("threshold_high:", "thresold_high:"))
     result = runner.invoke(cli, ["config", "check", "--config", str(bad)])
     assert result.exit_code == 2
-    assert result.stderr.splitlines() == ["retrieval.thresold_high: unknown key"]
+    assert result.stderr.splitlines() == ["retrieval.thresold_high: unknown key; did you mean 'threshold_high'?"]
     assert result.stdout == ""
 
 
@@ -55,7 +55,7 @@ def test_group_config_option_is_checked_too(runner: CliRunner, tmp_path: Path) -
     result = runner.invoke(cli, ["--config", str(bad), "config", "check"])
     assert result.exit_code == 2
     lines = result.stderr.splitlines()
-    assert lines[0] == "embeddings.batching.batch_sise: unknown key"
+    assert lines[0] == "embeddings.batching.batch_sise: unknown key; did you mean 'batch_size'?"
     assert lines[1].startswith("server.port: ")
 
 

@@ -57,13 +57,13 @@ def test_an_empty_file_gives_the_model_defaults(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("yaml_text", "problem"),
     [
-        ("retrieval:\n  thresold_high: 0.7\n", "retrieval.thresold_high: unknown key"),
-        ("stor:\n  backend: sqlite\n", "stor: unknown key"),
+        ("retrieval:\n  thresold_high: 0.7\n", "retrieval.thresold_high: unknown key; did you mean 'threshold_high'?"),
+        ("stor:\n  backend: sqlite\n", "stor: unknown key; did you mean 'store'?"),
         ("embeddings:\n  profiles:\n    p:\n      index_name: KB_P\n      chunker:\n        sise: 10\n"
-         "  default_profile: p\n", "embeddings.profiles.p.chunker.sise: unknown key"),
+         "  default_profile: p\n", "embeddings.profiles.p.chunker.sise: unknown key; did you mean 'size'?"),
         ("embeddings:\n  domains:\n    hr:\n      index_name: KB_HR\n      alias_name: KB_HR_A\n      profil: x\n",
-         "embeddings.domains.hr.profil: unknown key"),
-        ("llm:\n  primary:\n    provider: extractive\n    temprature: 0.2\n", "llm.primary.temprature: unknown key"),
+         "embeddings.domains.hr.profil: unknown key; did you mean 'profile'?"),
+        ("llm:\n  primary:\n    provider: extractive\n    temprature: 0.2\n", "llm.primary.temprature: unknown key; did you mean 'temperature'?"),
     ],
 )
 def test_unknown_key_anywhere_is_reported_with_its_yaml_path(tmp_path: Path, yaml_text: str, problem: str) -> None:
@@ -72,7 +72,8 @@ def test_unknown_key_anywhere_is_reported_with_its_yaml_path(tmp_path: Path, yam
 
 def test_unknown_key_from_the_environment_is_reported_too(tmp_path: Path) -> None:
     assert problems_of(write(tmp_path, ""), env={"RAG_RETRIEVAL__THRESOLD_HIGH": "0.7"}) == [
-        "retrieval.thresold_high: unknown key"]
+        "environment variable RAG_RETRIEVAL__THRESOLD_HIGH: unknown key 'thresold_high' in retrieval; "
+        "did you mean 'threshold_high'?"]
 
 
 def test_every_problem_is_collected_at_once(tmp_path: Path) -> None:
@@ -85,7 +86,7 @@ def test_every_problem_is_collected_at_once(tmp_path: Path) -> None:
         load_settings(path, env={})
     found = info.value.problems
     assert len(found) == 4
-    assert "retrieval.thresold_high: unknown key" in found
+    assert "retrieval.thresold_high: unknown key; did you mean 'threshold_high'?" in found
     assert any(p.startswith("retrieval.top_k: ") for p in found)
     assert any(p.startswith("server.port: ") and "65535" in p for p in found)
     assert any(p.startswith("embeddings.batching.batch_size: ") for p in found)
@@ -126,7 +127,7 @@ def test_nested_sources_merge_key_by_key(tmp_path: Path) -> None:
 
 def test_environment_ignores_unrelated_and_unnested_variables() -> None:
     env = {"PATH": "/bin", "RAG_TEST_ORACLE_DSN": "db:1521/x", "RAG_SERVER__PORT": "9000"}
-    assert environment_source(env) == {"server": {"port": "9000"}}
+    assert environment_source(env).data == {"server": {"port": "9000"}}
 
 
 #: A value for every seed flag and what it must resolve to; a new flag must be added here.
@@ -247,7 +248,7 @@ def test_injected_identifier_is_reported_together_with_other_problems(tmp_path: 
     assert problems_of(path) == [
         "embeddings.profiles.p.index_name: invalid index_name 'kb; DROP TABLE x': expected a letter followed by "
         "letters, digits or underscores, at most 30 characters",
-        "retrieval.thresold_high: unknown key",
+        "retrieval.thresold_high: unknown key; did you mean 'threshold_high'?",
     ]
 
 
