@@ -7,6 +7,7 @@ shared suites in ``tests/contracts`` check for every adapter.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Mapping, Protocol, Sequence, runtime_checkable
 
 from backend.core.enrichment import ChunkEnrichment, EnrichmentInput
@@ -386,3 +387,52 @@ class EnrichmentCache(Protocol):
     def put_many(self, prompt_version: str, model_id: str, payloads: Mapping[str, str]) -> None:
         """Store (or replace) ``content_hash -> payload``; one transaction."""
         ...
+
+
+@runtime_checkable
+class Closeable(Protocol):
+    """Something holding connections or files until ``close``; ``close`` is idempotent."""
+
+    def close(self) -> None: ...
+
+
+class CombinedStore(VectorStore, IndexAdmin, InteractionLog, Protocol):
+    """One object answering for the vector, admin and interaction ports at once (the SQLite
+    facade, Oracle's store): what ``Stores.of`` wraps."""
+
+
+@dataclass(frozen=True)
+class Stores:
+    """The store ports one configured backend provides, each its own object, so a caller asks
+    for the port it uses (``stores.admin``, ``stores.vectors``) instead of handing one store in
+    two or three times. ``conversations`` and ``enrichment_cache`` are None where the backend
+    keeps none. ``owner`` is what holds the shared connection(s): ``close`` closes it alone;
+    without one, ``close`` closes each distinct port object that is ``Closeable``, once."""
+
+    vectors: VectorStore
+    admin: IndexAdmin
+    interactions: InteractionLog
+    conversations: ConversationLog | None = None
+    enrichment_cache: EnrichmentCache | None = None
+    owner: Closeable | None = None
+
+    @classmethod
+    def of(cls, store: CombinedStore, *, enrichment_cache: EnrichmentCache | None = None) -> Stores:
+        """Every port served by one object (tests, and adapters not split by port);
+        ``conversations`` / ``enrichment_cache`` are the object itself only when it implements
+        that port (else None, or the ``enrichment_cache`` given)."""
+        conversations = store if isinstance(store, ConversationLog) else None
+        if enrichment_cache is None and isinstance(store, EnrichmentCache):
+            enrichment_cache = store
+        return cls(vectors=store, admin=store, interactions=store, conversations=conversations,
+                   enrichment_cache=enrichment_cache, owner=store if isinstance(store, Closeable) else None)
+
+    def close(self) -> None:
+        if self.owner is not None:
+            self.owner.close()
+            return
+        seen: set[int] = set()
+        for port in (self.vectors, self.admin, self.interactions, self.conversations, self.enrichment_cache):
+            if port is not None and id(port) not in seen and isinstance(port, Closeable):
+                seen.add(id(port))
+                port.close()

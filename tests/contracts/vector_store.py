@@ -1,10 +1,33 @@
-"""The contract every vector store passes, one mixin per capability.
+"""The contract every vector store passes, one mixin per capability, in two tiers.
 
-Modelled on Haystack 2.x ``haystack/testing/document_store.py``: a store's test
-class inherits :class:`VectorStoreContract`, overrides only the ``store``
-fixture and adds tests for features no other store has. Nothing here knows
-which backend runs it, so the Oracle run (``tests/providers/test_oracle_vs.py``)
-executes the same tests unchanged.
+Modelled on Haystack 2.x ``haystack/testing/document_store.py``
+(``DocumentStoreBaseTests`` / ``DocumentStoreBaseExtendedTests``):
+
+* :class:`VectorStoreBaseTests`: what every store must do (the port docstrings in
+  ``backend/core/ports.py`` as tests), plus :class:`StoresTest` (the ``Stores`` bundle) and
+  :class:`StoreSpecificTest`, whose tests fail with ``NotImplementedError`` until the store's
+  class overrides them (behaviour each store shows its own way).
+* :class:`VectorStoreExtendedTests`: opt-in: optional ports (``SeriesLocking``) and slow checks.
+* :class:`VectorStoreContract`: both; the built-in stores (SQLite, and Oracle in
+  ``tests/providers/test_oracle_vs.py``) run it unchanged. Nothing here knows which backend runs it.
+
+A new adapter's tests, in full::
+
+    class TestMyStore(VectorStoreBaseTests):           # or VectorStoreContract, or + single mixins
+        @pytest.fixture
+        def store(self, tmp_path: Path) -> Iterator[MyStore]:
+            store = MyStore(tmp_path / "db")           # one object answering for every port
+            yield store
+            store.close()
+
+        @pytest.fixture
+        def stores(self, store: MyStore) -> Stores:   # only for a store split by port
+            return store.stores()
+
+        def test_an_unreachable_store_says_where_it_is(self, tmp_path: Path) -> None: ...
+        def test_finish_load_readies_what_search_uses(self, store, version, embedder) -> None: ...
+
+then add tests for what no other store has beside them.
 
 Vectors of the sample corpus come from the real local model (session fixture
 ``embedder``), so ranking tests check real semantics; small random float32
@@ -31,6 +54,14 @@ from backend.common.errors import (
     VersionConflict,
     VersionNotFound,
     VersionServed,
+)
+from backend.core.ports import (
+    ConversationLog,
+    EnrichmentCache,
+    IndexAdmin,
+    InteractionLog,
+    Stores,
+    VectorStore,
 )
 from backend.core.types import (
     Chunk,
@@ -139,8 +170,18 @@ class Names:
 class _Fixtures:
     @pytest.fixture
     def store(self) -> Any:
-        """The store under test (``VectorStore`` + ``IndexAdmin`` + ``InteractionLog``)."""
+        """The store under test as one object answering for every port (``VectorStore`` +
+        ``IndexAdmin`` + ``InteractionLog``, and ``ConversationLog`` / ``SeriesLocking`` where the
+        mixins need them): a split store passes its facade (``SqliteVectorStore``)."""
         raise NotImplementedError("a store's test class overrides the `store` fixture")
+
+    @pytest.fixture
+    def stores(self, store: Any) -> Stores:
+        """The store's ports as the ``Stores`` bundle ``providers.registry.build_stores`` returns.
+        Default: ``Stores.of(store)`` (one object in every field). A store split by port overrides it
+        to return its own bundle over the same connection as ``store`` (e.g. ``store.stores()``), so
+        ``StoresTest`` checks the separate port objects."""
+        return Stores.of(store)
 
     @pytest.fixture
     def names(self) -> Names:
@@ -170,6 +211,12 @@ class _Fixtures:
 
 
 class UpsertTest(_Fixtures):
+    """``write_documents``: upsert by chunk id, the document's old chunks replaced, counts recorded,
+    one transaction per call, nothing changed by writing the same chunks again.
+
+    Usage: ``class TestMyStore(UpsertTest)`` with a ``store`` fixture (``create_version`` and the
+    ``VectorStore`` writes and searches); every test names its own versions (``names``)."""
+
     def test_write_returns_chunk_count_and_counts_are_recorded(self, store: Any, names: Names, embedder: Any) -> None:
         name = names("UP")
         store.create_version(VersionSpec(name, embedder.model_id, embedder.dimension, "cosine"))
@@ -269,6 +316,10 @@ class UpsertTest(_Fixtures):
 
 
 class DeleteTest(_Fixtures):
+    """``delete_documents``: every chunk of the documents goes, unknown ids count 0.
+
+    Usage: ``class TestMyStore(DeleteTest)`` with a ``store`` fixture."""
+
     def test_delete_documents_removes_all_their_chunks(self, store: Any, version: str, embedder: Any) -> None:
         assert store.delete_documents(version, ["hr-leave", "kitchen"]) == 3
         remaining = set(ids(store.search(version, self.query(embedder, "vacation"), k=50)))
@@ -284,6 +335,12 @@ class DeleteTest(_Fixtures):
 
 
 class DenseSearchTest(_Fixtures):
+    """``search``: real-model ranking, filters inside the query (``k`` hits whenever ``k`` match),
+    aliases and versions as targets.
+
+    Usage: ``class TestMyStore(DenseSearchTest)`` with a ``store`` fixture; override
+    ``assert_hits_equal`` only if the store's scores are less precise."""
+
     @pytest.mark.parametrize(
         ("question", "best"),
         [
@@ -360,6 +417,10 @@ class DenseSearchTest(_Fixtures):
 
 
 class LexicalSearchTest(_Fixtures):
+    """``lexical_search``: full-text hits, words as words (no query syntax), filters inside the query.
+
+    Usage: ``class TestMyStore(LexicalSearchTest)`` with a ``store`` fixture."""
+
     @pytest.mark.parametrize(
         ("text", "only"),
         [("receipts", "fin-expense#0"), ("badge", "it-vpn#0"), ("Friday", "kitchen#0"), ("quarter", "hr-leave#1")],
@@ -398,7 +459,9 @@ class LexicalSearchTest(_Fixtures):
 
 class CandidateTest(_Fixtures):
     """Fusion's cheap path: ``(chunk_id, score)`` candidates that rank exactly as the searches that
-    return rows, and reads by id for the few hits it shows."""
+    return rows, and reads by id for the few hits it shows.
+
+    Usage: ``class TestMyStore(CandidateTest)`` with a ``store`` fixture."""
 
     FILTERS = ([], [FieldFilter("tags", any_of=("it",))], [FieldFilter("updated_at", gte="2024-01-01")],
                [FieldFilter("dept", any_of=("hr", "finance")), FieldFilter("chunk_type", any_of=("text",))])
@@ -484,6 +547,10 @@ class CandidateTest(_Fixtures):
 
 
 class VersionTest(_Fixtures):
+    """``IndexAdmin`` versions: idempotent create, conflicts, listing, counts, drop.
+
+    Usage: ``class TestMyStore(VersionTest)`` with a ``store`` fixture."""
+
     def test_create_version_is_idempotent_for_the_same_spec(self, store: Any, names: Names, model: str) -> None:
         spec = VersionSpec(names("V"), model, 384, "cosine", profile="sample")
         first = store.create_version(spec)
@@ -553,6 +620,10 @@ class VersionTest(_Fixtures):
 
 
 class AliasTest(_Fixtures):
+    """``IndexAdmin`` aliases: atomic rotation, history, model guard, protection of what is served.
+
+    Usage: ``class TestMyStore(AliasTest)`` with a ``store`` fixture."""
+
     def _two_versions(self, store: Any, names: Names, embedder: Any) -> tuple[str, str]:
         a, b = names("A"), names("B")
         for name in (a, b):
@@ -642,6 +713,10 @@ class AliasTest(_Fixtures):
 
 
 class ModelGuardTest(_Fixtures):
+    """A query from another model or dimension is refused, naming both.
+
+    Usage: ``class TestMyStore(ModelGuardTest)`` with a ``store`` fixture."""
+
     def test_query_of_wrong_dimension_names_both_dimensions(self, store: Any, version: str, model: str) -> None:
         with pytest.raises(EmbeddingModelMismatch, match=r"(?s)128.*384|384.*128") as info:
             store.search(version, QueryVector(random_vectors(1, 128)[0], model), k=3)
@@ -663,6 +738,11 @@ class ModelGuardTest(_Fixtures):
 
 
 class InteractionTest(_Fixtures):
+    """``InteractionLog`` and ``ConversationLog`` round trips through the store.
+
+    Usage: ``class TestMyStore(InteractionTest)`` with a ``store`` fixture that also implements
+    ``ConversationLog``."""
+
     def test_interactions_round_trip_newest_first(self, store: Any) -> None:
         before = len(store.interactions(limit=10_000))
         for i, mode in enumerate(("rag", "hybrid", "fallback")):
@@ -703,6 +783,10 @@ class InteractionTest(_Fixtures):
 
 
 class EmbeddingCacheTest(_Fixtures):
+    """``cached_vectors``: what was embedded, by model and embedded-text hash, from any version.
+
+    Usage: ``class TestMyStore(EmbeddingCacheTest)`` with a ``store`` fixture."""
+
     def test_cached_vectors_returns_what_was_written_under_the_model(self, store: Any, version: str, embedder: Any) -> None:
         docs = corpus_docs(embedder)
         wanted = {content_hash(c.text_to_embed): v for d in docs for c, v in zip(d.chunks, d.vectors)}
@@ -758,6 +842,11 @@ def scale_documents(vectors: np.ndarray) -> list[DocumentWrite]:
 
 
 class FilterScaleTest(_Fixtures):
+    """Filters at 10,000 chunks: the 3 matching chunks come back whatever ``k`` is (extended tier:
+    slow on a remote database).
+
+    Usage: ``class TestMyStore(VectorStoreBaseTests, FilterScaleTest)``."""
+
     @pytest.fixture
     def scale_version(self, store: Any, names: Names) -> tuple[str, np.ndarray]:
         """10,000 chunks with random vectors; returns the version and the vectors."""
@@ -806,7 +895,9 @@ class FilterScaleTest(_Fixtures):
 
 
 class LifecycleTest(_Fixtures):
-    """Served versions are immutable; a new version starts as a copy of its parent."""
+    """Served versions are immutable; a new version starts as a copy of its parent.
+
+    Usage: ``class TestMyStore(LifecycleTest)`` with a ``store`` fixture."""
 
     def _figure_doc(self, embedder: Any, ref: str, doc_id: str = "floor-plan") -> DocumentWrite:
         text = "Figure 1: evacuation route to the assembly point."
@@ -941,6 +1032,11 @@ def random_acl(rng: np.random.Generator) -> list[str]:
 
 
 class AccessControlTest(_Fixtures):
+    """Deny by default, inside the query: a chunk the reader may not see is never returned and
+    never takes one of the ``k`` slots, in every read the access doc names.
+
+    Usage: ``class TestMyStore(AccessControlTest)`` with a ``store`` fixture."""
+
     @pytest.fixture
     def acl_version(self, store: Any, names: Names) -> tuple[str, np.ndarray, dict[str, set[str]], list[str]]:
         """The version, its vectors (chunk order), ``chunk_id -> ACL labels`` and chunk ids in order."""
@@ -1135,7 +1231,9 @@ def enriched_corpus(embedder: Any) -> list[DocumentWrite]:
 
 class EnrichmentTest(_Fixtures):
     """Questions and summaries live in the version, replaced, copied, deleted and dropped with
-    their documents, and are only ever visible when their chunk (or document) is."""
+    their documents, and are only ever visible when their chunk (or document) is.
+
+    Usage: ``class TestMyStore(EnrichmentTest)`` with a ``store`` fixture."""
 
     @pytest.fixture
     def enriched_version(self, store: Any, names: Names, embedder: Any) -> str:
@@ -1340,7 +1438,11 @@ class EnrichmentTest(_Fixtures):
 class SeriesLockTest(_Fixtures):
     """``SeriesLocking``: one holder per series; a second is refused (naming the first) or
     waits; a release lets the next in; series do not block each other. That a crashed
-    holder's lock goes with it is each store's own test (a killed process, a killed session)."""
+    holder's lock goes with it is each store's own test (a killed process, a killed session).
+
+    Extended tier (``SeriesLocking`` is optional: without it a run is not serialised).
+    Usage: ``class TestMyStore(VectorStoreBaseTests, SeriesLockTest)``; the ``store`` implements
+    ``lock_series``."""
 
     @staticmethod
     def holder(command: str) -> LockHolder:
@@ -1400,7 +1502,10 @@ class AdminConcurrencyTest(_Fixtures):
     rotations of one alias each record the version the alias really served before them, so the
     rollback target is right; a reader resolving the alias while gc drops an old version never
     errors and never sees a half-dropped version (a read of the dropped version itself is whole, or
-    says it is gone)."""
+    says it is gone).
+
+    Extended tier (threads hammering one database for seconds). Usage:
+    ``class TestMyStore(VectorStoreBaseTests, AdminConcurrencyTest)``; needs ``lock_series``."""
 
     def test_two_ingests_of_one_series_both_land_and_neither_edit_is_lost(
         self, store: Any, names: Names, embedder: Any
@@ -1584,9 +1689,75 @@ class AdminConcurrencyTest(_Fixtures):
         assert store.resolve_alias(alias) == live
 
 
-class VectorStoreContract(
-    AdminConcurrencyTest,
-    SeriesLockTest,
+class StoresTest(_Fixtures):
+    """The ``Stores`` bundle: each field implements its port, and the separate port objects share
+    one database (what one writes, the others read; closing the bundle does not lose data).
+
+    Usage: ``class TestMyStore(StoresTest)`` with ``store`` and, for a store split by port, a
+    ``stores`` fixture returning its bundle (``store.stores()``)."""
+
+    def test_each_field_of_the_bundle_implements_its_port(self, stores: Stores) -> None:
+        assert isinstance(stores.vectors, VectorStore)
+        assert isinstance(stores.admin, IndexAdmin)
+        assert isinstance(stores.interactions, InteractionLog)
+        assert stores.conversations is None or isinstance(stores.conversations, ConversationLog)
+        assert stores.enrichment_cache is None or isinstance(stores.enrichment_cache, EnrichmentCache)
+
+    def test_the_ports_share_one_database(self, store: Any, stores: Stores, names: Names, embedder: Any) -> None:
+        name, alias = names("BUNDLE"), names("BUNDLE_LIVE")
+        stores.admin.create_version(VersionSpec(name, embedder.model_id, embedder.dimension, "cosine"))
+        assert stores.vectors.write_documents(name, corpus_docs(embedder)) == len(ALL_CHUNK_IDS)
+        stores.admin.finish_load(name)
+        stores.admin.point_alias(alias, name, reason="bundle")
+        assert stores.admin.resolve_alias(alias) == name == store.resolve_alias(alias)
+        assert set(ids(stores.vectors.search(alias, self.query(embedder, "vacation"), k=50))) == ALL_CHUNK_IDS
+        assert store.get_version(name).chunk_count == len(ALL_CHUNK_IDS)
+        question = f"bundle {uuid.uuid4().hex}"
+        stores.interactions.record_interaction(Interaction(
+            question=question, resp_mode="rag", used_llm="extractive", domain=None, retrieval_target=alias,
+            latency_ms=1.0, decision_explain={}))
+        assert question in [i.question for i in store.interactions(limit=10_000)]
+
+    def test_the_enrichment_cache_keys_on_hash_prompt_version_and_model(self, stores: Stores) -> None:
+        cache = stores.enrichment_cache
+        if cache is None:
+            pytest.skip("this store keeps no enrichment cache")
+        h, other = uuid.uuid4().hex, uuid.uuid4().hex
+        cache.put_many("1", "test/model", {h: '{"a": 1}'})
+        cache.put_many("1", "test/model", {h: '{"a": 2}'})  # replaced, not duplicated
+        assert cache.get_many("1", "test/model", [h, other, h]) == {h: '{"a": 2}'}
+        assert cache.get_many("2", "test/model", [h]) == {} and cache.get_many("1", "other/model", [h]) == {}
+
+
+OVERRIDE = "depends on the store; override this test in your store's test class: "
+
+
+class StoreSpecificTest(_Fixtures):
+    """Behaviour every store has but each shows its own way (Haystack's "Override this test in
+    your custom test class"): a store's test class must override each test here, else it fails
+    with ``NotImplementedError`` saying what to check.
+
+    Usage::
+
+        class TestMyStore(VectorStoreBaseTests):
+            def test_an_unreachable_store_says_where_it_is(self, tmp_path: Path) -> None:
+                with pytest.raises(StoreUnavailable, match="my-host:1234"):
+                    MyStore.open("my-host:1234")
+    """
+
+    def test_an_unreachable_store_says_where_it_is(self, tmp_path: Any) -> None:
+        raise NotImplementedError(OVERRIDE + "opening a store that cannot be reached raises StoreUnavailable "
+                                  "naming where it is (a file path, a host and port) and never a password")
+
+    def test_finish_load_readies_what_search_uses(self, store: Any, version: str, embedder: Any) -> None:
+        raise NotImplementedError(OVERRIDE + "after finish_load(version), search the version and check that it "
+                                  "answers from what finish_load built (an ANN index, an exact scan below a size, "
+                                  "a database vector index) and that finish_load is idempotent")
+
+
+class VectorStoreBaseTests(
+    StoresTest,
+    StoreSpecificTest,
     CandidateTest,
     EnrichmentTest,
     AccessControlTest,
@@ -1599,14 +1770,30 @@ class VectorStoreContract(
     ModelGuardTest,
     InteractionTest,
     EmbeddingCacheTest,
-    FilterScaleTest,
     LifecycleTest,
 ):
-    """Everything a store must do; subclass and override ``store``."""
+    """The tier every store passes (Haystack's ``DocumentStoreBaseTests``): the ports' docstrings
+    in ``backend/core/ports.py`` as tests. Subclass it, override ``store`` (and ``stores`` for a
+    split store) and every ``StoreSpecificTest`` test."""
+
+
+class VectorStoreExtendedTests(
+    AdminConcurrencyTest,
+    SeriesLockTest,
+    FilterScaleTest,
+):
+    """The opt-in tier (Haystack's ``DocumentStoreBaseExtendedTests``): optional ports
+    (``SeriesLocking``) and slow checks (10,000 chunks, threads racing admin steps). Add it, or
+    single mixins of it, next to ``VectorStoreBaseTests`` when the store supports them."""
+
+
+class VectorStoreContract(VectorStoreBaseTests, VectorStoreExtendedTests):
+    """Both tiers: what the built-in stores (SQLite, Oracle) pass."""
 
 
 __all__ = [
-    "VectorStoreContract", "CandidateTest", "UpsertTest", "DeleteTest", "DenseSearchTest", "LexicalSearchTest", "VersionTest",
+    "VectorStoreContract", "VectorStoreBaseTests", "VectorStoreExtendedTests", "StoresTest", "StoreSpecificTest",
+    "FilterScaleTest", "AccessControlTest", "CandidateTest", "UpsertTest", "DeleteTest", "DenseSearchTest", "LexicalSearchTest", "VersionTest",
     "AliasTest", "ModelGuardTest", "InteractionTest", "EmbeddingCacheTest", "LifecycleTest", "CORPUS", "ALL_CHUNK_IDS",
     "Names", "corpus_docs", "embed", "make_doc", "random_vectors", "ids", "EnrichmentTest", "enriched",
     "enriched_corpus", "QUESTIONS", "SUMMARIES", "SeriesLockTest", "AdminConcurrencyTest",

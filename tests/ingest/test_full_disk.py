@@ -12,21 +12,38 @@ import pytest
 
 from backend.common.errors import StoreUnavailable
 from backend.ingest.pipeline import IngestPipeline
+from backend.providers.sqlite_vs.connection import SqliteDatabase
 from backend.providers.sqlite_vs.store import SqliteVectorStore
 from tests.conftest import make_settings
 from tests.ingest.helpers import write_corpus, write_manifest
 
 
-class FillingStore(SqliteVectorStore):
-    """The real store whose connections stop growing the file at ``limit_pages``."""
+class FillingDatabase(SqliteDatabase):
+    """The real database whose connections stop growing the file at ``limit_pages``."""
 
     limit_pages: int | None = None
 
-    def _conn(self) -> sqlite3.Connection:
-        con = super()._conn()
+    def connection(self) -> sqlite3.Connection:
+        con = super().connection()
         if self.limit_pages is not None:
             con.execute(f"PRAGMA max_page_count={int(self.limit_pages)}")
         return con
+
+
+class FillingStore(SqliteVectorStore):
+    """The real store on a ``FillingDatabase``: every port it hands out fills the same file."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.filling = FillingDatabase(path)
+        super().__init__(self.filling)
+
+    @property
+    def limit_pages(self) -> int | None:
+        return self.filling.limit_pages
+
+    @limit_pages.setter
+    def limit_pages(self, pages: int | None) -> None:
+        self.filling.limit_pages = pages
 
 
 def manifest_of(root: Path, docs: list[Path]) -> Path:
@@ -37,7 +54,7 @@ def test_a_full_disk_ends_the_ingest_with_one_line_and_the_next_run_resumes(tmp_
     settings = make_settings(tmp_path, ingest={"allowed_roots": [str(tmp_path)]})
     store = FillingStore(settings.resolve_path(settings.store.sqlite.path))
     first = write_corpus(tmp_path / "docs", 4)
-    report = IngestPipeline(settings, store, embedder, progress=False).run(manifest_of(tmp_path, first))
+    report = IngestPipeline.from_settings(settings, store, embedder, progress=False).run(manifest_of(tmp_path, first))
     served = report.version
     assert served is not None
     store.point_alias(settings.embeddings.alias.name, served, reason="test")
@@ -48,7 +65,7 @@ def test_a_full_disk_ends_the_ingest_with_one_line_and_the_next_run_resumes(tmp_
     store.limit_pages = pages + 2  # room for almost nothing more
     store.close()
     with pytest.raises(StoreUnavailable) as failed:
-        IngestPipeline(settings, store, embedder, progress=False).run(manifest_of(tmp_path, more))
+        IngestPipeline.from_settings(settings, store, embedder, progress=False).run(manifest_of(tmp_path, more))
     message = failed.value.user_message
     assert "\n" not in message and "the disk is full" in message and str(store.path) in message
     assert "served version is unchanged" in message
@@ -57,6 +74,6 @@ def test_a_full_disk_ends_the_ingest_with_one_line_and_the_next_run_resumes(tmp_
     store.close()
     assert store.resolve_alias(settings.embeddings.alias.name) == served
     assert sorted(store.get_version(served).__dict__.items()) == before  # the served version was never written
-    resumed = IngestPipeline(settings, store, embedder, progress=False).run(manifest_of(tmp_path, more))
+    resumed = IngestPipeline.from_settings(settings, store, embedder, progress=False).run(manifest_of(tmp_path, more))
     assert resumed.ok and resumed.version is not None and resumed.version != served
     assert store.resolve_alias(settings.embeddings.alias.name) == served  # nothing promoted without the gate

@@ -19,7 +19,9 @@ from click.testing import CliRunner, Result
 
 from backend.cli.main import cli
 from backend.common.errors import StoreUnavailable
+from backend.core.ports import Stores
 from backend.ingest.pipeline import IngestPipeline
+from backend.providers.sqlite_vs.connection import SqliteDatabase
 from backend.providers.sqlite_vs.store import SqliteVectorStore
 from tests.conftest import make_settings
 from tests.ingest.helpers import write_config, write_corpus, write_manifest
@@ -28,22 +30,38 @@ from tests.ingest.test_full_disk import FillingStore
 ALIAS = "KB_ACTIVE"
 
 
-class ReadOnlyStore(SqliteVectorStore):
-    """The real store whose connections open the database read-only once ``read_only`` is set;
-    ``writes_left`` lets that many ``write_documents`` through first, so the store turns
-    read-only in the middle of an ingest (a file system remounted read-only after an error)."""
+class ReadOnlyDatabase(SqliteDatabase):
+    """The real database whose connections open the file read-only once ``read_only`` is set."""
 
-    def __init__(self, path: str | Path, read_only: bool = False, writes_left: int | None = None) -> None:
-        self.read_only, self.writes_left = read_only, writes_left
+    def __init__(self, path: str | Path, read_only: bool = False) -> None:
+        self.read_only = read_only
         super().__init__(path)
 
-    def _conn(self) -> sqlite3.Connection:
-        if self.read_only and getattr(self._local, "con", None) is None:
-            con = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, isolation_level=None,
-                                  check_same_thread=False)
-            con.row_factory = sqlite3.Row
-            self._local.con = con
-        return super()._conn()
+    def open(self) -> sqlite3.Connection:
+        if not self.read_only:
+            return super().open()
+        con = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, isolation_level=None, check_same_thread=False)
+        con.row_factory = sqlite3.Row
+        return con
+
+
+class ReadOnlyStore(SqliteVectorStore):
+    """The real store on a ``ReadOnlyDatabase``; ``writes_left`` lets that many ``write_documents``
+    through first, so the store turns read-only in the middle of an ingest (a file system
+    remounted read-only after an error)."""
+
+    def __init__(self, path: str | Path, read_only: bool = False, writes_left: int | None = None) -> None:
+        self.read_only_db = ReadOnlyDatabase(path, read_only)
+        self.writes_left = writes_left
+        super().__init__(self.read_only_db)
+
+    @property
+    def read_only(self) -> bool:
+        return self.read_only_db.read_only
+
+    @read_only.setter
+    def read_only(self, value: bool) -> None:
+        self.read_only_db.read_only = value
 
     def write_documents(self, version: str, documents: Any, *, allow_served: bool = False) -> int:
         if self.writes_left is not None:
@@ -68,7 +86,7 @@ def test_a_store_turning_read_only_mid_ingest_ends_with_one_line_and_the_next_ru
     settings = make_settings(tmp_path, ingest={"allowed_roots": [str(tmp_path)], "documents_per_transaction": 2})
     store = ReadOnlyStore(settings.resolve_path(settings.store.sqlite.path))
     first = write_corpus(tmp_path / "docs", 4)
-    served = IngestPipeline(settings, store, embedder, progress=False).run(manifest_of(tmp_path, first)).version
+    served = IngestPipeline.from_settings(settings, store, embedder, progress=False).run(manifest_of(tmp_path, first)).version
     assert served is not None
     store.point_alias(ALIAS, served, reason="test")
     before = served_state(store, served)
@@ -76,7 +94,7 @@ def test_a_store_turning_read_only_mid_ingest_ends_with_one_line_and_the_next_ru
     more = first + write_corpus(tmp_path / "more", 6)
     store.writes_left = 1  # the first group of two documents is committed, then the file turns read-only
     with pytest.raises(StoreUnavailable) as failed:
-        IngestPipeline(settings, store, embedder, progress=False).run(manifest_of(tmp_path, more))
+        IngestPipeline.from_settings(settings, store, embedder, progress=False).run(manifest_of(tmp_path, more))
     message = failed.value.user_message
     assert "\n" not in message and str(store.path) in message
     assert "it is read-only" in message and "attempt to write a readonly database" in message
@@ -85,7 +103,7 @@ def test_a_store_turning_read_only_mid_ingest_ends_with_one_line_and_the_next_ru
     store.read_only, store.writes_left = False, None
     store.close()
     assert served_state(store, served) == before
-    resumed = IngestPipeline(settings, store, embedder, progress=False).run(manifest_of(tmp_path, more))
+    resumed = IngestPipeline.from_settings(settings, store, embedder, progress=False).run(manifest_of(tmp_path, more))
     assert resumed.ok and resumed.version not in (None, served)
     # the 4 carried from the served version and the 2 committed before the failure are not redone
     assert (resumed.skipped_unchanged, resumed.documents_written) == (6, 4)
@@ -134,8 +152,8 @@ def test_rag_ingest_on_a_read_only_store_prints_one_line_and_exits_1_then_resume
         served_kb: tuple[Path, Path, SqliteVectorStore, str], monkeypatch: pytest.MonkeyPatch) -> None:
     config, manifest, store, served = served_kb
     before = served_state(store, served)
-    monkeypatch.setattr("backend.cli.ingest.build_store",
-                        lambda settings: ReadOnlyStore(settings.resolve_path(settings.store.sqlite.path), True))
+    monkeypatch.setattr("backend.cli.ingest.open_stores",
+                        lambda settings: ReadOnlyStore(settings.resolve_path(settings.store.sqlite.path), True).stores())
     failed = ingest(config, manifest)
     assert failed.exit_code == 1, failed.output
     line = the_one_line(failed)
@@ -179,13 +197,13 @@ def test_rag_ingest_on_a_full_disk_prints_one_line_and_exits_1_then_resumes(
     before = served_state(store, served)
     pages = store._conn().execute("PRAGMA page_count").fetchone()[0]
 
-    def filling(settings: Any) -> FillingStore:
+    def filling(settings: Any) -> Stores:
         full = FillingStore(settings.resolve_path(settings.store.sqlite.path))
         full.limit_pages = pages + 2  # room for almost nothing more
         full.close()
-        return full
+        return full.stores()
 
-    monkeypatch.setattr("backend.cli.ingest.build_store", filling)
+    monkeypatch.setattr("backend.cli.ingest.open_stores", filling)
     failed = ingest(config, manifest)
     assert failed.exit_code == 1, failed.output
     line = the_one_line(failed)

@@ -143,11 +143,11 @@ def test_a_held_name_makes_another_operation_wait_then_fail_with_a_clear_message
     db = CatalogDb()
     db.add_version("KB_V1")
     store = catalog_store(db)
-    with admin_lock(store._db, "a test", versions=("KB_V1",)):
+    with admin_lock(store.connector, "a test", versions=("KB_V1",)):
         with pytest.raises(StoreError, match=r"dropping version KB_V2: another administrative operation on KB_V1"):
-            admin_lock(store._db, "dropping version KB_V2", versions=("KB_V2", "KB_V1"), wait_s=0.2)
+            admin_lock(store.connector, "dropping version KB_V2", versions=("KB_V2", "KB_V1"), wait_s=0.2)
         assert admin_key("KB_V2") not in db.row_locks  # what it had taken is given back
-        other = admin_lock(store._db, "another name", aliases=("KB_ACTIVE",), wait_s=0)  # no wait
+        other = admin_lock(store.connector, "another name", aliases=("KB_ACTIVE",), wait_s=0)  # no wait
         other.release()
     assert db.row_locks == {}
 

@@ -223,7 +223,7 @@ def test_c8_a_key_another_enricher_inserted_first_is_not_an_error() -> None:
     """Fails on fc8c875 (= 494eb62^): ``executemany(MERGE_SQL, rows)`` had no ``batcherrors``, so the second
     enricher's ORA-00001 on the primary key failed its whole cache write (StoreError)."""
     db = CatalogDb()
-    cache = OracleEnrichmentCache(catalog_store(db)._db)
+    cache = OracleEnrichmentCache(catalog_store(db).connector)
     db.fail_on("^MERGE INTO RAG_ENRICHMENT_CACHE", 1, row=1)  # the other enricher committed key "b" first
     cache.put_many("p1", "m1", {"b": "{}", "a": "{}", "c": "{}"})
     writes = [r for k, r in db.log if k == "rows"]
@@ -292,7 +292,7 @@ def test_l2_a_due_catalog_upgrade_waits_ddl_lock_timeout_for_an_ingest_instead_o
     """Fails on 2c1bc79 (= 18f5274^) (ImportError: no ``session_setup``; the pool set no DDL_LOCK_TIMEOUT, so the
     ALTER below failed at once with ORA-00054)."""
     from backend.providers.oracle_vs.connection import session_setup
-    from backend.providers.oracle_vs.index_admin import execute_ddl
+    from backend.providers.oracle_vs.versions import execute_ddl
 
     db = CatalogDb()
     db.add_version("KB_V1")

@@ -242,8 +242,8 @@ def test_create_version_builds_no_vector_index_finish_load_builds_it_once_after_
     db.tables["KB_V1"] = 100
     store.write_documents("KB_V1", [doc("d1", 1)])
     store.finish_load("KB_V1")
-    hnsw = sql.vector_index_ddl("KB_V1", "cosine", store._settings.vector_index)
-    questions = sql.question_vector_index_ddl("KB_V1", "cosine", store._settings.vector_index)
+    hnsw = sql.vector_index_ddl("KB_V1", "cosine", store.settings.vector_index)
+    questions = sql.question_vector_index_ddl("KB_V1", "cosine", store.settings.vector_index)
     built = db.statements()[-10:-1]
     assert built[:4] == ["DROP INDEX IF EXISTS KB_V1_VIDX", hnsw, "DROP INDEX IF EXISTS KB_V1_QVIDX", questions]
     assert "KB_V1_QVIDX" in db.indexes and db.indexes["KB_V1_QVIDX"][0] == "KB_V1_QUESTIONS"

@@ -24,7 +24,8 @@ import pytest
 
 from backend.common.errors import StoreError
 from backend.core.types import FieldFilter, QueryVector, VersionSpec, Visibility
-from backend.providers.oracle_vs import index_admin, sql, vector_pool, vpd
+from backend.providers.oracle_vs import load_indexes, sql, vector_pool, vpd
+from backend.providers.oracle_vs.store import OracleVectorStore
 from tests.providers.oracle_fake import CatalogDb, catalog_store, ora
 from tests.providers.test_oracle_sql_parse import SqlCheckError, check
 from tests.providers.test_oracle_vs import V1, V1_IVF, RecordingDb, make_store, registry, when
@@ -53,7 +54,7 @@ def test_hnsw_filtered_search_is_one_hinted_fetch_approx_with_the_acl_inside_and
 def test_the_hint_is_left_out_when_no_json_search_index_competes() -> None:
     db = RecordingDb([*registry(V1), when("t.chunk_id, VECTOR_DISTANCE", [("c1", 0.1)])])
     store = make_store(db)
-    store._settings = store._settings.model_copy(update={"metadata_index": False})
+    store = OracleVectorStore(store.connector, store.settings.model_copy(update={"metadata_index": False}))
     store.dense_candidates("KB_V1", Q, 1, visibility=ALICE)
     search = db.statements()[1]
     assert "/*+" not in search and "FETCH APPROX FIRST :k" in search and "$.rag_acl" in search
@@ -161,7 +162,7 @@ class PoolDb(CatalogDb):
             if self.advised is None:
                 raise ora(6550, "PLS-00302: component 'INDEX_VECTOR_MEMORY_ADVISOR' must be declared")
             return [(self.advised,)]
-        if s == index_admin._SET_INDEX_TYPE:
+        if s == load_indexes._SET_INDEX_TYPE:
             self._update_version(b["name"], lambda r: r.__setitem__(4, b["index_type"]))
             return []
         return super()._dml(s, b)

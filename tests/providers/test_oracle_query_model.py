@@ -128,7 +128,7 @@ def db(tmp_path: Path) -> ModelCatalogDb:
 
 
 def _connector(db: ModelCatalogDb, **settings: Any) -> Any:
-    connector = catalog_store(db, **settings)._db
+    connector = catalog_store(db, **settings).connector
     connector._pool.close = lambda force=False: None  # the fake's pool has nothing to close
     return connector
 
@@ -368,7 +368,7 @@ def test_rag_oracle_parity_records_and_prints_the_figures(db: ModelCatalogDb, te
     query_model.load_model(connector, "RAG_QUERY_EMBEDDER", text_model.path.read_bytes(), oracle_metadata())
     monkeypatch.setattr(oracle_cli, "open_connector", lambda settings: _connector(db))
     store = catalog_store(db)
-    store._db._pool.close = lambda force=False: None
+    store.connector._pool.close = lambda force=False: None
     monkeypatch.setattr(registry, "build_store", lambda settings: store)
     result = CliRunner().invoke(cli, ["--config", str(_profile(tmp_path, text_model.path.parent.parent)), "oracle",
                                       "parity", "--version", "KB_V1", "--golden", str(golden)],

@@ -26,12 +26,21 @@ import oracledb
 import pytest
 
 from backend.common.config import OracleSettings, OracleVectorIndexSettings
-from backend.common.errors import EmbeddingModelMismatch, InvalidIdentifier, StoreError, VersionConflict
+from backend.common.errors import EmbeddingModelMismatch, InvalidIdentifier, StoreError, StoreUnavailable, VersionConflict
+from backend.core.ports import (
+    ConversationLog,
+    EnrichmentCache,
+    IndexAdmin,
+    InteractionLog,
+    SeriesLocking,
+    Stores,
+    VectorStore,
+)
 from backend.core.types import Chunk, DocumentWrite, FieldFilter, Interaction, QueryVector, Visibility
 from backend.providers.oracle_vs import sql
 from backend.providers.oracle_vs.connection import OracleConnector
 from backend.providers.oracle_vs.store import OracleVectorStore
-from tests.contracts.vector_store import VectorStoreContract
+from tests.contracts.vector_store import ALL_CHUNK_IDS, VectorStoreContract
 from tests.providers.oracle_fake import FakeCursor
 
 ORACLE_DSN = os.environ.get("RAG_TEST_ORACLE_DSN") or os.environ.get("ORACLE_DSN")
@@ -67,6 +76,25 @@ class TestOracleVectorStore(VectorStoreContract):
         """HNSW/IVF candidates are approximate: no leak and exactly min(k, visible) hits still hold
         for every pair, the ranking for nearly all."""
         assert exact >= (pairs if ORACLE_INDEX == "none" else 0.9 * pairs)
+
+    @pytest.fixture
+    def stores(self, store: OracleVectorStore) -> Stores:
+        return store.stores()
+
+    def test_an_unreachable_store_says_where_it_is(self, tmp_path: Any) -> None:
+        settings = OracleSettings.model_validate({"dsn": "127.0.0.1:1/FREEPDB1", "user": "rag",
+                                                  "password": "not-this-one", "connect_timeout_s": 3})
+        with pytest.raises(StoreUnavailable, match=r"127\.0\.0\.1:1") as info:
+            OracleVectorStore.from_settings(settings)
+        assert "not-this-one" not in str(info.value)
+
+    def test_finish_load_readies_what_search_uses(self, store: Any, version: str, embedder: Any) -> None:
+        """finish_load builds the version's vector index (``store.oracle.vector_index``; ``none``: exact)
+        and is idempotent; the version answers every search after it."""
+        store.finish_load(version)
+        store.finish_load(version)
+        assert len(store.search(version, self.query(embedder, "vacation"), k=3).hits) == 3
+        assert store.get_version(version).chunk_count == len(ALL_CHUNK_IDS)
 
     @pytest.fixture
     def store(self, oracle_store: OracleVectorStore) -> Iterator[Any]:
@@ -182,6 +210,19 @@ def registry(*versions: tuple[Any, ...], aliases: dict[str, str] | None = None) 
 def make_store(db: RecordingDb, **index: Any) -> OracleVectorStore:
     settings = OracleSettings(vector_index=OracleVectorIndexSettings(**index))
     return OracleVectorStore(OracleConnector(RecordingPool(db), where="db.test:1521"), settings)
+
+
+def test_the_bundle_is_one_object_per_port_around_one_connector() -> None:
+    """Composition, not inheritance: each port its own object, all on the facade's connector."""
+    store = make_store(RecordingDb([]))
+    stores = store.stores()
+    assert isinstance(stores.vectors, VectorStore) and isinstance(stores.admin, IndexAdmin)
+    assert isinstance(stores.admin, SeriesLocking) and isinstance(stores.interactions, InteractionLog)
+    assert isinstance(stores.conversations, ConversationLog) and isinstance(stores.enrichment_cache, EnrichmentCache)
+    parts = [stores.vectors, stores.admin, stores.interactions, stores.conversations, stores.enrichment_cache]
+    assert len({id(p) for p in parts}) == 5 and not any(isinstance(p, OracleVectorStore) for p in parts)
+    assert stores.owner is store.connector
+    assert all(getattr(p, "connector", None) is store.connector for p in parts[:4])
 
 
 def doc(doc_id: str, n: int, dim: int = 3) -> DocumentWrite:

@@ -15,7 +15,7 @@ from backend.benchmarks.ann_vectors import minilm_like
 from backend.common.config import SqliteAnnSettings
 from backend.core.types import ACL_FIELD, Chunk, DocumentWrite, FieldFilter, QueryVector, VersionSpec, Visibility
 from backend.providers.sqlite_vs import ann
-from backend.providers.sqlite_vs import store as store_module
+from backend.providers.sqlite_vs import matrices as matrices_module
 from backend.providers.sqlite_vs.store import SqliteVectorStore
 
 MODEL, DIM = "bench-model", 384
@@ -125,7 +125,7 @@ def test_dropped_with_the_version(db: Path, built: tuple[SqliteVectorStore, np.n
 def test_survives_a_reopen(db: Path, built: tuple[SqliteVectorStore, np.ndarray],
                            monkeypatch: pytest.MonkeyPatch) -> None:
     _, vectors = built
-    monkeypatch.setattr(store_module, "_INDEXES", ann.AnnCache())  # a new process: nothing loaded
+    monkeypatch.setattr(matrices_module, "INDEXES", ann.AnnCache())  # a new process: nothing loaded
     reopened = SqliteVectorStore(db, ann_settings=TINY)
     result = reopened.search("KB_V1", _q(vectors[7]), 10)
     assert result.dense_index["kind"] == "hnsw" and result.hits[0].chunk.chunk_id == "d0::7"  # type: ignore[index]
@@ -140,7 +140,7 @@ def test_damaged_file_falls_back_to_exact_then_finish_load_rebuilds(
         path.write_bytes(path.read_bytes()[: path.stat().st_size // 3])
     else:
         path.unlink()
-    monkeypatch.setattr(store_module, "_INDEXES", ann.AnnCache())
+    monkeypatch.setattr(matrices_module, "INDEXES", ann.AnnCache())
     result = store.search("KB_V1", _q(vectors[9]), 10)
     assert result.dense_index["kind"] == "exact" and "unusable" in result.dense_index["reason"]  # type: ignore[index]
     assert result.hits[0].chunk.chunk_id == "d0::9" and len(result.hits) == 10

@@ -15,7 +15,8 @@ from typing import Any, Callable, Iterator
 import pytest
 
 from backend.common.config import SqliteAnnSettings
-from backend.common.errors import EmbeddingModelMismatch, InvalidIdentifier
+from backend.common.errors import EmbeddingModelMismatch, InvalidIdentifier, StoreUnavailable
+from backend.core.ports import Stores
 from backend.core.types import Chunk, DocumentWrite, FieldFilter, QueryVector, VersionSpec
 from backend.providers.sqlite_vs.store import SqliteVectorStore
 from tests.conftest import REPO
@@ -30,12 +31,42 @@ from tests.contracts.vector_store import (
 )
 
 
-class TestSqliteVectorStore(VectorStoreContract):
+class _SqliteContract(VectorStoreContract):
+    """What both SQLite runs state their own way: the bundle of separate port objects over one
+    ``SqliteDatabase`` (``SqliteVectorStore.stores()``, what ``build_stores`` returns), and where
+    an unreachable file is."""
+
+    @pytest.fixture
+    def stores(self, store: SqliteVectorStore) -> Stores:
+        return store.stores()
+
+    def test_an_unreachable_store_says_where_it_is(self, tmp_path: Path) -> None:
+        (tmp_path / "a-file").write_text("not a folder")
+        where = tmp_path / "a-file" / "rag.sqlite"
+        with pytest.raises(StoreUnavailable, match=re.escape(f"cannot create the folder of SQLite store {where}")):
+            SqliteVectorStore(where)
+
+    def test_the_bundle_holds_one_object_per_port(self, store: SqliteVectorStore, stores: Stores) -> None:
+        parts = [stores.vectors, stores.admin, stores.interactions, stores.conversations, stores.enrichment_cache]
+        assert len({id(p) for p in parts}) == 5 and store not in parts
+        assert stores.owner is store.db
+
+
+class TestSqliteVectorStore(_SqliteContract):
     @pytest.fixture
     def store(self, tmp_path: Path) -> Iterator[Any]:
         store = SqliteVectorStore(tmp_path / "contract.sqlite")
         yield store
         store.close()
+
+    def test_finish_load_readies_what_search_uses(self, store: Any, version: str, embedder: Any) -> None:
+        """Below ``store.sqlite.ann.min_vectors`` rows no index is built: the exact scan answers, saying why."""
+        store.finish_load(version)
+        store.finish_load(version)
+        result = store.search(version, self.query(embedder, "vacation"), k=3)
+        assert result.dense_index is not None and result.dense_index["kind"] == "exact"
+        assert "min_vectors" in result.dense_index["reason"] and len(result.hits) == 3
+        assert store.get_version(version).chunk_count == len(ALL_CHUNK_IDS)
 
 
 class _IndexedAfterEachWrite(SqliteVectorStore):
@@ -53,7 +84,7 @@ class _IndexedAfterEachWrite(SqliteVectorStore):
         return deleted
 
 
-class TestSqliteVectorStoreWithAnnIndex(VectorStoreContract):
+class TestSqliteVectorStoreWithAnnIndex(_SqliteContract):
     """The same contract with the per-version ANN index on (store.sqlite.ann, min_vectors 1)."""
 
     @pytest.fixture
@@ -61,6 +92,12 @@ class TestSqliteVectorStoreWithAnnIndex(VectorStoreContract):
         store = _IndexedAfterEachWrite(tmp_path / "contract-ann.sqlite", ann_settings=SqliteAnnSettings(min_vectors=1))
         yield store
         store.close()
+
+    def test_finish_load_readies_what_search_uses(self, store: Any, version: str, embedder: Any) -> None:
+        """At ``min_vectors`` rows or more finish_load builds the HNSW index, and an unfiltered search uses it."""
+        store.finish_load(version)
+        result = store.search(version, self.query(embedder, "vacation"), k=3)
+        assert result.dense_index is not None and result.dense_index["kind"] == "hnsw" and len(result.hits) == 3
 
     def assert_ranking_exact(self, exact: int, pairs: int) -> None:
         """HNSW is approximate: no leak and exactly min(k, visible) hits still hold for every pair

@@ -1,6 +1,7 @@
-"""``ConversationLog`` on Oracle: RAG_CONVERSATION_TURNS and RAG_FEEDBACK (``sql.CATALOG_DDL``).
+"""``InteractionLog`` and ``ConversationLog`` on Oracle: CHAT_INTERACTIONS, RAG_CONVERSATION_TURNS
+and RAG_FEEDBACK (``sql.CATALOG_DDL``).
 
-A mixin of ``OracleVectorStore``. Table names are fixed catalog names; every value is a
+Each over the store's ``OracleConnector`` (the same pool as the other ports). Table names are fixed catalog names; every value is a
 named bind. Oracle keeps '' as NULL, so "no principal" is matched with ``IS NULL``
 explicitly rather than ``=``.
 """
@@ -10,9 +11,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from backend.core.types import ConversationTurn, Feedback
+from backend.core.types import ConversationTurn, Feedback, Interaction
+from backend.providers.oracle_vs import sql
 from backend.providers.oracle_vs.connection import OracleConnector
-from backend.providers.oracle_vs.index_admin import now_iso
+from backend.providers.oracle_vs.versions import json_safe, json_value, now_iso, oracledb_json
 
 _TURN_COLUMNS = ("interaction_id, conversation_id, created_at, question, effective_query, resp_mode, version, "
                  "domain_key, principal, cited_doc_ids")
@@ -54,11 +56,57 @@ def _turn(r: tuple[Any, ...]) -> ConversationTurn:
     )
 
 
+class OracleInteractionLog:
+    """``InteractionLog``: one CHAT_INTERACTIONS row per answered question."""
+
+    def __init__(self, connector: OracleConnector) -> None:
+        self.connector = connector
+
+    # --- interactions (CHAT_INTERACTIONS, RESP_MODE per seed 004) ---------------------
+    def record_interaction(self, interaction: Interaction) -> None:
+        with self.connector.transaction("recording an interaction") as con:
+            cur = con.cursor()
+            cur.setinputsizes(decision_explain=oracledb_json())
+            cur.execute(
+                "INSERT INTO CHAT_INTERACTIONS (created_at, question, resp_mode, used_llm, domain_key, retrieval_target, "
+                "latency_ms, conversation_id, decision_explain, principal) VALUES (:created_at, :question, :resp_mode, "
+                ":used_llm, :domain_key, :retrieval_target, :latency_ms, :conversation_id, :decision_explain, "
+                ":principal)",
+                {"created_at": interaction.created_at or now_iso(), "question": interaction.question,
+                 "resp_mode": interaction.resp_mode, "used_llm": interaction.used_llm, "domain_key": interaction.domain,
+                 "retrieval_target": interaction.retrieval_target, "latency_ms": float(interaction.latency_ms),
+                 "conversation_id": interaction.conversation_id,
+                 "decision_explain": json_safe(interaction.decision_explain), "principal": interaction.principal},
+            )
+
+    def interactions(self, limit: int = 100) -> list[Interaction]:
+        with self.connector.connection("reading interactions") as con:
+            cur = con.cursor()
+            cur.execute(
+                "SELECT question, resp_mode, used_llm, domain_key, retrieval_target, latency_ms, "
+                f"{sql.json_text('decision_explain', 'decision_explain')}, "
+                "conversation_id, created_at, principal FROM CHAT_INTERACTIONS ORDER BY id DESC FETCH FIRST :n ROWS ONLY",
+                {"n": int(limit)})
+            rows = cur.fetchall()
+        return [Interaction(question=_text(r[0]) or "", resp_mode=r[1], used_llm=_text(r[2]) or "", domain=r[3], retrieval_target=r[4],
+                            latency_ms=float(r[5]), decision_explain=json_value(r[6]) or {}, conversation_id=r[7],
+                            created_at=r[8], principal=r[9]) for r in rows]
+
+    def count_interactions(self) -> int:
+        with self.connector.connection("counting interactions") as con:
+            cur = con.cursor()
+            cur.execute("SELECT COUNT(*) FROM CHAT_INTERACTIONS")
+            return int(cur.fetchone()[0])
+
+
 class OracleConversationLog:
-    _db: OracleConnector
+    """``ConversationLog``: turns by conversation and owner, one feedback verdict per answer."""
+
+    def __init__(self, connector: OracleConnector) -> None:
+        self.connector = connector
 
     def record_turn(self, turn: ConversationTurn) -> None:
-        with self._db.transaction("recording a conversation turn") as con:
+        with self.connector.transaction("recording a conversation turn") as con:
             con.cursor().execute(INSERT_TURN_SQL, {
                 "interaction_id": turn.interaction_id, "conversation_id": turn.conversation_id,
                 "created_at": turn.created_at or now_iso(), "question": turn.question,
@@ -69,21 +117,21 @@ class OracleConversationLog:
 
     def conversation_turns(self, conversation_id: str, principal: str | None, limit: int = 50
                            ) -> list[ConversationTurn]:
-        with self._db.connection("reading a conversation") as con:
+        with self.connector.connection("reading a conversation") as con:
             cur = con.cursor()
             cur.execute(CONVERSATION_SQL, {"conversation_id": conversation_id, "principal": principal, "n": int(limit)})
             rows = cur.fetchall()
         return [_turn(r) for r in reversed(rows)]
 
     def get_turn(self, interaction_id: str) -> ConversationTurn | None:
-        with self._db.connection("reading a conversation turn") as con:
+        with self.connector.connection("reading a conversation turn") as con:
             cur = con.cursor()
             cur.execute(TURN_SQL, {"interaction_id": interaction_id})
             row = cur.fetchone()
         return _turn(row) if row is not None else None
 
     def delete_conversation(self, conversation_id: str, principal: str | None) -> int:
-        with self._db.transaction("deleting a conversation") as con:
+        with self.connector.transaction("deleting a conversation") as con:
             cur = con.cursor()
             cur.execute(DELETE_CONVERSATION_SQL, {"conversation_id": conversation_id, "principal": principal})
             return int(cur.rowcount or 0)
@@ -91,7 +139,7 @@ class OracleConversationLog:
     def record_feedback(self, feedback: Feedback) -> int:
         import oracledb
 
-        with self._db.transaction("recording feedback") as con:
+        with self.connector.transaction("recording feedback") as con:
             cur = con.cursor()
             out = cur.var(oracledb.DB_TYPE_NUMBER)
             # one verdict per answer: a new one (a changed vote) replaces it, in the same transaction
@@ -108,7 +156,7 @@ class OracleConversationLog:
             return int(values[0])
 
     def feedback(self, limit: int = 1000) -> list[Feedback]:
-        with self._db.connection("reading feedback") as con:
+        with self.connector.connection("reading feedback") as con:
             cur = con.cursor()
             cur.execute(FEEDBACK_SQL, {"n": int(limit)})
             rows = cur.fetchall()

@@ -17,7 +17,7 @@ from typing import Any, Mapping, Sequence
 
 from backend.common.errors import StoreError
 from backend.providers.oracle_vs import sql
-from backend.providers.oracle_vs.index_admin import now_iso
+from backend.providers.oracle_vs.versions import now_iso
 
 DDL = """CREATE TABLE IF NOT EXISTS RAG_ENRICHMENT_CACHE (
     content_hash   VARCHAR2(64) NOT NULL,
@@ -54,10 +54,17 @@ class OracleEnrichmentCache:
 
     def __init__(self, db: Any) -> None:
         self._db = db
-        with self._db.connection("creating RAG_ENRICHMENT_CACHE") as con:
-            con.cursor().execute(DDL)
+        self._ready = False
+
+    def _ensure_table(self) -> None:
+        """Created on first use, so a bundle that never enriches never sends the DDL (idempotent)."""
+        if not self._ready:
+            with self._db.connection("creating RAG_ENRICHMENT_CACHE") as con:
+                con.cursor().execute(DDL)
+            self._ready = True
 
     def get_many(self, prompt_version: str, model_id: str, content_hashes: Sequence[str]) -> dict[str, str]:
+        self._ensure_table()
         hashes = list(dict.fromkeys(content_hashes))
         out: dict[str, str] = {}
         with self._db.connection("reading the enrichment cache") as con:
@@ -73,6 +80,7 @@ class OracleEnrichmentCache:
     def put_many(self, prompt_version: str, model_id: str, payloads: Mapping[str, str]) -> None:
         if not payloads:
             return
+        self._ensure_table()
         now = now_iso()
         rows = [{"content_hash": h, "prompt_version": prompt_version, "model_id": model_id, "payload": p,
                  "created_at": now} for h, p in sorted(payloads.items())]

@@ -1,18 +1,17 @@
 """``EnrichmentCache`` in the SQLite store's file: one table shared by every version.
 
-Its own connection to the store's database (WAL lets it sit next to the store's), its own
+On the store's ``SqliteDatabase`` (its connections and transactions), in its own
 small table ``rag_enrichment_cache`` keyed by ``(content_hash, prompt_version, model_id)``,
 values bound, never formatted into the SQL.
 """
 
 from __future__ import annotations
 
-import sqlite3
-import threading
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Mapping, Sequence
 
-from backend.common.errors import StoreError
+from backend.providers.sqlite_vs.connection import SqliteDatabase
 
 DDL = """CREATE TABLE IF NOT EXISTS rag_enrichment_cache (
     content_hash TEXT NOT NULL,
@@ -26,47 +25,45 @@ _CHUNK = 500  # hashes per SELECT (SQLite's bound-variable limit is far above)
 
 
 class SqliteEnrichmentCache:
-    def __init__(self, path: str, busy_timeout_ms: int = 10_000) -> None:
-        self.path = path
-        self._timeout = busy_timeout_ms / 1000
-        self._local = threading.local()
-        with self._conn() as con:
-            con.execute(DDL)
+    """``EnrichmentCache`` on a store's database, or on a file of its own when given a path."""
 
-    def _conn(self) -> sqlite3.Connection:
-        con = getattr(self._local, "con", None)
-        if con is None:
-            try:
-                con = sqlite3.connect(self.path, timeout=self._timeout)
-            except sqlite3.Error as exc:
-                raise StoreError(f"enrichment cache {self.path}: {exc}") from exc
-            self._local.con = con
-        return con
+    def __init__(self, db: SqliteDatabase | str | Path, busy_timeout_ms: int = 10_000) -> None:
+        self.db = db if isinstance(db, SqliteDatabase) else SqliteDatabase(db, busy_timeout_ms)
+        self._ready = False
+
+    def _ensure_table(self) -> None:
+        """Created on first use, so a bundle that never enriches never writes the schema."""
+        if not self._ready:
+            self.db.connection().execute(DDL)
+            self._ready = True
+
+    @property
+    def path(self) -> str:
+        return self.db.path
 
     def close(self) -> None:
-        con = getattr(self._local, "con", None)
-        if con is not None:
-            con.close()
-            self._local.con = None
+        self.db.close()
 
     def get_many(self, prompt_version: str, model_id: str, content_hashes: Sequence[str]) -> dict[str, str]:
+        self._ensure_table()
         hashes = list(dict.fromkeys(content_hashes))
         out: dict[str, str] = {}
-        con = self._conn()
-        for start in range(0, len(hashes), _CHUNK):
-            part = hashes[start:start + _CHUNK]
-            marks = ",".join("?" * len(part))
-            rows = con.execute(
-                f"SELECT content_hash, payload FROM rag_enrichment_cache WHERE prompt_version = ? AND model_id = ? "
-                f"AND content_hash IN ({marks})", (prompt_version, model_id, *part)).fetchall()
-            out.update((h, p) for h, p in rows)
+        with self.db.read() as con:
+            for start in range(0, len(hashes), _CHUNK):
+                part = hashes[start:start + _CHUNK]
+                marks = ",".join("?" * len(part))
+                rows = con.execute(
+                    f"SELECT content_hash, payload FROM rag_enrichment_cache WHERE prompt_version = ? "
+                    f"AND model_id = ? AND content_hash IN ({marks})", (prompt_version, model_id, *part)).fetchall()
+                out.update((h, p) for h, p in rows)
         return out
 
     def put_many(self, prompt_version: str, model_id: str, payloads: Mapping[str, str]) -> None:
         if not payloads:
             return
+        self._ensure_table()
         now = datetime.now(timezone.utc).isoformat()
-        with self._conn() as con:
+        with self.db.write() as con:
             con.executemany(
                 "INSERT INTO rag_enrichment_cache (content_hash, prompt_version, model_id, payload, created_at) "
                 "VALUES (?, ?, ?, ?, ?) ON CONFLICT (content_hash, prompt_version, model_id) "
