@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from backend.api.models import ErrorBody
+from backend.api.models import ErrorBody, ResponseModel
 
 #: a knowledge base in a URL path: ``default`` or a domain key
 KB_KEY_PATTERN = r"^[a-z][a-z0-9_-]{0,62}$"
@@ -19,10 +19,6 @@ JOB_ID_PATTERN = r"^[0-9a-f]{32}$"
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
-
-
-class _Out(BaseModel):
-    model_config = ConfigDict(extra="forbid")
 
 
 class PromoteBody(_Strict):
@@ -39,13 +35,13 @@ class RollbackBody(_Strict):
     confirm: bool | None = Field(None, description="Must be true: the page asked the person first.")
 
 
-class UploadLimits(_Out):
+class UploadLimits(ResponseModel):
     max_upload_bytes: int = Field(..., description="Largest file an upload accepts (knowledge_bases.max_upload_bytes).")
     max_files_per_upload: int = Field(..., description="Most files one upload accepts.")
     suffixes: list[str] = Field(..., description="File types the loaders read, e.g. `.docx`.")
 
 
-class AdminMe(_Out):
+class AdminMe(ResponseModel):
     admin: bool = Field(..., description="The caller may write: upload, evaluate, promote, roll back.")
     can_view: bool = Field(..., description="The caller may read the console (admins, and everyone with "
                            "admin.non_admins: read_only).")
@@ -55,13 +51,13 @@ class AdminMe(_Out):
                                         "(admins only; the server checks again).")
 
 
-class GoldenInfo(_Out):
+class GoldenInfo(ResponseModel):
     path: str
     generated: bool = Field(..., description="A starter set generated from the documents, not real questions.")
     queries: int
 
 
-class KnowledgeBaseOut(_Out):
+class KnowledgeBaseOut(ResponseModel):
     key: str = Field(..., description="`default` (the default alias) or the domain key (X-RAG-Domain).")
     title: str
     alias: str
@@ -74,11 +70,11 @@ class KnowledgeBaseOut(_Out):
     golden: GoldenInfo | None
 
 
-class KnowledgeBasesResponse(_Out):
+class KnowledgeBasesResponse(ResponseModel):
     knowledge_bases: list[KnowledgeBaseOut]
 
 
-class DocumentOut(_Out):
+class DocumentOut(ResponseModel):
     doc_id: str
     source: str
     chunks: int
@@ -86,19 +82,19 @@ class DocumentOut(_Out):
                             "retained versions show.")
 
 
-class DocumentsResponse(_Out):
+class DocumentsResponse(ResponseModel):
     version: str | None = Field(..., description="The live version (null: the alias serves nothing).")
     documents: list[DocumentOut]
 
 
-class VersionEvaluationOut(_Out):
+class VersionEvaluationOut(ResponseModel):
     metrics: dict[str, Any]
     gates_passed: bool | None
     created_at: str | None
     current: bool = Field(..., description="Made on the version's present content.")
 
 
-class VersionOut(_Out):
+class VersionOut(ResponseModel):
     name: str
     role: Literal["live", "rollback", "candidate", "older"]
     created_at: str
@@ -108,7 +104,7 @@ class VersionOut(_Out):
     evaluation: VersionEvaluationOut | None
 
 
-class HistoryOut(_Out):
+class HistoryOut(ResponseModel):
     version: str
     previous: str | None
     changed_at: str
@@ -116,7 +112,7 @@ class HistoryOut(_Out):
     forced: bool
 
 
-class VersionsResponse(_Out):
+class VersionsResponse(ResponseModel):
     alias: str
     live: str | None
     rollback: str | None
@@ -124,7 +120,7 @@ class VersionsResponse(_Out):
     history: list[HistoryOut] = Field(..., description="The alias's changes, newest first.")
 
 
-class QueryOutcome(_Out):
+class QueryOutcome(ResponseModel):
     mode: str | None = Field(..., description="The decided answer mode.")
     mode_correct: bool
     hit: bool | None = Field(..., description="An expected document in the top k; null: the query expects none.")
@@ -132,7 +128,7 @@ class QueryOutcome(_Out):
     reciprocal_rank: float | None
 
 
-class QueryChangeOut(_Out):
+class QueryChangeOut(ResponseModel):
     id: str | None
     query: str | None
     expected_mode: str | None
@@ -143,7 +139,7 @@ class QueryChangeOut(_Out):
         "the rank of the first expected document decides; `new`: the live evaluation has no such query.")
 
 
-class GateOut(_Out):
+class GateOut(ResponseModel):
     name: str | None
     metric: str | None
     passed: bool
@@ -153,14 +149,14 @@ class GateOut(_Out):
     baseline: float | None = None
 
 
-class EvaluationSummary(_Out):
+class EvaluationSummary(ResponseModel):
     wins: int
     losses: int
     same: int
     new: int
 
 
-class EvaluationResponse(_Out):
+class EvaluationResponse(ResponseModel):
     version: str | None
     baseline_version: str | None
     created_at: str | None
@@ -173,22 +169,22 @@ class EvaluationResponse(_Out):
     summary: EvaluationSummary
 
 
-class JobAccepted(_Out):
+class JobAccepted(ResponseModel):
     job: str = Field(..., description="GET /admin/jobs/<job> follows it.")
 
 
-class RefusedFile(_Out):
+class RefusedFile(ResponseModel):
     file: str
     reason: str
 
 
-class UploadAccepted(_Out):
+class UploadAccepted(ResponseModel):
     job: str
     accepted: list[str]
     refused: list[RefusedFile]
 
 
-class PromoteResponse(_Out):
+class PromoteResponse(ResponseModel):
     promoted: bool = Field(..., description="False: the alias already served the version (nothing to do).")
     version: str
     previous: str | None
@@ -198,7 +194,7 @@ class PromoteResponse(_Out):
     notes: list[str]
 
 
-class GateFailedResponse(_Out):
+class GateFailedResponse(ResponseModel):
     error: ErrorBody
     version: str
     alias: str
@@ -206,14 +202,14 @@ class GateFailedResponse(_Out):
     metrics: dict[str, Any] | None
 
 
-class RollbackResponse(_Out):
+class RollbackResponse(ResponseModel):
     alias: str
     version: str = Field(..., description="What the alias serves now.")
     previous: str | None = Field(..., description="What it served before the rollback.")
     reason: str
 
 
-class FeedbackRow(_Out):
+class FeedbackRow(ResponseModel):
     interaction_id: str
     vote: Literal["up", "down"]
     comment: str | None
@@ -224,25 +220,25 @@ class FeedbackRow(_Out):
     expected_answer: str | None
 
 
-class AdminFeedbackResponse(_Out):
+class AdminFeedbackResponse(ResponseModel):
     feedback: list[FeedbackRow] = Field(..., description="Newest first.")
 
 
-class GoldenQueryOut(_Out):
+class GoldenQueryOut(ResponseModel):
     id: str | None
     query: str
     expected_mode: str
     expected_sources: list[str]
 
 
-class GoldenResponse(_Out):
+class GoldenResponse(ResponseModel):
     path: str | None
     generated: bool
     queries: list[GoldenQueryOut]
     how_to_replace: str
 
 
-class JobOut(_Out):
+class JobOut(ResponseModel):
     id: str
     kind: Literal["upload", "evaluate"]
     key: str
@@ -255,6 +251,8 @@ class JobOut(_Out):
     created_at: str
     updated_at: str
     principal: str | None
+    #: while an upload ingests: total, documents, chunks, documents_per_s, chunks_per_s, eta_s, ...
+    rates: dict[str, Any] | None = None
 
 
 MODELS: list[tuple[type[BaseModel], Any]] = [

@@ -2,9 +2,10 @@
 
 They validate requests, serialize every response, and are the single source of
 ``/openapi.json``, so the published schema is the behaviour. Requests are strict
-(``"5"`` is not a ``top_k``) and reject unknown fields; limits that come from
-config (question length, ``max_top_k``) are checked by the route and added to
-the schema by ``openapi.py``.
+(``"5"`` is not a ``top_k``) and reject unknown fields. The request models are the
+typed requests: validated with ``context={"limits": RequestLimits}`` they also check the
+limits that come from config (question length, ``max_top_k``), once, so the services take
+them as checked; ``openapi.py`` writes those limits into the schema.
 """
 
 from __future__ import annotations
@@ -17,11 +18,17 @@ from pydantic import (
     ConfigDict,
     Field,
     SerializerFunctionWrapHandler,
+    ValidationError,
+    ValidationInfo,
+    WrapValidator,
     field_validator,
     model_serializer,
+    model_validator,
 )
+from pydantic_core import PydanticCustomError
 
 from backend.common.config import SearchStrategy
+from backend.core.requests import RequestLimits, strategy_hint
 
 Mode = Literal["rag", "hybrid", "fallback"]
 
@@ -32,6 +39,27 @@ def _whole_number(value: Any) -> Any:
 
 
 PositiveWhole = Annotated[int, Field(ge=1), BeforeValidator(_whole_number)]
+
+
+def _strategy_hint(value: Any, handler: Any) -> Any:
+    """The schema's own "Input should be ..." for an unknown strategy, with the one meant."""
+    try:
+        return handler(value)
+    except ValidationError as exc:
+        if not isinstance(value, str):
+            raise
+        raise PydanticCustomError("literal_error", str(exc.errors()[0]["msg"]) + strategy_hint(value)) from None
+
+
+#: a search strategy name; an unknown one is refused with pydantic's message plus "did you mean"
+Strategy = Annotated[SearchStrategy, WrapValidator(_strategy_hint)]
+
+
+def request_limits(info: ValidationInfo) -> RequestLimits | None:
+    """The limits a request model is validated with (``context={"limits": ...}``), if any."""
+    context = info.context
+    limits = context.get("limits") if isinstance(context, dict) else None
+    return limits if isinstance(limits, RequestLimits) else None
 
 
 class _Strict(BaseModel):
@@ -63,7 +91,7 @@ class ChatRequestBody(_Strict):
         description="Metadata filters, ANDed: a value, a list (any of), or {any, all, gte, lte}; fields are "
         "the built-ins (doc_id, source, chunk_type, tags, lang, updated_at) and retrieval.metadata_schema.",
     )
-    strategy: SearchStrategy | None = Field(None, description="Search strategy; default retrieval.strategy.")
+    strategy: Strategy | None = Field(None, description="Search strategy; default retrieval.strategy.")
     conversation_id: str | None = Field(None, max_length=128, description="Client's conversation id, stored with the interaction.")
 
     @field_validator("question")
@@ -73,6 +101,15 @@ class ChatRequestBody(_Strict):
             raise ValueError("question must contain text")
         return v
 
+    @model_validator(mode="after")
+    def _within_limits(self, info: ValidationInfo) -> "ChatRequestBody":
+        """The configured limits, after the shape: 413 for a long question, 422 for ``top_k``."""
+        limits = request_limits(info)
+        if limits is not None:
+            limits.text(self.question)
+            limits.top_k(self.top_k)
+        return self
+
     def raw_filters(self) -> dict[str, Any]:
         """Filters in the plain shape ``metadata_schema.parse_filters`` checks against the schema."""
         return {
@@ -81,11 +118,13 @@ class ChatRequestBody(_Strict):
         }
 
 
-class _Out(BaseModel):
+class ResponseModel(BaseModel):
+    """What every response body model is: a field the schema does not name is a bug, not data."""
+
     model_config = ConfigDict(extra="forbid")
 
 
-class Citation(_Out):
+class Citation(ResponseModel):
     marker: str | None = Field(..., description="'[n]' as used in the answer; null for figures.")
     chunk_id: str
     doc_id: str
@@ -100,7 +139,7 @@ class Citation(_Out):
                                 "sentence stands under; null when the document has no headings there.")
 
 
-class RetrievedChunkMeta(_Out):
+class RetrievedChunkMeta(ResponseModel):
     rank: int
     chunk_id: str
     doc_id: str
@@ -117,7 +156,7 @@ class RetrievedChunkMeta(_Out):
     metadata: dict[str, Any] = Field(default_factory=dict)
 
 
-class ThresholdsOut(_Out):
+class ThresholdsOut(ResponseModel):
     low: float
     high: float
     base_low: float
@@ -125,7 +164,7 @@ class ThresholdsOut(_Out):
     kind: Literal["normalized", "raw_cosine", "raw_dot"]
 
 
-class GatesOut(_Out):
+class GatesOut(ResponseModel):
     min_similarity_for_hybrid: float
     min_chunks_for_hybrid: int
     min_total_context_chars: int
@@ -143,7 +182,7 @@ def _without_none(data: Any, keys: tuple[str, ...]) -> Any:
     return data
 
 
-class AnswerSentenceOut(_Out):
+class AnswerSentenceOut(ResponseModel):
     role: Literal["lead", "support", "runner_up"]
     marker: str = Field(..., description="Citation marker of the sentence's passage.")
     chunk_id: str
@@ -168,7 +207,7 @@ class AnswerSentenceOut(_Out):
         return _without_none(handler(self), ("answerability", "contributions"))
 
 
-class AnswerabilityOut(_Out):
+class AnswerabilityOut(ResponseModel):
     best_sentence: float | None = Field(
         ..., description="Best probability that a retrieved sentence sharing a word with the question answers it.")
     relevance_bar: float = Field(..., description="retrieval.answerability.min_sentence_relevance: below it nothing "
@@ -176,7 +215,7 @@ class AnswerabilityOut(_Out):
     unknown_words: list[str] = Field(..., description="Question words no visible chunk of the knowledge base uses.")
 
 
-class AnswerExplainOut(_Out):
+class AnswerExplainOut(ResponseModel):
     method: str
     question_type: str | None = Field(..., description="duration, list, number, date, name, location, option, or null.")
     content_words: list[str]
@@ -195,21 +234,21 @@ class AnswerExplainOut(_Out):
         return _without_none(handler(self), ("quotable", "relevance_bar"))
 
 
-class RerankMoveOut(_Out):
+class RerankMoveOut(ResponseModel):
     chunk_id: str
     rerank_score: float
     rank_before: int = Field(..., description="Rank under the strategy's own order.")
     rank_after: int = Field(..., description="Rank after the reranker.")
 
 
-class DenseIndexOut(_Out):
+class DenseIndexOut(ResponseModel):
     kind: Literal["hnsw", "exact"] = Field(..., description="The version's HNSW index, or the exact scan.")
     reason: str = Field(..., description="Why: unfiltered, filtered and widened, below store.sqlite.ann."
                         "min_vectors, a filter leaving few rows, a stale or unusable index, a widened search short of k.")
     depth: int | None = Field(None, description="Neighbours asked of the index (hnsw only).")
 
 
-class RerankOut(_Out):
+class RerankOut(ResponseModel):
     provider: str
     model: str
     top_n: int
@@ -218,7 +257,7 @@ class RerankOut(_Out):
     order: list[RerankMoveOut]
 
 
-class RetrievalSettingsOut(_Out):
+class RetrievalSettingsOut(ResponseModel):
     source: Literal["version stamp", "live config"] = Field(
         ..., description="version stamp: the settings recorded on the version at ingest; live config: the version "
         "has no stamp (made before stamps existed), so the running configuration applies.")
@@ -228,7 +267,7 @@ class RetrievalSettingsOut(_Out):
         None, description="The stamp: strategy, fusion, lexical, rerank (provider, model, top_n...), freshness.")
 
 
-class DecisionExplain(_Out):
+class DecisionExplain(ResponseModel):
     mode: Mode
     decided_mode: Mode = Field(..., description="Mode before a blank primary answer, or the primary LLM's "
                                "NOT_ANSWERABLE reply, forced fallback.")
@@ -281,7 +320,7 @@ class DecisionExplain(_Out):
         "why; null for strategies without a dense side and for the Oracle store.")
 
 
-class ChatResponse(_Out):
+class ChatResponse(ResponseModel):
     answer: str
     mode: Mode
     citations: list[Citation]
@@ -292,26 +331,26 @@ class ChatResponse(_Out):
     decision_explain: DecisionExplain
 
 
-class ErrorBody(_Out):
+class ErrorBody(ResponseModel):
     code: str
     message: str
     details: Any | None = None
     request_id: str | None = Field(None, description="Status >= 500 only: quote it to the operator (X-Request-ID).")
 
 
-class ErrorResponse(_Out):
+class ErrorResponse(ResponseModel):
     error: ErrorBody
 
 
-class HealthResponse(_Out):
+class HealthResponse(ResponseModel):
     status: Literal["ok"]
 
 
-class ReadyCheck(_Out):
+class ReadyCheck(ResponseModel):
     ok: bool
     detail: str
 
 
-class ReadyResponse(_Out):
+class ReadyResponse(ResponseModel):
     status: Literal["ready", "not_ready"]
     checks: dict[str, ReadyCheck]

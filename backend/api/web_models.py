@@ -8,17 +8,13 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from backend.api.models import Citation, DecisionExplain, Mode, RetrievedChunkMeta
+from backend.api.models import Citation, DecisionExplain, Mode, ResponseModel, RetrievedChunkMeta
 
 #: what a conversation id may look like in a URL path (the page makes UUIDs)
 CONVERSATION_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$"
 
 
-class _Out(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class SourceOut(_Out):
+class SourceOut(ResponseModel):
     """A cited chunk as the page shows it when a citation marker is opened."""
 
     marker: str | None = Field(..., description="'[n]' as in the answer; null for figures.")
@@ -35,7 +31,7 @@ class SourceOut(_Out):
                                   "are on, so an <img> needs no header).")
 
 
-class StreamMeta(_Out):
+class StreamMeta(ResponseModel):
     """``event: meta``, sent first: how the question will be answered and from what."""
 
     interaction_id: str = Field(..., description="What POST /feedback names; the turn is stored when done is sent.")
@@ -49,19 +45,19 @@ class StreamMeta(_Out):
     sources: list[SourceOut]
 
 
-class StreamDelta(_Out):
+class StreamDelta(ResponseModel):
     """``event: delta``: the next piece of the answer (a sentence, or an LLM's tokens)."""
 
     text: str
 
 
-class Timings(_Out):
+class Timings(ResponseModel):
     retrieval_ms: float = Field(..., description="Routing, condensing, search and the mode decision.")
     generation_ms: float = Field(..., description="Writing the answer.")
     total_ms: float
 
 
-class StreamDone(_Out):
+class StreamDone(ResponseModel):
     """``event: done``, last: the final answer as recorded."""
 
     interaction_id: str
@@ -95,7 +91,7 @@ class FeedbackBody(BaseModel):
         return v if v is None or v.strip() else None
 
 
-class FeedbackResponse(_Out):
+class FeedbackResponse(ResponseModel):
     feedback_id: int
     interaction_id: str
     rating: Literal["up", "down"]
@@ -103,7 +99,7 @@ class FeedbackResponse(_Out):
     version: str
 
 
-class TurnOut(_Out):
+class TurnOut(ResponseModel):
     interaction_id: str
     question: str = Field(..., description="As stored (sanitized when sanitize.sanitize_questions is on).")
     effective_query: str = Field(..., description="The standalone question retrieval used.")
@@ -113,17 +109,17 @@ class TurnOut(_Out):
     created_at: str
 
 
-class ConversationResponse(_Out):
+class ConversationResponse(ResponseModel):
     conversation_id: str
     turns: list[TurnOut] = Field(..., description="Oldest first (the last 50).")
 
 
-class ConversationDeleted(_Out):
+class ConversationDeleted(ResponseModel):
     conversation_id: str
     deleted_turns: int
 
 
-class DomainOut(_Out):
+class DomainOut(ResponseModel):
     key: str | None = Field(..., description="X-RAG-Domain value; null for the default alias (no header).")
     alias: str = Field(..., description="The alias view it reads (for operators; the page shows title).")
     title: str = Field(..., description="Name for people: the configured title (embeddings.alias.title, "
@@ -131,6 +127,6 @@ class DomainOut(_Out):
     example_questions: list[str] = Field(..., description="Questions the page offers on an empty conversation.")
 
 
-class DomainsResponse(_Out):
+class DomainsResponse(ResponseModel):
     domains: list[DomainOut] = Field(..., description="The default first, then the configured domains the caller "
                                      "may use.")

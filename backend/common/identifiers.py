@@ -16,15 +16,17 @@ _IDENTIFIER = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,29}$")
 _DOMAIN_KEY = re.compile(r"^[a-z][a-z0-9_-]{0,62}$")
 
 
+def _matching(value: str, pattern: re.Pattern[str], what: str, expected: str) -> str:
+    """``value`` unchanged if ``pattern`` matches all of it, else ``InvalidIdentifier`` saying ``expected``."""
+    if not isinstance(value, str) or not pattern.fullmatch(value):
+        raise InvalidIdentifier(f"invalid {what} {value!r}: expected {expected}", identifier=value)
+    return value
+
+
 def validate_identifier(name: str, what: str = "identifier") -> str:
     """Return ``name`` unchanged if it is a safe SQL identifier, else raise."""
-    if not isinstance(name, str) or not _IDENTIFIER.fullmatch(name):
-        raise InvalidIdentifier(
-            f"invalid {what} {name!r}: expected a letter followed by letters, digits or "
-            "underscores, at most 30 characters",
-            identifier=name,
-        )
-    return name
+    return _matching(name, _IDENTIFIER, what,
+                     "a letter followed by letters, digits or underscores, at most 30 characters")
 
 
 #: Suffixes the stores append to a version's name for its derived tables and indexes (Oracle:
@@ -75,13 +77,7 @@ def validate_table_name(name: str, what: str = "index_name") -> str:
 
 def validate_domain_key(key: str) -> str:
     """Domain keys travel in the ``X-RAG-Domain`` header; keep them boring."""
-    if not isinstance(key, str) or not _DOMAIN_KEY.fullmatch(key):
-        raise InvalidIdentifier(
-            f"invalid domain key {key!r}: expected lowercase letters, digits, '_' or '-', "
-            "starting with a letter",
-            identifier=key,
-        )
-    return key
+    return _matching(key, _DOMAIN_KEY, "domain key", "lowercase letters, digits, '_' or '-', starting with a letter")
 
 
 def is_identifier(name: str) -> bool:

@@ -1,8 +1,11 @@
-"""What every JSON-over-HTTP provider adapter shares (the OpenAI-compatible chat, the
-``/rerank`` endpoint): one client with the bearer key, one mapping of HTTP statuses
-onto the retryable provider errors, and one retry policy over them."""
+"""What every JSON-over-HTTP provider adapter shares (the OpenAI-compatible chat and enricher, the
+``/rerank`` endpoint): one client with the bearer key, one mapping of transport failures and HTTP
+statuses onto the retryable provider errors, and one retry policy over them."""
 
 from __future__ import annotations
+
+from contextlib import contextmanager
+from typing import Any, Iterator
 
 import httpx
 import structlog
@@ -10,7 +13,7 @@ from pydantic import SecretStr
 from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential_jitter
 
 from backend.common.config import RetrySettings
-from backend.common.errors import ProviderError, ProviderRateLimited, ProviderTimeout
+from backend.common.errors import ProviderError, ProviderRateLimited, ProviderTimeout, ProviderUnavailable
 
 log = structlog.get_logger(__name__)
 
@@ -33,6 +36,25 @@ def check_status(response: httpx.Response, what: str, url: str) -> None:
     if status >= 400:
         raise ProviderError(f"{what} {url} rejected the request with HTTP {status}: {response.text[:200]}",
                             status=status)
+
+
+@contextmanager
+def transport_errors(what: str, url: str, timeout_s: float) -> Iterator[None]:
+    """httpx's timeout and connection failures as our retryable errors, naming the endpoint."""
+    try:
+        yield
+    except httpx.TimeoutException as exc:
+        raise ProviderTimeout(f"{what} {url} did not answer within {timeout_s}s") from exc
+    except httpx.TransportError as exc:
+        raise ProviderUnavailable(f"{what} {url} cannot be reached: {exc}") from exc
+
+
+def post_json(client: httpx.Client, url: str, body: dict[str, Any], what: str, timeout_s: float) -> httpx.Response:
+    """One POST of ``body``; a failure to answer or an HTTP error status raises as above."""
+    with transport_errors(what, url, timeout_s):
+        response = client.post(url, json=body)
+    check_status(response, what, url)
+    return response
 
 
 def transient_retrying(retry: RetrySettings, event: str) -> Retrying:

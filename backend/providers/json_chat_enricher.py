@@ -12,26 +12,15 @@ from typing import Any, Mapping, Sequence
 
 from backend.common.config import EnrichmentSettings, MetadataFieldSettings
 from backend.common.errors import ProviderError
-from backend.core.enrichment import (
-    SUMMARY_SCHEMA,
-    ChunkEnrichment,
-    EnrichmentInput,
-    enrich_messages,
-    enrichable_fields,
-    parse_reply,
-    parse_summary,
-    reply_schema,
-    summary_messages,
-)
+from backend.core.enrichment import ChunkEnrichment, EnrichmentInput, parse_reply, parse_summary
+from backend.providers.enrichment_prompt import EnrichmentPrompt
 
 
 class JsonChatEnricher:
     def __init__(self, settings: EnrichmentSettings, schema: Mapping[str, MetadataFieldSettings],
                  content_types: Sequence[str]) -> None:
         self._settings = settings
-        self._fields = enrichable_fields(schema)
-        self._content_types = tuple(content_types)
-        self._schema = reply_schema(self._content_types, self._fields, settings.questions)
+        self._prompt = EnrichmentPrompt.of(settings, schema, content_types)
         self.calls = 0
 
     @property
@@ -44,8 +33,7 @@ class JsonChatEnricher:
     def enrich(self, items: Sequence[EnrichmentInput]) -> list[ChunkEnrichment]:
         out = []
         for item in items:
-            messages = enrich_messages(item, self._content_types, self._fields, self._settings.questions)
-            text = self._ask(messages, "chunk_enrichment", self._schema)
+            text = self._ask(self._prompt.chunk_messages(item), "chunk_enrichment", self._prompt.schema)
             try:
                 out.append(parse_reply(text))
             except ValueError as exc:
@@ -53,7 +41,7 @@ class JsonChatEnricher:
         return out
 
     def summarize(self, title: str, texts: Sequence[str]) -> str:
-        text = self._ask(summary_messages(title, texts), "summary", SUMMARY_SCHEMA)
+        text = self._ask(self._prompt.summary_messages(title, texts), "summary", self._prompt.summary_schema)
         try:
             return parse_summary(text)
         except ValueError as exc:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import Field, SecretStr, ValidationInfo, field_validator, model_validator
+from pydantic import AfterValidator, Field, SecretStr, field_validator, model_validator
 
 from backend.common.config.base import Distance, RetrySettings, _Model, placeholders, validate_table_name
 from backend.common.config.llm import LocalLlmSettings
@@ -67,8 +67,17 @@ class EnrichmentSettings(_Model):
         return self
 
 
+def _table_name(what: str) -> AfterValidator:
+    """Field metadata: the value passes ``validate_table_name``, errors naming the setting ``what``."""
+    return AfterValidator(lambda v: validate_table_name(v, what))
+
+
+IndexName = Annotated[str, _table_name("index_name")]
+AliasName = Annotated[str, _table_name("alias name")]
+
+
 class ProfileSettings(_Model):
-    index_name: str = Field(..., description="Physical table (index version) this profile writes.")
+    index_name: IndexName = Field(..., description="Physical table (index version) this profile writes.")
     distance: Distance = Field("cosine", description="Distance metric of the version.")
     chunker: ChunkerSettings = ChunkerSettings()
     document_prefix: str = Field("", description="Prepended to every embedded document text (e.g. `search_document: `).")
@@ -96,11 +105,6 @@ class ProfileSettings(_Model):
         "VECTOR(n, INT8), each vector scaled to +-127 and rounded; cosine distance only). Stamped on the version: a "
         "change builds a new version from scratch, formats never mix (docs/ORACLE.md, 'INT8 vectors').")
 
-    @field_validator("index_name")
-    @classmethod
-    def _index_name(cls, v: str) -> str:
-        return validate_table_name(v, "index_name")
-
     @field_validator("header_template")
     @classmethod
     def _header_placeholders(cls, v: str) -> str:
@@ -112,8 +116,8 @@ class ProfileSettings(_Model):
 
 
 class DomainSettings(_Model):
-    index_name: str = Field(..., description="Version table ingested for this domain with --domain-key.")
-    alias_name: str = Field(..., description="Alias view /chat reads for this domain (X-RAG-Domain).")
+    index_name: IndexName = Field(..., description="Version table ingested for this domain with --domain-key.")
+    alias_name: AliasName = Field(..., description="Alias view /chat reads for this domain (X-RAG-Domain).")
     profile: str | None = Field(None, description="Profile (chunker, distance) used for this domain; default profile if unset.")
     golden_set: str | None = Field(None, description="Golden-query file that gates promotion of this domain's versions.")
     title: str | None = Field(
@@ -123,14 +127,9 @@ class DomainSettings(_Model):
         default_factory=list, max_length=6, description="Questions the chat page offers on an empty conversation "
         "for this domain (at most 6).")
 
-    @field_validator("index_name", "alias_name")
-    @classmethod
-    def _ident(cls, v: str, info: ValidationInfo) -> str:
-        return validate_table_name(v, "alias name" if info.field_name == "alias_name" else "index_name")
-
 
 class AliasSettings(_Model):
-    name: str = Field("KB_ACTIVE", description="Default alias view read by /chat when no domain header is sent.")
+    name: AliasName = Field("KB_ACTIVE", description="Default alias view read by /chat when no domain header is sent.")
     active_index: str | None = Field(None, description="Version the default alias should serve (informational; rotations are recorded in the store).")
     title: str = Field(
         "General knowledge base", max_length=80, description="Name the chat page's knowledge-base picker shows for "
@@ -138,11 +137,6 @@ class AliasSettings(_Model):
     example_questions: list[str] = Field(
         default_factory=list, max_length=6, description="Questions the chat page offers on an empty conversation "
         "for the default alias (at most 6).")
-
-    @field_validator("name")
-    @classmethod
-    def _name(cls, v: str) -> str:
-        return validate_table_name(v, "alias name")
 
     @field_validator("active_index")
     @classmethod

@@ -15,17 +15,8 @@ import structlog
 
 from backend.common.config import EnrichmentSettings, MetadataFieldSettings
 from backend.common.errors import ProviderError
-from backend.core.enrichment import (
-    SUMMARY_SCHEMA,
-    ChunkEnrichment,
-    EnrichmentInput,
-    enrich_messages,
-    enrichable_fields,
-    parse_reply,
-    parse_summary,
-    reply_schema,
-    summary_messages,
-)
+from backend.core.enrichment import ChunkEnrichment, EnrichmentInput, parse_reply, parse_summary
+from backend.providers.enrichment_prompt import EnrichmentPrompt
 from backend.providers.local.llm_runtime import MODEL_ID, LlamaRuntime
 
 log = structlog.get_logger(__name__)
@@ -35,9 +26,7 @@ class LocalLlmEnricher:
     def __init__(self, settings: EnrichmentSettings, schema: Mapping[str, MetadataFieldSettings],
                  content_types: Sequence[str], model_dir: Path, runtime: LlamaRuntime | None = None) -> None:
         self._settings = settings
-        self._fields = enrichable_fields(schema)
-        self._content_types = tuple(content_types)
-        self._schema = reply_schema(self._content_types, self._fields, settings.questions)
+        self._prompt = EnrichmentPrompt.of(settings, schema, content_types, max_chars=settings.local.max_input_chars)
         self._runtime = runtime or LlamaRuntime(settings.local, model_dir)
         self.model_id = f"local_llm/{MODEL_ID}"
         self.calls = 0
@@ -48,9 +37,9 @@ class LocalLlmEnricher:
 
     def _one(self, item: EnrichmentInput) -> ChunkEnrichment:
         s = self._settings
-        messages = enrich_messages(item, self._content_types, self._fields, s.questions, s.local.max_input_chars)
+        messages = self._prompt.chunk_messages(item)
         self.calls += 1
-        text = self._runtime.chat_json(messages, self._schema, max_tokens=s.max_tokens, temperature=s.temperature)
+        text = self._runtime.chat_json(messages, self._prompt.schema, max_tokens=s.max_tokens, temperature=s.temperature)
         try:
             return parse_reply(text)
         except ValueError as exc:  # cut off by max_tokens: an empty proposal, counted, never a failed ingest
@@ -61,7 +50,7 @@ class LocalLlmEnricher:
     def summarize(self, title: str, texts: Sequence[str]) -> str:
         s = self._settings
         self.calls += 1
-        text = self._runtime.chat_json(summary_messages(title, texts, s.local.max_input_chars), SUMMARY_SCHEMA,
+        text = self._runtime.chat_json(self._prompt.summary_messages(title, texts), self._prompt.summary_schema,
                                        max_tokens=min(s.max_tokens, 160), temperature=s.temperature)
         try:
             return parse_summary(text)

@@ -69,6 +69,17 @@ def inference_client(settings: OciSettings) -> Any:
         raise ConfigError(f"embeddings.oci: cannot build the OCI client: {exc}") from exc
 
 
+def chat_model_id(settings: OciSettings, model: str | None, *, user: str, model_field: str) -> str:
+    """The chat model ``model`` names, else ``embeddings.oci.chat_model_id``; ``ConfigError`` naming the setting
+    when it or the compartment is missing (``user``: who needs them, ``model_field``: the setting that names one)."""
+    if not settings.compartment_id:
+        raise ConfigError(f"embeddings.oci.compartment_id is required for {user}")
+    chosen = model or settings.chat_model_id
+    if not chosen:
+        raise ConfigError(f"{model_field} or embeddings.oci.chat_model_id must name the OCI chat model")
+    return chosen
+
+
 def endpoint_of(client: Any, settings: OciSettings) -> str:
     """What messages name as "where": the configured endpoint or the client's default."""
     return settings.endpoint or str(getattr(getattr(client, "base_client", None), "endpoint", "OCI"))

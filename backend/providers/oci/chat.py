@@ -17,7 +17,7 @@ from typing import Any, Iterator
 import structlog
 
 from backend.common.config import ChatProviderSettings, OciSettings, RetrySettings, Settings
-from backend.common.errors import ConfigError, ProviderError
+from backend.common.errors import ProviderError
 from backend.core.prompt import Prompt, build_prompt
 from backend.core.types import ChatRequest
 from backend.providers.oci import auth
@@ -48,11 +48,8 @@ class OciChatModel:
     @classmethod
     def from_settings(cls, provider: ChatProviderSettings, settings: Settings) -> "OciChatModel":
         oci_settings = settings.embeddings.oci
-        model_id = provider.model or oci_settings.chat_model_id
-        if not oci_settings.compartment_id:
-            raise ConfigError("embeddings.oci.compartment_id is required for the 'oci' chat provider")
-        if not model_id:
-            raise ConfigError("llm.*.model or embeddings.oci.chat_model_id must name the OCI chat model")
+        model_id = auth.chat_model_id(oci_settings, provider.model, user="the 'oci' chat provider",
+                                      model_field="llm.*.model")
         return cls(auth.inference_client(oci_settings), oci_settings, provider, model_id, settings.embeddings.retry)
 
     def _chat_request(self, request: ChatRequest, stream: bool = False) -> Any:

@@ -13,7 +13,6 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 from backend.common.config import EnrichmentSettings, MetadataFieldSettings, OciSettings, Settings
-from backend.common.errors import ConfigError
 from backend.providers.json_chat_enricher import JsonChatEnricher
 from backend.providers.oci import auth
 from backend.providers.oci.calls import call_with_retry, chat_details, chat_text
@@ -35,11 +34,8 @@ class OciEnricher(JsonChatEnricher):
     def from_settings(cls, settings: Settings, enrichment: EnrichmentSettings, schema: Mapping[str, MetadataFieldSettings],
                       content_types: Sequence[str], *, limiter: Any = None) -> "OciEnricher":
         oci_settings = settings.embeddings.oci
-        model = enrichment.model or oci_settings.chat_model_id
-        if not oci_settings.compartment_id:
-            raise ConfigError("embeddings.oci.compartment_id is required for enrichment provider 'oci'")
-        if not model:
-            raise ConfigError("enrichment.model or embeddings.oci.chat_model_id must name the OCI chat model")
+        model = auth.chat_model_id(oci_settings, enrichment.model, user="enrichment provider 'oci'",
+                                   model_field="enrichment.model")
         return cls(auth.inference_client(oci_settings), oci_settings, enrichment, model, schema, content_types,
                    limiter=limiter)
 

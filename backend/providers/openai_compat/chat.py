@@ -21,7 +21,7 @@ from backend.common.config import ChatProviderSettings
 from backend.common.errors import ConfigError, ProviderError, ProviderTimeout, ProviderUnavailable
 from backend.core.prompt import build_prompt
 from backend.core.types import ChatRequest
-from backend.providers.http_json import check_status, json_client, transient_retrying
+from backend.providers.http_json import check_status, json_client, post_json, transient_retrying, transport_errors
 
 
 def request_body(request: ChatRequest, settings: ChatProviderSettings) -> dict[str, Any]:
@@ -74,12 +74,8 @@ class OpenAICompatChatModel:
             response.close()
 
     def _open_stream(self, body: dict[str, Any]) -> httpx.Response:
-        try:
+        with transport_errors("chat endpoint", self._url, self._settings.timeout_s):
             response = self._client.send(self._client.build_request("POST", self._url, json=body), stream=True)
-        except httpx.TimeoutException as exc:
-            raise ProviderTimeout(f"chat endpoint {self._url} did not answer within {self._settings.timeout_s}s") from exc
-        except httpx.TransportError as exc:
-            raise ProviderUnavailable(f"chat endpoint {self._url} cannot be reached: {exc}") from exc
         if response.status_code >= 400:
             response.read()
             response.close()
@@ -87,13 +83,7 @@ class OpenAICompatChatModel:
         return response
 
     def _post(self, body: dict[str, Any]) -> str:
-        try:
-            response = self._client.post(self._url, json=body)
-        except httpx.TimeoutException as exc:
-            raise ProviderTimeout(f"chat endpoint {self._url} did not answer within {self._settings.timeout_s}s") from exc
-        except httpx.TransportError as exc:
-            raise ProviderUnavailable(f"chat endpoint {self._url} cannot be reached: {exc}") from exc
-        check_status(response, "chat endpoint", self._url)
+        response = post_json(self._client, self._url, body, "chat endpoint", self._settings.timeout_s)
         if telemetry.enabled():
             _record_usage(response)
         return _content(response, self._url)

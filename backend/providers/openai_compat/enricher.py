@@ -15,8 +15,8 @@ from typing import Any, Mapping, Sequence
 import httpx
 
 from backend.common.config import EnrichmentSettings, MetadataFieldSettings
-from backend.common.errors import ConfigError, ProviderError, ProviderTimeout, ProviderUnavailable
-from backend.providers.http_json import check_status, json_client, transient_retrying
+from backend.common.errors import ConfigError, ProviderError
+from backend.providers.http_json import json_client, post_json, transient_retrying
 from backend.providers.json_chat_enricher import JsonChatEnricher
 
 
@@ -53,14 +53,7 @@ class OpenAICompatEnricher(JsonChatEnricher):
         if self._limiter is not None:
             self._limiter.acquire()
         self.calls += 1
-        try:
-            response = self._client.post(self._url, json=body)
-        except httpx.TimeoutException as exc:
-            raise ProviderTimeout(f"enrichment endpoint {self._url} did not answer within "
-                                  f"{self._settings.timeout_s}s") from exc
-        except httpx.TransportError as exc:
-            raise ProviderUnavailable(f"enrichment endpoint {self._url} cannot be reached: {exc}") from exc
-        check_status(response, "enrichment endpoint", self._url)
+        response = post_json(self._client, self._url, body, "enrichment endpoint", self._settings.timeout_s)
         try:
             content = response.json()["choices"][0]["message"]["content"]
         except (ValueError, KeyError, IndexError, TypeError) as exc:

@@ -14,8 +14,8 @@ from typing import Any, Sequence
 import httpx
 
 from backend.common.config import RerankSettings
-from backend.common.errors import ConfigError, ProviderError, ProviderTimeout, ProviderUnavailable
-from backend.providers.http_json import check_status, json_client, transient_retrying
+from backend.common.errors import ConfigError, ProviderError
+from backend.providers.http_json import json_client, post_json, transient_retrying
 
 
 def request_body(query: str, texts: Sequence[str], settings: RerankSettings) -> dict[str, Any]:
@@ -70,13 +70,7 @@ class HttpReranker:
         return retrying(self._post, request_body(query, texts, self._settings), len(texts))
 
     def _post(self, body: dict[str, Any], expected: int) -> list[float]:
-        try:
-            response = self._client.post(self._url, json=body)
-        except httpx.TimeoutException as exc:
-            raise ProviderTimeout(f"rerank endpoint {self._url} did not answer within {self._settings.timeout_s}s") from exc
-        except httpx.TransportError as exc:
-            raise ProviderUnavailable(f"rerank endpoint {self._url} cannot be reached: {exc}") from exc
-        check_status(response, "rerank endpoint", self._url)
+        response = post_json(self._client, self._url, body, "rerank endpoint", self._settings.timeout_s)
         try:
             payload = response.json()
         except ValueError as exc:

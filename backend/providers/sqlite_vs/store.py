@@ -7,7 +7,7 @@ The ports live in their own modules over one shared ``SqliteDatabase`` (``connec
 as a ``Stores`` bundle, which is what ``providers.registry.build_stores`` returns.
 
 ``SqliteVectorStore`` is the facade that answers for every port at once, delegating each
-method explicitly to its part: what tests, benchmarks and ``Stores.of`` build from one path.
+method to its part (``providers.store_facade``): what tests, benchmarks and ``Stores.of`` build from one path.
 New code asks the bundle for the port it uses instead.
 """
 
@@ -15,45 +15,21 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
-from typing import Any, Mapping, Sequence
-
-import numpy as np
 
 from backend.common.config import SqliteAnnSettings
-from backend.core.ports import Stores
-from backend.core.types import (
-    AliasChange,
-    Candidates,
-    Chunk,
-    ConversationTurn,
-    DocumentWrite,
-    Feedback,
-    FieldFilter,
-    IndexVersion,
-    Interaction,
-    LockHolder,
-    QueryVector,
-    QuestionResult,
-    SearchResult,
-    StoredDocument,
-    SummaryKind,
-    SummaryResult,
-    VersionSpec,
-    Visibility,
-)
 from backend.providers.sqlite_vs.connection import SqliteDatabase
 from backend.providers.sqlite_vs.conversations import SqliteConversationLog, SqliteInteractionLog
 from backend.providers.sqlite_vs.enrichment_cache import SqliteEnrichmentCache
 from backend.providers.sqlite_vs.index_admin import SqliteIndexAdmin
 from backend.providers.sqlite_vs.matrices import VersionMatrices
 from backend.providers.sqlite_vs.reads import fts_query
-from backend.providers.sqlite_vs.series_lock import FileSeriesLease
 from backend.providers.sqlite_vs.vectors import SqliteVectors
+from backend.providers.store_facade import StoreFacade, delegate
 
 __all__ = ["SqliteVectorStore", "fts_query"]
 
 
-class SqliteVectorStore:
+class SqliteVectorStore(StoreFacade):
     """``VectorStore`` + ``IndexAdmin`` + ``InteractionLog`` + ``ConversationLog`` +
     ``EnrichmentCache`` on one SQLite file, each method its part's. ``path`` may be a
     ``SqliteDatabase`` already open (a subclass that opens connections its own way)."""
@@ -75,158 +51,12 @@ class SqliteVectorStore:
     def path(self) -> str:
         return self.db.path
 
-    def stores(self) -> Stores:
-        """Each port as its own object over this store's database; closing the bundle closes it."""
-        return Stores(vectors=self.vector_store, admin=self.index_admin, interactions=self.interaction_log,
-                      conversations=self.conversation_log, enrichment_cache=self.enrichment, owner=self.db)
-
-    def close(self) -> None:
-        self.db.close()
-
-    def ping(self) -> None:
-        self.db.ping()
+    @property
+    def owner(self) -> SqliteDatabase:
+        return self.db
 
     def _conn(self) -> sqlite3.Connection:
         """This thread's connection: tests read raw rows through it."""
         return self.db.connection()
 
-    # --- VectorStore ---------------------------------------------------------------
-    def resolve_retrieval(self, target: str) -> tuple[str, Mapping[str, Any] | None]:
-        return self.vector_store.resolve_retrieval(target)
-
-    def write_documents(self, version: str, documents: Sequence[DocumentWrite], *, allow_served: bool = False) -> int:
-        return self.vector_store.write_documents(version, documents, allow_served=allow_served)
-
-    def delete_documents(self, version: str, doc_ids: Sequence[str], *, allow_served: bool = False) -> int:
-        return self.vector_store.delete_documents(version, doc_ids, allow_served=allow_served)
-
-    def document_hashes(self, version: str) -> dict[str, str]:
-        return self.vector_store.document_hashes(version)
-
-    def document_list(self, version: str) -> list[StoredDocument]:
-        return self.vector_store.document_list(version)
-
-    def asset_refs(self, version: str, *, visibility: Visibility | None = None) -> set[str]:
-        return self.vector_store.asset_refs(version, visibility=visibility)
-
-    def cached_vectors(self, model: str, text_hashes: Sequence[str]) -> dict[str, np.ndarray]:
-        return self.vector_store.cached_vectors(model, text_hashes)
-
-    def search(self, target: str, query: QueryVector, k: int, filters: Sequence[FieldFilter] = (), *,
-               visibility: Visibility | None = None) -> SearchResult:
-        return self.vector_store.search(target, query, k, filters, visibility=visibility)
-
-    def dense_candidates(self, target: str, query: QueryVector, k: int, filters: Sequence[FieldFilter] = (), *,
-                         visibility: Visibility | None = None) -> Candidates:
-        return self.vector_store.dense_candidates(target, query, k, filters, visibility=visibility)
-
-    def similarities(self, version: str, query: QueryVector, chunk_ids: Sequence[str], *,
-                     visibility: Visibility | None = None) -> dict[str, float]:
-        return self.vector_store.similarities(version, query, chunk_ids, visibility=visibility)
-
-    def chunk_vectors(self, version: str, chunk_ids: Sequence[str], *,
-                      visibility: Visibility | None = None) -> dict[str, np.ndarray]:
-        return self.vector_store.chunk_vectors(version, chunk_ids, visibility=visibility)
-
-    def fetch_chunks(self, version: str, chunk_ids: Sequence[str], *,
-                     visibility: Visibility | None = None) -> dict[str, Chunk]:
-        return self.vector_store.fetch_chunks(version, chunk_ids, visibility=visibility)
-
-    def chunk_texts(self, version: str, chunk_ids: Sequence[str], *,
-                    visibility: Visibility | None = None) -> dict[str, str]:
-        return self.vector_store.chunk_texts(version, chunk_ids, visibility=visibility)
-
-    def search_questions(self, target: str, query: QueryVector, k: int, filters: Sequence[FieldFilter] = (), *,
-                         visibility: Visibility | None = None) -> QuestionResult:
-        return self.vector_store.search_questions(target, query, k, filters, visibility=visibility)
-
-    def search_summaries(self, target: str, query: QueryVector, k: int, filters: Sequence[FieldFilter] = (), *,
-                         kinds: Sequence[SummaryKind] = ("page_summary", "artifact_summary"),
-                         visibility: Visibility | None = None) -> SummaryResult:
-        return self.vector_store.search_summaries(target, query, k, filters, kinds=kinds, visibility=visibility)
-
-    def lexical_search(self, target: str, text: str, k: int, filters: Sequence[FieldFilter] = (), *,
-                       visibility: Visibility | None = None) -> SearchResult:
-        return self.vector_store.lexical_search(target, text, k, filters, visibility=visibility)
-
-    def lexical_candidates(self, target: str, text: str, k: int, filters: Sequence[FieldFilter] = (), *,
-                           visibility: Visibility | None = None) -> Candidates:
-        return self.vector_store.lexical_candidates(target, text, k, filters, visibility=visibility)
-
-    def version_vectors(self, target: str) -> tuple[list[str], np.ndarray]:
-        return self.vector_store.version_vectors(target)
-
-    # --- IndexAdmin, SeriesLocking ------------------------------------------------------
-    def lock_series(self, series: str, holder: LockHolder, *, wait_s: float = 0.0) -> FileSeriesLease:
-        return self.index_admin.lock_series(series, holder, wait_s=wait_s)
-
-    def create_version(self, spec: VersionSpec) -> IndexVersion:
-        return self.index_admin.create_version(spec)
-
-    def protected_versions(self) -> dict[str, str]:
-        return self.index_admin.protected_versions()
-
-    def finish_load(self, version: str) -> None:
-        return self.index_admin.finish_load(version)
-
-    def get_version(self, name: str) -> IndexVersion:
-        return self.index_admin.get_version(name)
-
-    def list_versions(self) -> list[IndexVersion]:
-        return self.index_admin.list_versions()
-
-    def drop_version(self, name: str) -> None:
-        return self.index_admin.drop_version(name)
-
-    def record_evaluation(self, version: str, report: Mapping[str, Any]) -> None:
-        return self.index_admin.record_evaluation(version, report)
-
-    def point_alias(self, alias: str, version: str, *, reason: str = "", forced: bool = False,
-                    expected_generation: int | None = None) -> AliasChange:
-        return self.index_admin.point_alias(alias, version, reason=reason, forced=forced, expected_generation=expected_generation)
-
-    def resolve_alias(self, alias: str) -> str | None:
-        return self.index_admin.resolve_alias(alias)
-
-    def list_aliases(self) -> dict[str, str]:
-        return self.index_admin.list_aliases()
-
-    def alias_history(self, alias: str) -> list[AliasChange]:
-        return self.index_admin.alias_history(alias)
-
-    # --- InteractionLog ---------------------------------------------------------------
-    def record_interaction(self, interaction: Interaction) -> None:
-        return self.interaction_log.record_interaction(interaction)
-
-    def interactions(self, limit: int = 100) -> list[Interaction]:
-        return self.interaction_log.interactions(limit)
-
-    def count_interactions(self) -> int:
-        return self.interaction_log.count_interactions()
-
-    # --- ConversationLog --------------------------------------------------------------
-    def record_turn(self, turn: ConversationTurn) -> None:
-        return self.conversation_log.record_turn(turn)
-
-    def conversation_turns(self, conversation_id: str, principal: str | None, limit: int = 50
-                           ) -> list[ConversationTurn]:
-        return self.conversation_log.conversation_turns(conversation_id, principal, limit)
-
-    def get_turn(self, interaction_id: str) -> ConversationTurn | None:
-        return self.conversation_log.get_turn(interaction_id)
-
-    def delete_conversation(self, conversation_id: str, principal: str | None) -> int:
-        return self.conversation_log.delete_conversation(conversation_id, principal)
-
-    def record_feedback(self, feedback: Feedback) -> int:
-        return self.conversation_log.record_feedback(feedback)
-
-    def feedback(self, limit: int = 1000) -> list[Feedback]:
-        return self.conversation_log.feedback(limit)
-
-    # --- EnrichmentCache --------------------------------------------------------------
-    def get_many(self, prompt_version: str, model_id: str, content_hashes: Sequence[str]) -> dict[str, str]:
-        return self.enrichment.get_many(prompt_version, model_id, content_hashes)
-
-    def put_many(self, prompt_version: str, model_id: str, payloads: Mapping[str, str]) -> None:
-        return self.enrichment.put_many(prompt_version, model_id, payloads)
+    lock_series = delegate("index_admin", SqliteIndexAdmin.lock_series)
