@@ -26,7 +26,7 @@ from typing import Any
 from flask import Blueprint, Response, current_app, request, send_file
 
 from backend.api import access, metrics, signed_assets
-from backend.common.errors import RequestError
+from backend.common.errors import AssetNotFound, InvalidAssetPath
 from backend.core.types import Visibility
 
 assets_bp = Blueprint("assets", __name__)
@@ -39,20 +39,6 @@ CONTENT_TYPES = {
     "avif": "image/avif",
 }
 _DRIVE = re.compile(r"^[A-Za-z]:")
-
-
-class InvalidAssetPath(RequestError):
-    """The asset reference is not a relative path inside the assets directory."""
-
-    code = "invalid_asset_path"
-    public_context = frozenset({"field"})
-
-
-class AssetNotFound(RequestError):
-    """No asset file exists at that reference (or it resolves outside the assets dir)."""
-
-    code = "asset_not_found"
-    http_status = 404
 
 
 def check_reference(image_ref: str) -> PurePosixPath:
@@ -87,8 +73,8 @@ def check_visible(services: Any, image_ref: str, domain: str | None, visibility:
     """``AssetNotFound`` unless a chunk the reader may see, in the version the domain's alias
     serves now, cites ``image_ref``: a hidden figure answers exactly like a missing one."""
     route = services.chat.routing.route(domain)
-    version = services.store.resolve_alias(route.target)
-    if version is None or image_ref not in services.store.asset_refs(version, visibility=visibility):
+    version = services.stores.admin.resolve_alias(route.target)
+    if version is None or image_ref not in services.stores.vectors.asset_refs(version, visibility=visibility):
         metrics.count_denial("asset")
         raise AssetNotFound(f"no asset at image_ref {image_ref!r}")
 

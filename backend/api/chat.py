@@ -9,8 +9,9 @@ from pydantic import BaseModel
 
 from backend.api import access
 from backend.api.models import ChatRequestBody, ChatResponse
-from backend.common.errors import RequestError, RequestTooLarge
+from backend.common.errors import UnsupportedMediaType
 from backend.core.metadata_schema import parse_filters
+from backend.core.requests import RequestLimits
 from backend.core.services.chat_service import ChatQuery
 
 bp = Blueprint("chat", __name__)
@@ -18,42 +19,22 @@ BodyT = TypeVar("BodyT", bound=BaseModel)
 DOMAIN_HEADER = "X-RAG-Domain"
 
 
-class FieldOutOfRange(RequestError):
-    """A field is valid JSON of the right type but outside a configured limit."""
-
-    code = "validation_error"
-    http_status = 422
-
-
-class UnsupportedMediaType(RequestError):
-    """The body is not sent as application/json."""
-
-    code = "unsupported_media_type"
-    http_status = 415
-
-
-def parse_body(model: type[BodyT]) -> BodyT:
-    """The JSON body as ``model``; 415 unless it is sent as JSON, 400/422 via the error handler."""
+def parse_body(model: type[BodyT], limits: RequestLimits | None = None) -> BodyT:
+    """The JSON body as ``model``, checked once: 415 unless it is sent as JSON, 400/422 via the
+    error handler, and the configured ``limits`` when the model checks them (``ChatRequestBody``)."""
     if request.mimetype != "application/json":
         raise UnsupportedMediaType(
             f"Content-Type must be application/json, got {request.mimetype or 'none'!r}", field="Content-Type"
         )
-    return model.model_validate_json(request.get_data(cache=False) or b"null")
+    context = {"limits": limits} if limits is not None else None
+    return model.model_validate_json(request.get_data(cache=False) or b"null", context=context)
 
 
 def chat_query(services: Any) -> ChatQuery:
-    """The request's question as a ``ChatQuery`` (``/chat`` and ``/chat/stream`` alike): body
-    checked against its model and the configured limits, domain and visibility resolved."""
-    server = services.settings.server
-    body = parse_body(ChatRequestBody)
-    if len(body.question) > server.max_question_chars:
-        raise RequestTooLarge(
-            f"question has {len(body.question)} characters; server.max_question_chars is {server.max_question_chars}",
-            field="question", limit=server.max_question_chars,
-        )
-    max_top_k = services.settings.retrieval.max_top_k
-    if body.top_k is not None and body.top_k > max_top_k:
-        raise FieldOutOfRange(f"top_k must be between 1 and {max_top_k}, got {body.top_k}", field="top_k", limit=max_top_k)
+    """The request's question as a ``ChatQuery`` (``/chat`` and ``/chat/stream`` alike): the body
+    checked once against its model and the configured limits, domain and visibility resolved;
+    the chat service trusts it."""
+    body = parse_body(ChatRequestBody, RequestLimits.from_settings(services.settings))
     domain = (request.headers.get(DOMAIN_HEADER) or "").strip() or None
     visibility = access.visibility_for(domain)
     return ChatQuery(

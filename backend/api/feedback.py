@@ -16,20 +16,10 @@ from backend.api import access, metrics
 from backend.api.chat import parse_body
 from backend.api.web_models import FeedbackBody, FeedbackResponse
 from backend.common.config import SanitizeSettings
-from backend.common.errors import RequestError
+from backend.common.errors import FeedbackUnavailable, InteractionNotFound
 from backend.core.types import Feedback
 
 bp = Blueprint("feedback", __name__)
-
-
-class InteractionNotFound(RequestError):
-    code = "interaction_not_found"
-    http_status = 404
-
-
-class FeedbackUnavailable(RequestError):
-    code = "feedback_unavailable"
-    http_status = 404
 
 
 def sanitized(text: str | None, settings: SanitizeSettings) -> str | None:

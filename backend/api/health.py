@@ -70,10 +70,11 @@ def _public(checks: dict[str, ReadyCheck]) -> dict[str, ReadyCheck]:
 @bp.get("/readyz")
 def readyz() -> tuple[Response, int]:
     services = current_app.extensions["rag"]
-    store_ok = _store_check(services.store)
+    stores = services.stores
+    store_ok = _store_check(stores.owner if stores.owner is not None else stores.vectors)
     checks = {
         "store": store_ok,
-        "alias": _alias_check(services.store, services.chat.routing.aliases) if store_ok.ok
+        "alias": _alias_check(stores.admin, services.chat.routing.aliases) if store_ok.ok
         else ReadyCheck(ok=False, detail="not checked: store unreachable"),
         "model": _model_check(services.embedder),
     }

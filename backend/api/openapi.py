@@ -22,6 +22,7 @@ from backend.api.models import ChatRequestBody, ChatResponse, ErrorResponse, Hea
 from backend.api.request_schema import IMAGE_REF_PATTERN, NON_BLANK, filters_schema
 from backend.api.search import SearchParams, SearchResponse
 from backend.common.config import Settings
+from backend.core.requests import RequestLimits
 
 bp = Blueprint("openapi", __name__)
 EXTENSION = "rag_openapi"
@@ -47,13 +48,15 @@ def _json(ref: str, description: str) -> dict[str, Any]:
 
 
 def _apply_limits(schemas: dict[str, Any], settings: Settings) -> None:
+    """The limits the request models check (``RequestLimits``), written into their schemas."""
+    limits = RequestLimits.from_settings(settings)
     props = schemas["ChatRequestBody"]["properties"]
-    props["question"]["maxLength"] = settings.server.max_question_chars
+    props["question"]["maxLength"] = limits.max_question_chars
     props["question"]["pattern"] = NON_BLANK
     props["filters"] = {**filters_schema(settings), "default": {}}
     for branch in props["top_k"]["anyOf"]:
         if branch.get("type") == "integer":
-            branch["maximum"] = settings.retrieval.max_top_k
+            branch["maximum"] = limits.max_top_k
 
 
 def _chat_operation(settings: Settings) -> dict[str, Any]:
@@ -85,6 +88,7 @@ def _domain_parameter(settings: Settings) -> dict[str, Any]:
 
 def _search_operation(settings: Settings) -> dict[str, Any]:
     schema = SearchParams.model_json_schema()
+    limits = RequestLimits.from_settings(settings)
     parameters = [_domain_parameter(settings)]
     for name, prop in schema["properties"].items():
         prop = dict(prop)
@@ -95,9 +99,9 @@ def _search_operation(settings: Settings) -> dict[str, Any]:
         if name in ("preset", "value") and not presets:
             continue  # nothing to name: the parameters exist only with configured presets
         if name == "top_k":
-            prop = {"type": "integer", "minimum": 1, "maximum": settings.retrieval.max_top_k}
+            prop = {"type": "integer", "minimum": 1, "maximum": limits.max_top_k}
         elif name == "q":
-            prop = {"type": "string", "maxLength": settings.server.max_question_chars, "pattern": NON_BLANK}
+            prop = {"type": "string", "maxLength": limits.max_question_chars, "pattern": NON_BLANK}
             required = not presets  # with presets, q may be left to a preset's template
         elif name == "preset":
             prop = {"type": "string", "enum": presets}

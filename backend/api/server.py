@@ -22,13 +22,7 @@ from typing import Any, Callable
 
 from backend.api.hardening import is_loopback
 from backend.common.config import Settings
-from backend.common.errors import ConfigError, RagError
-
-class ServerFailed(RagError):
-    """gunicorn stopped with an error (a worker could not build the app, a port in use)."""
-
-    code = "server_failed"
-
+from backend.common.errors import ConfigError, ServerFailed
 
 #: printed on stderr by the first worker once it serves; tests and scripts read the URL from it
 READY_LINE = "Serving on {url}  (Ctrl+C to stop)"

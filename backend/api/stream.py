@@ -36,7 +36,7 @@ from backend.api.web_models import (
     StreamMeta,
     TurnOut,
 )
-from backend.common.errors import RequestError
+from backend.common.errors import InvalidConversationId
 from backend.core.services.chat_service import ChatAnswer
 from backend.core.services.evidence import segment
 
@@ -96,7 +96,7 @@ def done_event(answer: ChatAnswer, settings: Any) -> dict[str, Any]:
     body = answer.to_dict()
     return StreamDone.model_validate({
         "interaction_id": answer.interaction_id, "mode": answer.mode, "answer": answer.answer,
-        "decision_explain": answer.decision_explain, "citations": body["citations"],
+        "decision_explain": body["decision_explain"], "citations": body["citations"],
         "sources": sources(answer, settings), "timings": timings,
     }).model_dump(mode="json")
 
@@ -137,11 +137,6 @@ def chat_stream() -> Response:
     response.headers["X-Answer-Mode"] = first.mode
     response.headers["X-Retrieval-Target"] = first.decision_explain["retrieval_target"]
     return response
-
-
-class InvalidConversationId(RequestError):
-    code = "invalid_conversation_id"
-    http_status = 400
 
 
 def _conversation_id(value: str) -> str:

@@ -5,7 +5,13 @@ Every error a user can cause or fix derives from :class:`RagError`. Its
 carries structured details for logs. The CLI prints ``user_message`` and exits
 non-zero; the HTTP API renders ``{"error": {"code", "message", ...}}`` with
 ``http_status``. Adapters convert driver errors into these classes at the
-boundary and keep the cause (``raise StoreUnavailable(...) from exc``).
+boundary and keep the cause (``raise StoreUnavailable(...) from exc``). ``exit_code``
+is what the CLI exits with: 2 configuration, 3 a failed promotion gate, 4 a locked
+series, 1 anything else.
+
+Every request error lives in the "requests" section below, one class per kind of
+error and so one status per kind: a value outside its range or its choices is
+``FieldOutOfRange`` (422), text over its configured length ``RequestTooLarge`` (413).
 """
 
 from __future__ import annotations
@@ -18,6 +24,8 @@ class RagError(Exception):
 
     code = "rag_error"
     http_status = 500
+    #: the CLI's exit status for this error (a scheduler tells a bad config or a lock from a failure)
+    exit_code = 1
 
     def __init__(self, user_message: str, **context: Any) -> None:
         super().__init__(user_message)
@@ -40,6 +48,7 @@ class ConfigError(RagError):
     """The configuration file, environment or overrides are invalid."""
 
     code = "config_error"
+    exit_code = 2
 
     def __init__(self, user_message: str, problems: list[str] | None = None, **context: Any) -> None:
         super().__init__(user_message, **context)
@@ -138,6 +147,7 @@ class SeriesLocked(RagError):
 
     code = "series_locked"
     http_status = 409
+    exit_code = 4
 
 
 class EmbeddingModelMismatch(StoreError):
@@ -176,7 +186,7 @@ class ProviderUnavailable(ProviderError):
     http_status = 503
 
 
-# --- requests -------------------------------------------------------------------
+# --- requests (every error a client request can cause) --------------------------
 class RequestError(RagError):
     """A client request is invalid."""
 
@@ -212,6 +222,56 @@ class Forbidden(RequestError):
     http_status = 403
 
 
+class FieldOutOfRange(RequestError):
+    """A field is valid JSON of the right type but outside a configured limit or its choices
+    (``top_k`` over ``retrieval.max_top_k``, an unknown strategy): the status of a body that
+    failed its schema, since both are "this value is not acceptable"."""
+
+    code = "validation_error"
+    http_status = 422
+
+
+class UnsupportedMediaType(RequestError):
+    """The body is not sent as application/json."""
+
+    code = "unsupported_media_type"
+    http_status = 415
+
+
+class InvalidConversationId(RequestError):
+    """A conversation id in a URL path does not match ``web_models.CONVERSATION_ID_PATTERN``."""
+
+    code = "invalid_conversation_id"
+
+
+class InteractionNotFound(RequestError):
+    """``POST /feedback`` names no answer the caller may rate (unknown, or another principal's)."""
+
+    code = "interaction_not_found"
+    http_status = 404
+
+
+class FeedbackUnavailable(RequestError):
+    """The store keeps no conversation turns, so there is nothing to rate."""
+
+    code = "feedback_unavailable"
+    http_status = 404
+
+
+class InvalidAssetPath(RequestError):
+    """The asset reference is not a relative path inside the assets directory."""
+
+    code = "invalid_asset_path"
+    public_context = frozenset({"field"})
+
+
+class AssetNotFound(RequestError):
+    """No asset file exists at that reference (or it resolves outside the assets dir)."""
+
+    code = "asset_not_found"
+    http_status = 404
+
+
 # --- the admin console (backend/api/admin.py, jobs.py) --------------------------
 class AdminDisabled(RequestError):
     code = "admin_disabled"
@@ -222,6 +282,20 @@ class ConfirmationRequired(RequestError):
     """A promote or rollback without ``"confirm": true``: the page asks the person first."""
 
     code = "confirmation_required"
+
+
+class KnowledgeBaseNotFound(RequestError):
+    """The path names no knowledge base (neither ``default`` nor a configured domain)."""
+
+    code = "knowledge_base_not_found"
+    http_status = 404
+
+
+class EvaluationNotFound(RequestError):
+    """No evaluation report exists for the version yet."""
+
+    code = "evaluation_not_found"
+    http_status = 404
 
 
 class NothingToRollBack(RequestError):
@@ -258,6 +332,13 @@ class UploadNotSupported(RequestError):
     public_context = frozenset({"field"})
 
 
+# --- serving ------------------------------------------------------------------
+class ServerFailed(RagError):
+    """gunicorn stopped with an error (a worker could not build the app, a port in use)."""
+
+    code = "server_failed"
+
+
 # --- evaluation -----------------------------------------------------------------
 class EvaluationError(RagError):
     """A golden set is malformed or an evaluation could not run."""
@@ -270,3 +351,4 @@ class GateFailed(EvaluationError):
 
     code = "gate_failed"
     http_status = 409
+    exit_code = 3

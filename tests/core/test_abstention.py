@@ -9,8 +9,8 @@ import pytest
 
 from backend.common.config import PromptSettings
 from backend.core.prompt import ABSTAIN_NOTICE, ABSTAIN_TOKEN, UNTRUSTED_NOTICE, build_prompt
-from backend.core.services import context as ctx
-from backend.core.services.retrieval_service import (
+from backend.core import answer_report as ctx
+from backend.core.answer_mode import (
     ABSTAIN_MAX_CHARS,
     decide_answer_mode,
     downgrade_on_blank_answer,

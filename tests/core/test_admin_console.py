@@ -11,7 +11,7 @@ import pytest
 
 from backend.common.errors import VersionNotFound
 from backend.core.services import admin_console as console
-from backend.core.services.versions import VersionNaming
+from backend.core.versions import VersionNaming
 from backend.core.types import Chunk, DocumentWrite, Feedback, VersionSpec, content_hash
 from tests.conftest import make_settings
 

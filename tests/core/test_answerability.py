@@ -23,7 +23,7 @@ from backend.core.services.answerability import (
     question_names,
 )
 from backend.core.services.evidence import ScoredSentence, Sentence, SentenceScorer
-from backend.core.services.retrieval_service import Candidate, decide_answer_mode
+from backend.core.answer_mode import Candidate, decide_answer_mode
 from backend.core.types import Chunk
 
 YALE = "How many sports does Yale compete in?"

@@ -16,7 +16,7 @@ from backend.core.services.answerability_fit import (
     folds_by_group,
     scored_candidates,
 )
-from backend.core.services.retrieval_service import Candidate
+from backend.core.answer_mode import Candidate
 from backend.core.types import Chunk
 
 BASE = RetrievalSettings(decision_score="answerability", threshold_low=0.2, threshold_high=0.5,

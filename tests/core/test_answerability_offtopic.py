@@ -8,7 +8,7 @@ import pytest
 from backend.common.config import AnswerabilitySettings, HybridGateSettings, RetrievalSettings
 from backend.core.services.answerability import FEATURES, QuestionReading, SentenceJudgement
 from backend.core.services.evidence import ScoredSentence, Sentence
-from backend.core.services.retrieval_service import Candidate, decide_answer_mode
+from backend.core.answer_mode import Candidate, decide_answer_mode
 from backend.core.types import Chunk
 
 QUESTION = "Which safety shoes are in the PPE kit?"

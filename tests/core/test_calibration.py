@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from backend.common.config import HybridGateSettings, RetrievalSettings
 from backend.core.services.calibration import CalibrationQuery, Grid, Setting, cross_validate, fit, folds_of, score
-from backend.core.services.retrieval_service import Candidate
+from backend.core.answer_mode import Candidate
 from backend.core.types import Chunk
 
 BASE = RetrievalSettings(decision_score="evidence", threshold_low=0.35, threshold_high=0.55,

@@ -10,6 +10,7 @@ import pytest
 
 from backend.common.config import Settings
 from backend.common.errors import ConfigError, RequestError, UnknownDomain, VersionConflict
+from backend.core.requests import RequestLimits
 from backend.core.services.chat_service import ChatQuery, ChatService, Routing
 from backend.core.services.search_service import SearchService
 from backend.core.types import Chunk, DocumentWrite, VersionSpec
@@ -74,9 +75,11 @@ def test_unknown_domain_names_known_domains(corpus: Corpus, embedder: Any) -> No
 
 @pytest.mark.parametrize("top_k", [0, 51])
 def test_top_k_outside_limits_is_a_request_error(corpus: Corpus, embedder: Any, top_k: int) -> None:
+    """The query is checked where it enters (``RequestLimits``), the service trusts it."""
     service = make_service(corpus.settings, corpus.store, embedder)
+    limits = RequestLimits.from_settings(corpus.settings)
     with pytest.raises(RequestError, match=f"top_k must be between 1 and 50, got {top_k}"):
-        service.answer(ChatQuery(RAG_QUESTION, top_k=top_k))
+        service.answer(ChatQuery(RAG_QUESTION, top_k=limits.top_k(top_k)))
 
 
 def test_raw_cosine_mode_compares_raw_scores(corpus: Corpus, embedder: Any) -> None:

@@ -1,5 +1,5 @@
 """Citations as pure functions: markers renumbered in answer order, the section and page of the
-cited sentence, sources that never show a server path (``backend.core.services.citing``), and
+cited sentence, sources that never show a server path (``backend.core.citing``), and
 the breaks ingest records so a sentence's section and page can be found."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from backend.common.config import REPO_ROOT
-from backend.core.services.citing import cite, locate, quoted_sentences, sentence_offset, shown_source
+from backend.core.citing import cite, locate, quoted_sentences, sentence_offset, shown_source
 from backend.ingest.chunkers import page_breaks, section_breaks
 from backend.ingest.manifest import source_name
 

@@ -11,7 +11,7 @@ from pydantic import ValidationError
 
 from backend.common.config import RetrievalSettings, ShortQuerySettings
 from backend.common.errors import ConfigError
-from backend.core.services.retrieval_service import (
+from backend.core.answer_mode import (
     Candidate,
     count_tokens,
     decide_answer_mode,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from backend.common.config import HybridGateSettings, RetrievalSettings
-from backend.core.services.retrieval_service import Candidate, decide_answer_mode
+from backend.core.answer_mode import Candidate, decide_answer_mode
 from backend.core.types import Chunk
 
 TEXT = "x" * 200

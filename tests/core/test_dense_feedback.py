@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from backend.common.config import LexicalSettings, ProfileSettings, RetrievalSettings
-from backend.core.services.dense_feedback import feedback_query
-from backend.core.services.fusion import reciprocal_rank_fusion
-from backend.core.services.lexical_query import lexical_terms, query_words
+from backend.core.dense_feedback import feedback_query
+from backend.core.fusion import reciprocal_rank_fusion
+from backend.core.lexical_query import lexical_terms, query_words
 from backend.core.services.search_service import SearchRequest, SearchService
 from backend.core.types import Chunk, DocumentWrite, VersionSpec, Visibility, content_hash
 from backend.providers.sqlite_vs.store import SqliteVectorStore, fts_query

@@ -14,8 +14,9 @@ import pytest
 
 from backend.common.config import ProfileSettings, RetrievalSettings
 from backend.common.errors import RequestError
-from backend.core.services import hierarchy
-from backend.core.services.search_service import STRATEGIES, SearchRequest, SearchService
+from backend.core import hierarchy
+from backend.core.requests import STRATEGIES
+from backend.core.services.search_service import SearchRequest, SearchService
 from backend.core.types import Chunk, FieldFilter, QueryVector, Summary, SummaryHit, VersionSpec, Visibility
 from backend.providers.sqlite_vs.store import SqliteVectorStore
 from tests.contracts.vector_store import CORPUS, QUESTIONS, embed, enriched, enriched_corpus, make_doc
@@ -213,8 +214,8 @@ def test_documents_without_chunks_are_listed_best_summary_first() -> None:
 
 
 def test_chat_context_follows_the_tree_document_by_document_page_by_page() -> None:
-    from backend.core.services.context import tree_order
-    from backend.core.services.retrieval_service import Candidate
+    from backend.core.answer_report import tree_order
+    from backend.core.answer_mode import Candidate
 
     chunks = {cid: _chunk(cid, cid[0].upper(), int(cid[1])) for cid in ("a1", "b1", "a2", "b2", "x9")}
     # flat order interleaves documents; the tree groups A (best) then B, page by page

@@ -18,7 +18,7 @@ from backend.core.services.evidence import (
     segment_kinds,
     topic_words,
 )
-from backend.core.services.retrieval_service import Candidate
+from backend.core.answer_mode import Candidate
 from backend.core.types import ChatRequest, Chunk
 from backend.providers.local.extractive import ExtractiveChatModel, question_parts
 from tests.conftest import REPO, make_settings

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from backend.core.services.fusion import apply_freshness, collapse_duplicates, parse_timestamp, reciprocal_rank_fusion
+from backend.core.fusion import apply_freshness, collapse_duplicates, parse_timestamp, reciprocal_rank_fusion
 from backend.core.types import Chunk, ScoredChunk
 
 
@@ -122,7 +122,7 @@ def test_a_limit_returns_exactly_the_first_entries_of_the_full_fusion() -> None:
     """``limit`` picks with a heap; ties (equal scores and best ranks) must still fall by first appearance."""
     import random
 
-    from backend.core.services.fusion import score_fusion
+    from backend.core.fusion import score_fusion
 
     rng = random.Random(7)
     for _ in range(50):

@@ -18,8 +18,8 @@ import numpy as np
 import pytest
 
 from backend.common.config import ProfileSettings, RetrievalSettings
-from backend.core.services.fusion import reciprocal_rank_fusion, score_fusion
-from backend.core.services.lexical_query import (
+from backend.core.fusion import reciprocal_rank_fusion, score_fusion
+from backend.core.lexical_query import (
     ENGLISH_STOP_WORDS,
     combine_feedback,
     expansion_terms,

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from backend.common.config import FusionSettings, ProfileSettings, RetrievalSettings
-from backend.core.services.fusion import apply_rerank, normalise_scores, score_fusion
+from backend.core.fusion import apply_rerank, normalise_scores, score_fusion
 from backend.core.services.search_service import SearchRequest, SearchService
 from backend.core.types import Chunk, ScoredChunk
 from backend.providers.rerank.sentences import SentenceReranker

@@ -6,9 +6,9 @@ from pathlib import Path
 from typing import Any
 
 from backend.common.config import LexicalSettings, ProfileSettings, RetrievalSettings
-from backend.core.services.lexical_query import combine_feedback, expansion_terms, query_words
-from backend.core.services.retrieval_stamp import describe_stamp, retrieval_stamp, stamp_changes, stamped_settings
-from backend.core.services.versions import VersionNaming, plan_build
+from backend.core.lexical_query import combine_feedback, expansion_terms, query_words
+from backend.core.retrieval_stamp import describe_stamp, retrieval_stamp, stamp_changes, stamped_settings
+from backend.core.versions import VersionNaming, plan_build
 from backend.core.types import IndexVersion
 
 PROFILE = ProfileSettings(index_name="KB_V1")
@@ -90,7 +90,7 @@ def test_expansion_weights_each_term_by_its_idf_over_the_whole_pool() -> None:
     import random
     from collections import Counter
 
-    from backend.core.services.lexical_query import ENGLISH_STOP_WORDS, words
+    from backend.core.lexical_query import ENGLISH_STOP_WORDS, words
 
     rng = random.Random(3)
     vocabulary = [f"term{i}" for i in range(60)] + ["the", "of", "42", "ab"]

@@ -15,7 +15,7 @@ import pytest
 
 from backend.common.config import ProfileSettings, RetrievalSettings
 from backend.common.errors import AliasNotFound, RequestError
-from backend.core.services.fusion import reciprocal_rank_fusion
+from backend.core.fusion import reciprocal_rank_fusion
 from backend.core.services.search_service import (
     SearchRequest,
     SearchService,

@@ -9,7 +9,7 @@ import pytest
 
 from backend.common.errors import InvalidIdentifier, SeriesLocked
 from backend.core.services.series_lock import SeriesLocks, locked_message, series_key
-from backend.core.services.versions import VersionNaming
+from backend.core.versions import VersionNaming
 from backend.core.types import LockHolder
 from tests.conftest import make_settings
 

@@ -193,7 +193,7 @@ def test_written_from_a_real_version_through_the_store_port(settings: Settings, 
     for doc in DOCS:
         (folder / doc.doc_id).write_text(doc.texts[0], encoding="utf-8")
     manifest = write_manifest(tmp_path / "m.jsonl", [{"dir": "docs"}])
-    version = IngestPipeline(settings, sqlite_store, embedder).run(manifest).version
+    version = IngestPipeline.from_settings(settings, sqlite_store, embedder).run(manifest).version
     assert version is not None
     docs = read_documents(sqlite_store, version)
     assert [d.doc_id for d in docs] == ["docs/garden.md", "docs/leave.md"]

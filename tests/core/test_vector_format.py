@@ -8,8 +8,8 @@ import pytest
 from pydantic import ValidationError
 
 from backend.common.config import ProfileSettings, RetrievalSettings, Settings
-from backend.core.services.retrieval_stamp import retrieval_stamp, stamp_changes
-from backend.core.services.versions import VersionNaming, plan_build
+from backend.core.retrieval_stamp import retrieval_stamp, stamp_changes
+from backend.core.versions import VersionNaming, plan_build
 from backend.core.types import IndexVersion
 from backend.core.vector_format import dequantize, quantize_int8, stamped_format
 

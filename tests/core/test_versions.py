@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from backend.common.config import IngestSettings
-from backend.core.services.versions import VersionNaming, gc_plan, latest_version, plan_build, version_roles
+from backend.core.versions import VersionNaming, gc_plan, latest_version, plan_build, version_roles
 from backend.core.types import IndexVersion
 
 NAMING = VersionNaming()

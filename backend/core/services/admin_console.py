@@ -18,28 +18,15 @@ from pathlib import Path
 from typing import Any, Collection, Mapping, Sequence
 
 from backend.common.config import DEFAULT_DOMAIN, REPO_ROOT, Settings
-from backend.common.errors import EvaluationError, RequestError
+from backend.common.errors import EvaluationError, EvaluationNotFound, KnowledgeBaseNotFound
+from backend.core.ports import CombinedStore, Stores
 from backend.core.services.golden import load_golden_set
-from backend.core.services.promotion import alias_versions
+from backend.core.services.version_status import alias_versions
 from backend.core.services.starter_golden import is_generated, starter_path
-from backend.core.services.versions import VersionNaming
+from backend.core.versions import VersionNaming
 from backend.core.types import AliasChange, Feedback, IndexVersion
 
 _EPS = 1e-9
-
-
-class KnowledgeBaseNotFound(RequestError):
-    """The path names no knowledge base (neither ``default`` nor a configured domain)."""
-
-    code = "knowledge_base_not_found"
-    http_status = 404
-
-
-class EvaluationNotFound(RequestError):
-    """No evaluation report exists for the version yet."""
-
-    code = "evaluation_not_found"
-    http_status = 404
 
 
 @dataclass(frozen=True)
@@ -172,9 +159,11 @@ def changed_in(doc_id: str, live: str, oldest_first: Sequence[tuple[str, Mapping
     return found
 
 
-def documents_view(store: Any, kb: KnowledgeBase, naming: VersionNaming) -> dict[str, Any]:
+def documents_view(stores: Stores | CombinedStore, kb: KnowledgeBase, naming: VersionNaming) -> dict[str, Any]:
     """``GET /admin/knowledge-bases/<key>/documents``: the live version's documents with their
-    source, chunk count and ``changed_in``; no live version: an empty list."""
+    source, chunk count and ``changed_in``; no live version: an empty list. ``stores``: the
+    bundle, or one object serving the admin and vector ports."""
+    store, vectors = (stores.admin, stores.vectors) if isinstance(stores, Stores) else (stores, stores)
     live = store.resolve_alias(kb.alias)
     if live is None:
         return {"version": None, "documents": []}
@@ -184,10 +173,10 @@ def documents_view(store: Any, kb: KnowledgeBase, naming: VersionNaming) -> dict
              if naming.same_series(v.name, live) and naming.split(v.name)[1] <= live_n]
     if live not in older:
         older.append(live)
-    hashes = [(name, store.document_hashes(name)) for name in older]
+    hashes = [(name, vectors.document_hashes(name)) for name in older]
     return {"version": live, "documents": [
         {"doc_id": d.doc_id, "source": d.source, "chunks": d.chunks, "changed_in": changed_in(d.doc_id, live, hashes)}
-        for d in store.document_list(live)]}
+        for d in vectors.document_list(live)]}
 
 
 # --- golden sets ----------------------------------------------------------------------

@@ -53,7 +53,7 @@ from backend.core.types import Chunk
 if TYPE_CHECKING:
     from backend.common.config import AnswerabilitySettings, RetrievalSettings
     from backend.core.ports import VectorStore
-    from backend.core.services.retrieval_service import Candidate
+    from backend.core.answer_mode import Candidate
     from backend.core.types import Visibility
 
 FEATURES: tuple[str, ...] = ("dense", "lexical", "answer_type", "passage_cover", "context_cover", "missing_topic",

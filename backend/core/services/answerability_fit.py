@@ -27,7 +27,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from backend.common.config import RetrievalSettings
-from backend.core.services import ranking_metrics as rm
+from backend.core import ranking_metrics as rm
 from backend.core.services.answerability import (
     FEATURES,
     AnswerabilityJudge,
@@ -36,7 +36,7 @@ from backend.core.services.answerability import (
     QuestionReading,
 )
 from backend.core.services.calibration import CalibrationQuery, Grid, Score, Setting, fit, score
-from backend.core.services.retrieval_service import Candidate, decide_answer_mode
+from backend.core.answer_mode import Candidate, decide_answer_mode
 
 #: thresholds searched on the probability scale
 GRID = Grid(threshold_low=tuple(round(0.025 * i, 3) for i in range(1, 37)),

@@ -29,7 +29,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from backend.common.config import RetrievalSettings
-from backend.core.services.retrieval_service import Candidate, decide_answer_mode, effective_thresholds
+from backend.core.answer_mode import Candidate, decide_answer_mode, effective_thresholds
 
 MODES = ("rag", "hybrid", "fallback")
 _MODE_INDEX = {m: i for i, m in enumerate(MODES)}

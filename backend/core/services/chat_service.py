@@ -19,13 +19,15 @@ import structlog
 
 from backend.common import telemetry
 from backend.common.config import EmbeddingSettings, PromptSettings, RetrievalSettings, SanitizeSettings
-from backend.common.errors import ConfigError, RequestError, UnknownDomain, VersionConflict
+from backend.common.errors import ConfigError, UnknownDomain, VersionConflict
+from backend.common.suggest import did_you_mean
+from backend.core.decision_explain import DecisionExplain
 from backend.core.ports import ChatModel, ConversationLog, IndexAdmin, InteractionLog
-from backend.core.services import context as ctx
+from backend.core import answer_report as ctx
 from backend.core.services.conversation import Condensed, condense, conversation_key, stream_pieces
 from backend.core.services.answerability import attach_scores
 from backend.core.services.evidence import SentenceScorer
-from backend.core.services.retrieval_service import (
+from backend.core.answer_mode import (
     Candidate,
     ModeDecision,
     count_tokens,
@@ -50,9 +52,11 @@ FALLBACK_MESSAGE = (
 
 @dataclass(frozen=True)
 class ChatQuery:
-    """One question. ``target`` names an alias or version explicitly (evaluation of a
-    candidate version) and then wins over ``domain``; ``record=False`` keeps the
-    question out of the interactions table (evaluation, ``rag ask``)."""
+    """One question, checked once where it entered (the HTTP body model or the CLI: question
+    length, ``top_k`` within ``core.requests.RequestLimits``); the service does not check it
+    again. ``target`` names an alias or version explicitly (evaluation of a candidate
+    version) and then wins over ``domain``; ``record=False`` keeps the question out of the
+    interactions table (evaluation, ``rag ask``)."""
 
     question: str
     domain: str | None = None
@@ -79,7 +83,7 @@ class ChatAnswer:
     retrieved_chunks_metadata: tuple[ctx.RetrievedChunk, ...]
     used_chunks: tuple[str, ...]
     sources_used: str
-    decision_explain: dict[str, Any]
+    decision_explain: DecisionExplain
     decision: ModeDecision
     latency_ms: float
     #: what ``POST /feedback`` names; the turn is stored under it when the query is recorded
@@ -98,7 +102,7 @@ class ChatAnswer:
             "retrieved_chunks_metadata": [asdict(r) for r in self.retrieved_chunks_metadata],
             "used_chunks": list(self.used_chunks),
             "sources_used": self.sources_used,
-            "decision_explain": self.decision_explain,
+            "decision_explain": self.decision_explain.to_dict(),
         }
 
 
@@ -132,7 +136,8 @@ class Routing:
         if domain not in self.domains:
             known = sorted(self.domains)
             raise UnknownDomain(
-                f"X-RAG-Domain: unknown domain {domain!r}; known domains: {', '.join(known) or '(none configured)'}",
+                f"X-RAG-Domain: unknown domain {domain!r}; known domains: {', '.join(known) or '(none configured)'}"
+                f"{did_you_mean(domain, known)}",
                 field="X-RAG-Domain", known_domains=known,
             )
         alias, profile = self.domains[domain]
@@ -301,7 +306,8 @@ class ChatService:
         route = self._route(query)
         condensed = self._condense(query)
         short = is_short_query(condensed.query, self._settings.short_query)
-        outcome = self._search(route, query, condensed.query)
+        top_k = query.top_k if query.top_k is not None else self._settings.top_k
+        outcome = self._search(route, query, condensed.query, top_k)
         with telemetry.span("rag.decide", {"rag.version": outcome.version, "rag.short_query": short}):
             candidates = ctx.to_candidates(outcome.hits, self._settings.score_mode)
             if outcome.tree:  # hierarchical: the context follows document -> page -> chunk
@@ -316,7 +322,7 @@ class ChatService:
                                 "rag.top_score": round(decision.max_similarity, 6)
                                 if decision.max_similarity is not None else None})
         planned_ms = round((time.perf_counter() - started) * 1000, 3)
-        return _Plan(route, condensed, short, outcome, candidates, decision, started, planned_ms, self._top_k(query))
+        return _Plan(route, condensed, short, outcome, candidates, decision, started, planned_ms, top_k)
 
     def _condense(self, query: ChatQuery) -> Condensed:
         """The standalone question: the question itself outside a conversation."""
@@ -339,16 +345,15 @@ class ChatService:
             used_llm=used_llm, answered_by=answered_by, score_mode=self._settings.score_mode,
             distance=self._settings.distance, retrieval_target=plan.route.target, domain=plan.route.domain,
             version=outcome.version, strategy=outcome.strategy, score_source=outcome.score_source,
-            top_k=plan.top_k,
-            candidates=len(candidates), answer_explain=answer_explain,
+            top_k=plan.top_k, candidates=len(candidates), answer_explain=answer_explain,
+            condensed_by=plan.condensed.by, condensed_rule=plan.condensed.rule,
+            # the thresholds compared dense similarity; with a reranker the order came from it
+            rerank=outcome.details.get("rerank"),
+            # which retrieval settings chose the chunks: the served version's stamp, or the live config
+            retrieval_settings=outcome.details.get("retrieval_settings"),
+            # exact scan or HNSW index for the dense side, and why (embedded store; None elsewhere)
+            dense_index=outcome.details.get("dense_index"),
         )
-        explain = {**explain, "condensed_by": plan.condensed.by, "condensed_rule": plan.condensed.rule}
-        # the thresholds compared dense similarity; with a reranker the order came from it
-        explain["rerank"] = outcome.details.get("rerank")
-        # which retrieval settings chose the chunks: the served version's stamp, or the live config
-        explain["retrieval_settings"] = outcome.details.get("retrieval_settings")
-        # exact scan or HNSW index for the dense side, and why (embedded store; None elsewhere)
-        explain["dense_index"] = outcome.details.get("dense_index")
         # only the passages the answer cites, renumbered [1]..[m] in the order the answer cites them
         # (an answer with no marker, e.g. the meta event before an LLM streams, lists every used one)
         text, citations = ctx.cited_answer(decision, candidates, text, answer_explain)
@@ -369,10 +374,9 @@ class ChatService:
                 answered_by: str, answer_explain: dict[str, Any] | None) -> ChatAnswer:
         generated_ms = round((time.perf_counter() - plan.started) * 1000 - plan.planned_ms, 3)
         result = self._result(plan, text, used_llm, decision, answered_by, answer_explain, generated_ms)
-        explain = result.decision_explain
         log.info("chat.answered", mode=result.mode, used_llm=used_llm, target=plan.route.target,
-                 version=plan.outcome.version, max_similarity=explain["max_similarity"], short_query=plan.short,
-                 latency_ms=result.latency_ms)
+                 version=plan.outcome.version, max_similarity=result.decision_explain.max_similarity,
+                 short_query=plan.short, latency_ms=result.latency_ms)
         if query.record:
             self._record_best_effort(query, plan.route, result)
         return result
@@ -383,15 +387,8 @@ class ChatService:
         profile = self._admin.get_version(query.target).profile if self._admin.resolve_alias(query.target) is None else None
         return Route(query.target, query.domain, profile if profile in self._searches else self.routing.default_profile)
 
-    def _top_k(self, query: ChatQuery) -> int:
-        top_k = query.top_k if query.top_k is not None else self._settings.top_k
-        if not 1 <= top_k <= self._settings.max_top_k:
-            raise RequestError(f"top_k must be between 1 and {self._settings.max_top_k}, got {top_k}",
-                               field="top_k", limit=self._settings.max_top_k)
-        return top_k
-
-    def _search(self, route: Route, query: ChatQuery, effective_query: str) -> SearchOutcome:
-        request = SearchRequest(effective_query, route.target, self._top_k(query), query.filters, query.strategy,
+    def _search(self, route: Route, query: ChatQuery, effective_query: str, top_k: int) -> SearchOutcome:
+        request = SearchRequest(effective_query, route.target, top_k, query.filters, query.strategy,
                                 visibility=query.visibility)
         outcome = self._searches[route.profile].search(request)
         wrong = {h.distance for h in outcome.hits} - {self._settings.distance}
@@ -444,8 +441,8 @@ class ChatService:
 
     def _record(self, query: ChatQuery, route: Route, result: ChatAnswer) -> None:
         question, conversation_id = query.question, query.conversation_id
-        explain = result.decision_explain
-        condensed = explain.get("condensed_by", "none") != "none"
+        explain = result.decision_explain.to_dict()  # the stored form, sanitized below when configured
+        condensed = result.decision_explain.condensed_by != "none"
         if self._sanitize.enabled and self._sanitize.sanitize_questions:
             from backend.common.sanitizer import sanitize_interaction  # lazily: Presidio is heavy
 

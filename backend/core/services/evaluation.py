@@ -19,26 +19,29 @@ import json
 import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 import structlog
 
 from backend.common import telemetry
 from backend.common.config import (AccessSettings, EmbeddingSettings, EvaluationSettings, ProfileSettings,
-                                   RetrievalSettings, SanitizeSettings)
+                                   RerankSettings, RetrievalSettings, SanitizeSettings, Settings)
 from backend.common.errors import ConfigError, EvaluationError
 from backend.core.access import configured_principal
 from backend.core.embedding_text import query_input
-from backend.core.ports import Embedder, IndexAdmin, VectorStore
-from backend.core.services import context as ctx
-from backend.core.services import ranking_metrics as rm
+from backend.core.ports import Embedder, IndexAdmin, Reranker, VectorStore
+from backend.core import answer_report as ctx
+from backend.core import ranking_metrics as rm
 from backend.core.services.answerability import attach_scores, store_probe
 from backend.core.services.evidence import SentenceScorer
 from backend.core.services.golden import GoldenQuery, GoldenSet
-from backend.core.services.retrieval_service import decide_answer_mode, is_short_query
-from backend.core.services.retrieval_stamp import stamped_settings
+from backend.core.answer_mode import decide_answer_mode, is_short_query
+from backend.core.retrieval_stamp import stamped_settings
 from backend.core.services.search_service import SearchRequest, SearchService
 from backend.core.types import QueryVector, ScoredChunk, Visibility
+
+if TYPE_CHECKING:
+    from backend.core.services.chat_service import ChatService
 
 log = structlog.get_logger(__name__)
 
@@ -114,9 +117,10 @@ class Evaluator:
     """Evaluates versions against golden sets; holds no state between runs."""
 
     def __init__(self, store: VectorStore, admin: IndexAdmin, embedder: Embedder, *, embeddings: EmbeddingSettings,
-                 retrieval: RetrievalSettings, evaluation: EvaluationSettings, chat: Any = None,
+                 retrieval: RetrievalSettings, evaluation: EvaluationSettings, chat: ChatService | None = None,
                  sanitize: SanitizeSettings | None = None, access: AccessSettings | None = None,
-                 reranker: Any = None, rerankers: Any = None) -> None:
+                 reranker: Reranker | None = None,
+                 rerankers: Callable[[RerankSettings], Reranker | None] | None = None) -> None:
         self._store = store
         #: the configured reranker, so the gate evaluates the order users will get; ``rerankers``
         #: builds the one a version's stamp names when it differs (``registry.reranker_factory``)
@@ -129,9 +133,19 @@ class Evaluator:
         self._evaluation = evaluation
         self._chat = chat
         #: redact mode: golden queries (and missing phrases) are redacted in the report like chat questions
-        self._sanitize = sanitize or getattr(chat, "sanitize_settings", None)
+        self._sanitize = sanitize or (chat.sanitize_settings if chat is not None else None)
         self._scorer: SentenceScorer | None = None  # made when decision_score is evidence and chat is None
         self._access = access or AccessSettings()
+
+    @classmethod
+    def from_settings(cls, settings: Settings, vectors: VectorStore, admin: IndexAdmin, embedder: Embedder, *,
+                      chat: ChatService | None = None, reranker: Reranker | None = None,
+                      rerankers: Callable[[RerankSettings], Reranker | None] | None = None) -> Evaluator:
+        """The evaluator the configured gate uses: ``settings``' embeddings, retrieval, evaluation,
+        sanitize and access slices; ``chat`` answers every golden query (modes exactly as ``/chat``)."""
+        return cls(vectors, admin, embedder, embeddings=settings.embeddings, retrieval=settings.retrieval,
+                   evaluation=settings.evaluation, chat=chat, sanitize=settings.sanitize, access=settings.access,
+                   reranker=reranker, rerankers=rerankers)
 
     def _visibility(self, q: GoldenQuery) -> Visibility | None:
         """What a golden query may see: its principal's visibility, or None (unrestricted)."""

@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from backend.common.errors import EvaluationError
 from backend.common.jsonl import parse_model_line
-from backend.core.services import ranking_metrics as rm
+from backend.core import ranking_metrics as rm
 
 if TYPE_CHECKING:
     from backend.core.services.chat_service import ChatService
@@ -83,10 +83,10 @@ def run_followups(chat: "ChatService", conversations: list[FollowUp], target: st
     for c in conversations:
         first = chat.answer(ChatQuery(question=c.first, domain=c.domain, record=False, target=target))
         second = chat.answer(ChatQuery(question=c.follow_up, domain=c.domain, record=False, target=target,
-                                       history=(str(first.decision_explain["effective_query"]),)))
+                                       history=(str(first.decision_explain.effective_query),)))
         passed, missing = rm.contains_all(second.answer, c.must_contain)
         explain = second.decision_explain
-        out.append(FollowUpResult(c.id, c.follow_up, str(explain["effective_query"]), explain.get("condensed_rule"),
+        out.append(FollowUpResult(c.id, c.follow_up, str(explain.effective_query), explain.condensed_rule,
                                   second.mode, second.mode == c.expected_mode, passed, tuple(missing)))
     return out
 

@@ -1,7 +1,10 @@
 """Gated alias rotation, rollback and retention.
 
-``promote_version`` is the one promotion path: ``rag promote`` and
-``rag ingest --update-alias`` both call it. It evaluates the candidate on the
+``promote_version`` is the one promotion path: ``rag index promote``, ``rag ingest
+--update-alias``, ``rag kb`` and the admin console all reach it through
+``promote_configured`` (``Runtime.promote``). It takes an evaluator and the admin port,
+never the whole settings: ``promote_configured`` reads the target, gates, naming,
+retention and reports folder from them. It evaluates the candidate on the
 golden set, re-evaluates the version the alias serves now on the same set (the
 baseline for the regression gate: a stored result may come from an older golden
 set), and points the alias only if every gate passes. Otherwise the alias is
@@ -13,9 +16,8 @@ failing gates.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import structlog
 
@@ -30,16 +32,15 @@ from backend.common.errors import (
     VersionChanged,
     VersionConflict,
 )
-from backend.core.ports import IndexAdmin
+from backend.core.ports import CombinedStore, IndexAdmin, Stores
 from backend.core.services.evaluation import EvaluationReport, Evaluator, with_comparison, write_report
 from backend.common.assets import AssetFiles
 from backend.core.model_stamp import same_model
-from backend.core.services.golden import load_golden_set
-from backend.core.services.retrieval_stamp import describe_stamp
+from backend.core.services.golden import GoldenSet, load_golden_set
 from backend.core.services.series_lock import SeriesLocks, held_or_own
 from backend.core.services.starter_golden import starter_path, write_starter
-from backend.core.services.versions import VersionNaming, gc_plan, latest_version, version_roles
-from backend.core.types import AliasChange
+from backend.core.versions import VersionNaming, gc_plan, latest_version
+from backend.core.types import AliasChange, IndexVersion
 
 log = structlog.get_logger(__name__)
 
@@ -158,43 +159,72 @@ def resolve_target(settings: Settings, *, domain_key: str | None = None, alias: 
     return PromotionTarget(alias, version, settings.resolve_path(str(golden)))
 
 
-@telemetry.traced("rag.promote", attributes=lambda settings, store, embedder, **kw: {"rag.alias": kw.get("alias"),
-                                                                                     "rag.version": kw.get("version")},
-                  result=lambda r: {"rag.alias": r.alias, "rag.version": r.version, "rag.promoted": r.promoted,
-                                    "rag.gates.failed": len(r.failed_gates)})
-def promote_version(settings: Settings, store: Any, embedder: Any, *, alias: str | None = None,
-                    version: str | None = None, golden: str | Path | None = None, force: bool = False,
-                    domain_key: str | None = None, chat: Any = None, write: bool = True,
-                    reranker: Any = None, rerankers: Any = None, locks: SeriesLocks | None = None,
-                    rotate: bool = True, by: str | None = None) -> PromotionResult:
-    """Evaluate ``version``, check the gates, rotate ``alias`` if they pass (or ``force``).
-    ``rotate=False`` evaluates, records and writes the reports but never rotates nor raises
-    ``GateFailed`` (an upload's candidate waits for a person to promote it). ``by`` (who asked,
-    e.g. "from the admin console by alice") opens the reason recorded in the alias history.
+#: ``(version, live version) -> action``: writes the starter golden set of a domain without one
+#: so it fits the candidate's documents ("written", "extended" or "kept")
+StarterWriter = Callable[[str, str | None], str]
+#: ``series -> versions dropped``: retention applied to the series after a rotation
+Retention = Callable[[str], Sequence[str]]
 
-    Returns the result when the alias was rotated (or already served ``version``);
-    raises ``GateFailed`` (``context["result"]`` holds the ``PromotionResult``) when a
-    gate failed and ``force`` is false, leaving the alias untouched. ``force`` never
-    overrides a model or dimension mismatch (``VersionConflict``).
+
+def promote_configured(settings: Settings, stores: Stores, evaluator: Evaluator, *, alias: str | None = None,
+                       version: str | None = None, golden: str | Path | None = None, force: bool = False,
+                       domain_key: str | None = None, write: bool = True, locks: SeriesLocks | None = None,
+                       rotate: bool = True, by: str | None = None, command: str = "rag promote") -> PromotionResult:
+    """``promote_version`` with its arguments read from ``settings``: the target (``resolve_target``),
+    the gates, version naming, retention, the reports folder and a domain's starter golden set.
 
     The candidate's series (and the served version's, when another) is locked from before the
     candidate is chosen until the rotation (``series_lock``): no ingest writes it while it is
     evaluated. ``locks`` that already hold it (``rag ingest --update-alias``) are kept; without
     them the promotion takes and releases its own. ``SeriesLocked`` when another run holds one."""
-    with held_or_own(locks, store, settings, "rag promote") as held:
+    with held_or_own(locks, stores.admin, settings, command) as held:
         target = resolve_target(settings, domain_key=domain_key, alias=alias, version=version, golden=golden)
-        served = store.resolve_alias(target.alias)
-        held.hold_all([target.version, *([served] if served else [])])
-        return _promote(settings, store, embedder, target, version is None, force=force, chat=chat, write=write,
-                        reranker=reranker, rerankers=rerankers, rotate=rotate, by=by)
+        key = target.starter_for
+
+        def starter(candidate: str, live: str | None) -> str:
+            assert key is not None
+            return write_starter(settings, stores.vectors, candidate, key, live=live)[1]
+
+        return promote_version(
+            evaluator, stores.admin, target, settings.evaluation.gates,
+            naming=VersionNaming(settings.ingest.version_name_template), locks=held,
+            retention=lambda series: collect_garbage(stores, settings, series=series).dropped,
+            reports_dir=settings.resolve_path(settings.evaluation.reports_dir) if write else None,
+            newest=version is None, starter=starter if key is not None else None, force=force, rotate=rotate,
+            by=by)
 
 
-def _promote(settings: Settings, store: Any, embedder: Any, target: PromotionTarget, newest_wanted: bool, *,
-             force: bool, chat: Any, write: bool, reranker: Any, rerankers: Any,
-             rotate: bool = True, by: str | None = None) -> PromotionResult:
+@telemetry.traced("rag.promote", attributes=lambda evaluator, admin, target, *a, **kw: {
+                      "rag.alias": target.alias, "rag.version": target.version},
+                  result=lambda r: {"rag.alias": r.alias, "rag.version": r.version, "rag.promoted": r.promoted,
+                                    "rag.gates.failed": len(r.failed_gates)})
+def promote_version(evaluator: Evaluator, admin: IndexAdmin, target: PromotionTarget, gates: GateSettings, *,
+                    naming: VersionNaming, locks: SeriesLocks, retention: Retention, reports_dir: Path | None,
+                    newest: bool = False, starter: StarterWriter | None = None, force: bool = False,
+                    rotate: bool = True, by: str | None = None) -> PromotionResult:
+    """Evaluate ``target.version`` (with ``newest``: the newest version of its series), check the
+    gates, rotate ``target.alias`` if they pass (or ``force``). ``rotate=False`` evaluates, records
+    and writes the reports (into ``reports_dir``; None writes none) but never rotates nor raises
+    ``GateFailed`` (an upload's candidate waits for a person to promote it). ``by`` (who asked,
+    e.g. "from the admin console by alice") opens the reason recorded in the alias history.
+
+    Returns the result when the alias was rotated (or already served the version);
+    raises ``GateFailed`` (``context["result"]`` holds the ``PromotionResult``) when a
+    gate failed and ``force`` is false, leaving the alias untouched. ``force`` never
+    overrides a model or dimension mismatch (``VersionConflict``). ``locks`` are taken on the
+    candidate's and the served version's series before anything is read."""
+    served = admin.resolve_alias(target.alias)
+    locks.hold_all([target.version, *([served] if served else [])])
+    return _promote(evaluator, admin, target, gates, naming, newest, retention=retention, reports_dir=reports_dir,
+                    starter=starter, force=force, rotate=rotate, by=by)
+
+
+def _promote(evaluator: Evaluator, admin: IndexAdmin, target: PromotionTarget, gates: GateSettings,
+             naming: VersionNaming, newest_wanted: bool, *, retention: Retention, reports_dir: Path | None,
+             starter: StarterWriter | None, force: bool, rotate: bool, by: str | None) -> PromotionResult:
+    store = admin
     if newest_wanted:
-        newest = latest_version(VersionNaming(settings.ingest.version_name_template), target.version,
-                                store.list_versions())
+        newest = latest_version(naming, target.version, store.list_versions())
         target = replace(target, version=newest.name if newest else target.version)
         undone = rolled_back_from(store.alias_history(target.alias), target.version)
         if undone is not None:
@@ -204,35 +234,32 @@ def _promote(settings: Settings, store: Any, embedder: Any, target: PromotionTar
                 version=target.version, alias=target.alias)
     candidate = store.get_version(target.version)
     current = store.resolve_alias(target.alias)
-    if target.starter_for is not None:  # a generated set follows the documents: every new file is asked about
-        _, action = write_starter(settings, store, target.version, target.starter_for, live=current)
+    if starter is not None:  # a generated set follows the documents: every new file is asked about
+        action = starter(target.version, current)
         if action != "kept":
             log.info("promotion.starter_golden_" + action, domain=target.starter_for, path=str(target.golden),
                      version=target.version)
     golden_set = load_golden_set(target.golden)
-    evaluator = Evaluator(store, store, embedder, embeddings=settings.embeddings, retrieval=settings.retrieval,
-                          evaluation=settings.evaluation, chat=chat, sanitize=settings.sanitize,
-                          access=settings.access, reranker=reranker, rerankers=rerankers)
     if current == target.version:
         return _already_served(store, evaluator, golden_set, target, candidate)
     report = evaluator.evaluate(target.version, golden_set)
     baseline, notes = _baseline(evaluator, store, current, golden_set)
-    gates = tuple(check_gates(report.metrics, settings.evaluation.gates, baseline.metrics if baseline else None))
-    failed = [g for g in gates if not g.passed]
+    checked = tuple(check_gates(report.metrics, gates, baseline.metrics if baseline else None))
+    failed = [g for g in checked if not g.passed]
     if baseline is not None:
         report = with_comparison(report, baseline, target.alias)
-    result = PromotionResult(target.alias, target.version, current, False, force, gates, report, baseline, notes=notes)
-    if write:
-        reports_dir = settings.resolve_path(settings.evaluation.reports_dir)
+    result = PromotionResult(target.alias, target.version, current, False, force, checked, report, baseline,
+                             notes=notes)
+    if reports_dir is not None:
         baseline_path = write_report(baseline, reports_dir, extra={"alias": target.alias, "role": "baseline",
                                                                    "candidate": target.version}) \
             if baseline is not None else None
         path = write_report(report, reports_dir,
-                            extra={"gates": [g.__dict__ for g in gates], "alias": target.alias, "forced": force,
+                            extra={"gates": [g.__dict__ for g in checked], "alias": target.alias, "forced": force,
                                    "baseline_report": str(baseline_path) if baseline_path else None})
         result = _replace(result, report_path=path)
     store.record_evaluation(target.version, {**report.summary(), "generation": candidate.generation,
-                                             "gates": [g.__dict__ for g in gates], "gates_passed": not failed})
+                                             "gates": [g.__dict__ for g in checked], "gates_passed": not failed})
     if not rotate:
         return result
     if failed and not force:
@@ -257,14 +284,14 @@ def _promote(settings: Settings, store: Any, embedder: Any, target: PromotionTar
     except VersionChanged as exc:
         raise EvaluationError(f"{target.version} changed while it was evaluated (an ingest wrote it); "
                               "promote again to evaluate what it holds now", version=target.version) from exc
-    dropped = collect_garbage(store, settings, series=target.version).dropped
+    dropped = tuple(retention(target.version))
     log.info("promotion.rotated", alias=target.alias, version=target.version, previous=current, forced=force,
              dropped=dropped)
-    return _replace(result, promoted=True, change=change, dropped=tuple(dropped))
+    return _replace(result, promoted=True, change=change, dropped=dropped)
 
 
-def _already_served(store: Any, evaluator: Evaluator, golden_set: Any, target: PromotionTarget,
-                    version: Any) -> PromotionResult:
+def _already_served(store: IndexAdmin, evaluator: Evaluator, golden_set: GoldenSet, target: PromotionTarget,
+                    version: IndexVersion) -> PromotionResult:
     """Nothing to rotate. A version written in place since its last evaluation is
     evaluated again, so what ``rag alias status`` shows is about its present content."""
     notes = [f"{target.alias} already serves {target.version}; nothing to do"]
@@ -280,8 +307,8 @@ def _replace(result: PromotionResult, **changes: Any) -> PromotionResult:
     return replace(result, **changes)
 
 
-def _baseline(evaluator: Evaluator, store: Any, current: str | None,
-              golden_set: Any) -> tuple[EvaluationReport | None, tuple[str, ...]]:
+def _baseline(evaluator: Evaluator, store: IndexAdmin, current: str | None,
+              golden_set: GoldenSet) -> tuple[EvaluationReport | None, tuple[str, ...]]:
     if current is None:
         return None, ("the alias serves nothing yet: no regression gate",)
     try:
@@ -293,7 +320,7 @@ def _baseline(evaluator: Evaluator, store: Any, current: str | None,
     return baseline, ()
 
 
-def _check_same_model(store: Any, current: str | None, candidate: Any) -> None:
+def _check_same_model(store: IndexAdmin, current: str | None, candidate: IndexVersion) -> None:
     """``point_alias(forced=True)`` skips the store's model check; keep it for ``--force``.
     Another runtime of the same model passes: the gate evaluated the candidate with it."""
     if current is None:
@@ -344,16 +371,6 @@ def rolled_back_from(history: Sequence[AliasChange], version: str) -> AliasChang
     return None
 
 
-def alias_versions(history: Sequence[AliasChange]) -> list[str]:
-    """Versions an alias has served, most recent first (history is newest first)."""
-    out: list[str] = []
-    for change in history:
-        for name in (change.version, change.previous):
-            if name and name not in out:
-                out.append(name)
-    return out
-
-
 @dataclass(frozen=True)
 class GarbageCollection:
     dropped: tuple[str, ...]
@@ -361,121 +378,28 @@ class GarbageCollection:
     dry_run: bool
 
 
-def collect_garbage(store: Any, settings: Settings, *, series: str | None = None,
+def collect_garbage(store: Stores | CombinedStore, settings: Settings, *, series: str | None = None,
                     dry_run: bool = False) -> GarbageCollection:
     """Drop every version beyond ``evaluation.keep_versions`` of its series (only
     ``series``'s when given), never one an alias serves or keeps for rollback; then
     remove the figure images no remaining version cites (older than
-    ``docx.assets_gc_grace_seconds``)."""
+    ``docx.assets_gc_grace_seconds``). ``store``: the bundle, or one object serving both ports."""
+    admin, vectors = (store.admin, store.vectors) if isinstance(store, Stores) else (store, store)
     naming = VersionNaming(settings.ingest.version_name_template)
-    listed = store.list_versions()
+    listed = admin.list_versions()
     versions = listed if series is None else [v for v in listed if naming.same_series(v.name, series)]
-    victims = gc_plan(naming, versions, store.protected_versions(), settings.evaluation.keep_versions)
+    victims = gc_plan(naming, versions, admin.protected_versions(), settings.evaluation.keep_versions)
     if not dry_run:
         for name in victims:
-            store.drop_version(name)
+            admin.drop_version(name)
         if victims:
             log.info("promotion.retention_dropped", dropped=victims, keep=settings.evaluation.keep_versions)
     assets = AssetFiles(settings.resolve_path(settings.docx.assets_dir))
     remaining = [v.name for v in listed if v.name not in victims]
     cited: set[str] = set()
     for name in remaining:
-        cited |= store.asset_refs(name)
+        cited |= vectors.asset_refs(name)
     orphans = assets.unreferenced(cited, grace_seconds=settings.docx.assets_gc_grace_seconds)
     if not dry_run:
         assets.remove(orphans)
     return GarbageCollection(tuple(victims), tuple(orphans), dry_run)
-
-
-@dataclass(frozen=True)
-class AliasStatus:
-    """An alias, what it serves, and every version of its series or its history
-    (newest first) with its role: live, rollback, candidate or retired."""
-
-    alias: str
-    active: str | None
-    previous: str | None
-    changed_at: str | None
-    forced: bool
-    reason: str
-    versions: tuple[dict[str, Any], ...]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"alias": self.alias, "active": self.active, "previous": self.previous, "changed_at": self.changed_at,
-                "forced": self.forced, "reason": self.reason, "versions": list(self.versions)}
-
-    def render(self) -> str:
-        head = f"{self.alias}: {self.active or '(serves nothing)'}"
-        if self.active:
-            head += f"  previous={self.previous or '-'}  changed_at={self.changed_at}" + ("  [forced]" if self.forced else "")
-        return "\n".join([head, *(f"  {render_version(v)}" for v in self.versions)])
-
-
-_MARK = {"live": "*", "rollback": "<", "candidate": "+", "retired": " "}
-
-
-def render_version(v: Mapping[str, Any]) -> str:
-    """One line: role, name, counts, size, age, last evaluation (and whether it is stale)."""
-    ev = v.get("evaluation") or {}
-    m = ev.get("metrics") or {}
-    if m:
-        figures = " ".join(f"{k}={m[k]}" for k in ("recall_at_k", "ndcg_at_10", "mode_accuracy") if k in m)
-        passed = ev.get("gates_passed")
-        verdict = "" if passed is None else (" gates=pass" if passed else " gates=FAIL")
-        summary = f"eval: {figures}{verdict}" + ("" if v.get("evaluation_current") else " (STALE: content changed since)")
-    else:
-        summary = "eval: -"
-    return (f"{_MARK.get(v.get('role', ''), ' ')} {v['name']:<22} {v.get('role', ''):<9} docs={v['doc_count']:<5} "
-            f"chunks={v['chunk_count']:<6} {_size(v.get('size_bytes', 0)):>8} age={v.get('age', '?'):<6} {summary}"
-            f" | retrieval: {describe_stamp(v.get('retrieval'))}")
-
-
-def _size(n: int) -> str:
-    return f"{n / 1e6:.1f}MB" if n >= 1e6 else f"{n / 1e3:.0f}kB"
-
-
-def _age(created_at: str, now: datetime | None = None) -> str:
-    try:
-        seconds = ((now or datetime.now(timezone.utc)) - datetime.fromisoformat(created_at)).total_seconds()
-    except (TypeError, ValueError):
-        return "?"
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
-        if seconds >= size:
-            return f"{int(seconds // size)}{unit}"
-    return f"{max(0, int(seconds))}s"
-
-
-def version_row(version: Any, role: str = "") -> dict[str, Any]:
-    return {"name": version.name, "role": role, "model": version.model, "dimension": version.dimension,
-            "distance": version.distance, "doc_count": version.doc_count, "chunk_count": version.chunk_count,
-            "size_bytes": version.size_bytes, "created_at": version.created_at, "age": _age(version.created_at),
-            "generation": version.generation, "parent": version.parent, "evaluation": version.evaluation,
-            "evaluation_current": version.evaluation_current, "retrieval": version.retrieval}
-
-
-def alias_status(store: Any, configured: Mapping[str, str],
-                 naming: VersionNaming) -> tuple[list[AliasStatus], list[str]]:
-    """Status of every configured alias (``alias -> configured index_name``) and every
-    existing one, plus the versions that belong to none of them."""
-    listed = store.list_versions()
-    versions = {v.name: v for v in listed}
-    aliases = store.list_aliases()
-    roles = version_roles(naming, listed, aliases, store.protected_versions())
-    names = list(dict.fromkeys([*configured, *aliases]))
-    shown: set[str] = set()
-    out = []
-    for name in names:
-        history = store.alias_history(name)
-        anchors = [a for a in (configured.get(name), aliases.get(name)) if a]
-        own = [v.name for v in listed if any(naming.same_series(v.name, a) for a in anchors)]
-        own += [v for v in alias_versions(history) if v in versions and v not in own]
-        own.sort(key=lambda n: (naming.split(n)[1], versions[n].created_at), reverse=True)
-        shown.update(own)
-        latest = history[0] if history else None
-        out.append(AliasStatus(
-            alias=name, active=aliases.get(name), previous=latest.previous if latest else None,
-            changed_at=latest.changed_at if latest else None, forced=bool(latest and latest.forced),
-            reason=latest.reason if latest else "",
-            versions=tuple(version_row(versions[v], roles[v].role) for v in own),
-        ))
-    return out, [v for v in versions if v not in shown]

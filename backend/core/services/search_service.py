@@ -33,17 +33,18 @@ from backend.common import telemetry
 from backend.common.config import ProfileSettings, RerankSettings, RetrievalSettings, SearchPreset
 from backend.common.errors import RequestError
 from backend.core.embedding_text import query_input
+from backend.core.requests import check_min_top_k, check_strategy
 from backend.core.metadata_schema import Schema, parse_filter
 from backend.core.ports import Embedder, Reranker, VectorStore
-from backend.core.services.fusion import (
+from backend.core.fusion import (
     apply_freshness,
     apply_rerank,
     collapse_duplicates,
     reciprocal_rank_fusion,
     score_fusion,
 )
-from backend.core.services.dense_feedback import feedback_query
-from backend.core.services.lexical_query import (
+from backend.core.dense_feedback import feedback_query
+from backend.core.lexical_query import (
     ENGLISH_STOP_WORDS,
     combine_feedback,
     expansion_terms,
@@ -51,15 +52,14 @@ from backend.core.services.lexical_query import (
     query_words,
     stop_words,
 )
-from backend.core.services import hierarchy
-from backend.core.services.hierarchy import DocumentNode
+from backend.core import hierarchy
+from backend.core.hierarchy import DocumentNode
 from backend.core.services.query_embedding import LEXICAL_FIRST, PendingQuery
-from backend.core.services.retrieval_stamp import stamped_settings
+from backend.core.retrieval_stamp import stamped_settings
 from backend.core.types import Candidates, Chunk, FieldFilter, QueryVector, ScoredChunk, SummaryHit, Visibility
 
 log = structlog.get_logger(__name__)
 
-STRATEGIES = ("dense", "lexical", "fusion", "hyde", "hyde_fusion", "hierarchical", "enriched_fusion")
 #: widening limit when cross-document duplicates crowd the candidate pool
 _MAX_POOL = 1000
 #: What decides the order of the hits under each strategy (``details["order_by"]``).
@@ -77,6 +77,9 @@ FUSED_SIDES = {"hyde_fusion": ("dense", "lexical", "hyde"),
 
 @dataclass(frozen=True)
 class SearchRequest:
+    """One search, checked when it is made (``top_k`` at least 1, a known strategy: 422), so the
+    service trusts it; the configured ``retrieval.max_top_k`` is the edge's to check."""
+
     query: str
     target: str
     top_k: int
@@ -88,6 +91,11 @@ class SearchRequest:
     #: set by ``SearchService.search``, never by callers: the retrieval settings in force for
     #: this search (the version's stamp, or the live config), fusion and lexical resolved
     retrieval: RetrievalSettings | None = None
+
+    def __post_init__(self) -> None:
+        check_min_top_k(self.top_k)
+        if self.strategy is not None:
+            check_strategy(self.strategy)
 
 
 @dataclass(frozen=True)
@@ -111,12 +119,6 @@ class _Ranked:
     #: the summaries a hierarchical side found (for the tree) and its ranking
     summaries: tuple[SummaryHit, ...] = ()
     ranking: hierarchy.Ranking | None = None
-
-
-def check_strategy(strategy: str) -> None:
-    if strategy not in STRATEGIES:
-        raise RequestError(f"strategy must be one of {', '.join(STRATEGIES)}, got {strategy!r}",
-                           field="strategy", allowed=list(STRATEGIES))
 
 
 def stamp_summary(version: str | None, stamp: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -188,17 +190,13 @@ class SearchService:
         result=lambda outcome: _outcome_attributes(outcome), group=True)
     def search(self, request: SearchRequest) -> SearchOutcome:
         """Top ``request.top_k`` hits under the request's strategy (default
-        ``retrieval.strategy``). Raises ``RequestError`` for an unknown strategy or a
-        ``top_k`` below 1; store errors (unknown alias, model mismatch) propagate."""
+        ``retrieval.strategy``, or the version's stamped one); the request checked itself
+        when it was made. Store errors (unknown alias, model mismatch) propagate."""
         target = request.target
-        check_strategy(request.strategy or self._settings.strategy)
-        if request.top_k < 1:
-            raise RequestError(f"top_k must be at least 1, got {request.top_k}", field="top_k")
         request, stamp_details = self._resolve(request)
         cfg = request.retrieval
         assert cfg is not None
         strategy = request.strategy or cfg.strategy
-        check_strategy(strategy)
         check_filter_limits(request.filters, cfg)
         fresh = cfg.freshness
         reranker = self._reranker_for(cfg.rerank)

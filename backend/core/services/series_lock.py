@@ -19,18 +19,26 @@ import os
 import socket
 from datetime import datetime, timezone
 from contextlib import AbstractContextManager, nullcontext
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Protocol
 
 import structlog
 
-from backend.common.config import Settings
+from backend.common.config import IngestSettings
 from backend.common.errors import SeriesLocked
 from backend.common.identifiers import validate_identifier
 from backend.core.ports import SeriesLease, SeriesLocking
-from backend.core.services.versions import VersionNaming
+from backend.core.versions import VersionNaming
 from backend.core.types import LockHolder
 
 log = structlog.get_logger(__name__)
+
+
+class HasIngestSettings(Protocol):
+    """What the locks read: ``ingest.concurrent_runs``, ``lock_wait_s``, ``version_name_template``
+    (``Settings``, or the ingest pipeline's ``IngestConfig``)."""
+
+    @property
+    def ingest(self) -> IngestSettings: ...
 
 
 def series_key(naming: VersionNaming, name: str) -> str:
@@ -65,7 +73,7 @@ class SeriesLocks:
     promote keeps the lock it already has); ``hold_all`` takes several in name order, so two
     runs over overlapping series cannot deadlock (a bounded wait would end one anyway)."""
 
-    def __init__(self, store: Any, settings: Settings, command: str,
+    def __init__(self, store: Any, settings: HasIngestSettings, command: str,
                  on_wait: Callable[[str], None] | None = None) -> None:
         self.store = store
         self.naming = VersionNaming(settings.ingest.version_name_template)
@@ -126,7 +134,7 @@ class SeriesLocks:
         self.release_all()
 
 
-def held_or_own(locks: SeriesLocks | None, store: Any, settings: Settings,
+def held_or_own(locks: SeriesLocks | None, store: Any, settings: HasIngestSettings,
                 command: str) -> AbstractContextManager[SeriesLocks]:
     """The caller's locks, kept past this block (``rag ingest --update-alias`` promotes under the
     lock its ingest took), or locks of this block's own, released at its end."""

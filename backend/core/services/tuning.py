@@ -19,7 +19,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 import yaml
 
 from backend.common.config import FusionSettings, LexicalSettings, RerankSettings, RetrievalSettings
-from backend.core.services.ranking_metrics import ndcg_at_k, ranked_doc_ids
+from backend.core.ranking_metrics import ndcg_at_k, ranked_doc_ids
 from backend.core.services.search_service import SearchRequest, SearchService
 
 K = 10

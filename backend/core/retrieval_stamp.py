@@ -24,6 +24,7 @@ from backend.common.config import (
     RerankSettings,
     RetrievalSettings,
 )
+from backend.core.requests import check_strategy
 
 #: bump when the meaning of a stamp's fields changes
 STAMP_FORMAT = 1
@@ -82,8 +83,8 @@ def stamped_settings(live: RetrievalSettings, profile: ProfileSettings,
         if block in RetrievalSettings.model_fields and isinstance(stamp.get(block), Mapping):
             model = type(getattr(live, block))
             update[block] = model(**_known(model, stamp[block]))
-    if isinstance(stamp.get("strategy"), str):
-        update["strategy"] = stamp["strategy"]
+    if isinstance(stamp.get("strategy"), str):  # the stamp's own, checked as a request's is
+        update["strategy"] = check_strategy(stamp["strategy"])
     return live.model_copy(update=update)
 
 

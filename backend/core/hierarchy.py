@@ -21,8 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
-from backend.core.services.citing import shown_source
-from backend.core.services.fusion import normalise_scores
+from backend.core.citing import shown_source
+from backend.core.fusion import normalise_scores
 from backend.core.types import Chunk, SummaryHit
 
 

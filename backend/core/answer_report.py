@@ -11,9 +11,10 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from backend.core.services.citing import cite, locate, quoted_sentences, shown_source
-from backend.core.services.hierarchy import DocumentNode
-from backend.core.services.retrieval_service import Candidate, ModeDecision, normalize_similarity
+from backend.core.decision_explain import DecisionExplain
+from backend.core.citing import cite, locate, quoted_sentences, shown_source
+from backend.core.hierarchy import DocumentNode
+from backend.core.answer_mode import Candidate, ModeDecision, normalize_similarity
 from backend.core.types import ACL_FIELD, ScoredChunk
 
 PREVIEW_CHARS = 200
@@ -141,40 +142,7 @@ def retrieved_metadata(
     return rows
 
 
-def _round(value: float | None) -> float | None:
-    return None if value is None else round(value, 6)
-
-
-def decision_explain(decision: ModeDecision, **facts: Any) -> dict[str, Any]:
+def decision_explain(decision: ModeDecision, **facts: Any) -> DecisionExplain:
     """The numbers and reasons behind the mode, plus the request facts the caller adds
-    (effective_query, used_llm, retrieval_target, version, strategy, ...)."""
-    th = decision.thresholds
-    return {
-        "mode": decision.mode,
-        "decided_mode": decision.decided_mode,
-        "blank_primary_answer": decision.blank_primary_answer,
-        "llm_judged_unanswerable": decision.llm_judged_unanswerable,
-        "short_query_active": th.short_query_active,
-        "thresholds": {
-            "low": round(th.low, 6), "high": round(th.high, 6),
-            "base_low": round(th.base_low, 6), "base_high": round(th.base_high, 6), "kind": th.kind,
-        },
-        "max_similarity": _round(decision.max_similarity),
-        "max_eligible_similarity": _round(decision.max_eligible_similarity),
-        "decision_score": decision.decision_score,
-        "max_evidence": _round(decision.max_evidence),
-        "answerability": None if decision.relevance_bar is None else {
-            "best_sentence": _round(decision.max_relevance), "relevance_bar": decision.relevance_bar,
-            "unknown_words": list(decision.unknown_words)},
-        "gates": {
-            "min_similarity_for_hybrid": decision.min_similarity_for_hybrid,
-            "min_chunks_for_hybrid": decision.min_chunks_for_hybrid,
-            "min_total_context_chars": decision.min_total_context_chars,
-            "usable_chunks": decision.usable_chunks,
-            "usable_context_chars": decision.usable_context_chars,
-            "passed": decision.gates_passed,
-        },
-        "excluded_chunk_ids": list(decision.context.excluded_by_type),
-        "reasons": list(decision.reasons),
-        **facts,
-    }
+    (effective_query, used_llm, retrieval_target, version, strategy, ...), built once."""
+    return DecisionExplain.of(decision, **facts)
