@@ -9,7 +9,6 @@ defaults.
 from __future__ import annotations
 
 import re
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -106,33 +105,48 @@ def test_interaction_scrubs_question_conversation_id_and_every_copy_in_the_expla
     assert "Gonzalez" not in repr(out) and out["nested"]["q"] == [q]
 
 
-def test_prefetch_prepares_the_next_group_ahead_and_restores_the_pipeline(monkeypatch: pytest.MonkeyPatch) -> None:
-    from backend.ingest import sanitize_worker
+def test_prefetch_prepares_the_next_group_ahead_and_restores_the_pipeline() -> None:
+    """The prepare stage runs ahead of embedding in a helper thread, handed the sanitizer (no
+    pipeline method is patched any more), and never more than ``ahead`` groups ahead."""
+    import threading
+
+    from backend.ingest.engine import prepared_ahead
+    from backend.ingest.report import IngestReport
 
     calls: list[str] = []
+    worker = object()
+    handed: list[object] = []
+    prepared_not_used: list[int] = []
+    lock = threading.Lock()
 
     class Pipeline:
-        settings = SimpleNamespace(sanitize=SanitizeSettings(enabled=True))
-        _sanitize_worker: Any = None
-
-        def _prepare(self, group: list[str], target: Any, report: Any) -> list[str]:
-            calls.append(f"prepare {group[0]}")
+        def prepare(self, group: list[str], target: Any, report: Any, *, sanitizer: Any = None) -> list[str]:
+            handed.append(sanitizer)
+            with lock:
+                calls.append(f"prepare {group[0]}")
+                prepared_not_used.append(len([c for c in calls if c.startswith("prepare")])
+                                         - len([c for c in calls if c.startswith("process")]))
             return group
 
-    monkeypatch.setattr(sanitize_worker, "worker_for", lambda settings: "worker")
     pipeline = Pipeline()
-    groups = [["a"], ["b"], ["c"]]
-    for group in sanitize_worker.prefetch(pipeline, groups, None, None):
-        assert pipeline._sanitize_worker == "worker"
-        assert pipeline._prepare(group, None, None) == group
-        calls.append(f"process {group[0]}")
+    before = dict(vars(pipeline))
+    groups = [["a"], ["b"], ["c"], ["d"], ["e"]]
+    report = IngestReport(manifest="m")
+    for group, prepared in prepared_ahead(pipeline, groups, None, report, ahead=2,  # type: ignore[arg-type]
+                                          sanitizer=worker):
+        assert prepared == group
+        with lock:
+            calls.append(f"process {group[0]}")
     assert calls.index("prepare b") < calls.index("process a") or calls.index("prepare b") < calls.index("process b")
-    assert [c for c in calls if c.startswith("process")] == ["process a", "process b", "process c"]
-    assert sorted(c for c in calls if c.startswith("prepare")) == ["prepare a", "prepare b", "prepare c"]
-    assert "_prepare" not in vars(pipeline) and pipeline._sanitize_worker is None
-    off = Pipeline()
-    off.settings = SimpleNamespace(sanitize=SanitizeSettings(enabled=True, worker=False))
-    assert list(sanitize_worker.prefetch(off, groups, None, None)) == groups and "_prepare" not in vars(off)
+    assert [c for c in calls if c.startswith("process")] == ["process a", "process b", "process c", "process d",
+                                                            "process e"]
+    assert sorted(c for c in calls if c.startswith("prepare")) == ["prepare a", "prepare b", "prepare c",
+                                                                 "prepare d", "prepare e"]
+    assert handed == [worker] * 5 and vars(pipeline) == before
+    assert max(prepared_not_used) <= 3  # the one being processed and at most two ahead: a bounded queue
+    calls.clear()
+    assert [g for g, _ in prepared_ahead(pipeline, groups, None, report, ahead=0)] == groups  # type: ignore[arg-type]
+    assert calls == [f"prepare {g[0]}" for g in groups]
 
 
 # --- formats bare Presidio catches and the product used to miss (issue 34, point 3) ---------------

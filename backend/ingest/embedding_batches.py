@@ -20,49 +20,14 @@ import structlog
 from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential_jitter
 
 from backend.common.config import BatchingSettings, RetrySettings
+from backend.common.token_bucket import TokenBucket
 from backend.common.errors import ProviderRateLimited, ProviderTimeout
 from backend.core.ports import Embedder, VectorStore
 from backend.core.types import Vector, content_hash
 
 log = structlog.get_logger(__name__)
 
-
-class TokenBucket:
-    """At most ``rate_per_min`` acquisitions a minute, in bursts of at most ``capacity``.
-
-    ``clock`` and ``sleep`` are injectable so tests drive time by hand instead of waiting.
-    A rate of 0 means no limit.
-    """
-
-    def __init__(self, rate_per_min: int, capacity: int | None = None, *,
-                 clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep) -> None:
-        if rate_per_min < 0:
-            raise ValueError(f"rate_per_min must be >= 0, got {rate_per_min}")
-        self.rate_per_s = rate_per_min / 60.0
-        self.capacity = float(capacity if capacity is not None else max(1, rate_per_min // 60))
-        self._clock, self._sleep = clock, sleep
-        self._tokens = self.capacity
-        self._last = clock()
-        self.waited_s = 0.0
-
-    def _refill(self) -> None:
-        now = self._clock()
-        self._tokens = min(self.capacity, self._tokens + (now - self._last) * self.rate_per_s)
-        self._last = now
-
-    def acquire(self) -> float:
-        """Take one token, sleeping until one is available; returns the seconds waited."""
-        if self.rate_per_s == 0:
-            return 0.0
-        self._refill()
-        waited = 0.0
-        if self._tokens < 1:
-            waited = (1 - self._tokens) / self.rate_per_s
-            self._sleep(waited)
-            self._refill()
-            self.waited_s += waited
-        self._tokens = max(0.0, self._tokens - 1)
-        return waited
+__all__ = ["EmbeddingBatcher", "EmbeddingStats", "TokenBucket"]  # TokenBucket: re-exported, now in common
 
 
 def _log_retry(state: RetryCallState) -> None:
@@ -74,10 +39,22 @@ def _log_retry(state: RetryCallState) -> None:
 
 @dataclass
 class EmbeddingStats:
+    """What embedding cost: texts computed, reused from a version, model calls, retries. A batcher
+    keeps one; an engine sums its batchers' (and a Ray engine its actors') into one for the report."""
+
     computed: int = 0
     reused: int = 0
     calls: int = 0
     retries: int = 0
+    #: store transactions committed (engines count them; a batcher leaves it at 0)
+    groups: int = 0
+
+    def add(self, other: EmbeddingStats) -> None:
+        self.computed += other.computed
+        self.reused += other.reused
+        self.calls += other.calls
+        self.retries += other.retries
+        self.groups += other.groups
 
 
 class EmbeddingBatcher:

@@ -16,11 +16,12 @@ import hashlib
 import json
 import time
 from dataclasses import dataclass, field, replace
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import structlog
 
-from backend.common.config import ProfileSettings, Settings
+from backend.common.config import ProfileSettings
+from backend.common.errors import ConfigError
 from backend.core.embedding_text import chunk_header, document_input, document_title
 from backend.core.enrichment import (
     ChunkEnrichment,
@@ -34,8 +35,24 @@ from backend.core.enrichment import (
 )
 from backend.core.ports import Enricher, EnrichmentCache
 from backend.core.types import Chunk, HypotheticalQuestion, Summary
+from backend.ingest.ingest_config import ConfigLike
 
 log = structlog.get_logger(__name__)
+
+
+#: ``enricher_for(profile)``: the profile's enricher (None while enrichment is off); the composition
+#: root passes the provider registry's (ingest imports no provider)
+EnricherFactory = Callable[[ProfileSettings], "Enricher | None"]
+
+
+
+def no_enricher(profile: ProfileSettings) -> Enricher | None:
+    """The enricher factory of a pipeline given none: fine while enrichment is off."""
+    if profile.enrichment.provider == "none":
+        return None
+    raise ConfigError(f"enrichment.provider of the profile of {profile.index_name} is "
+                      f"{profile.enrichment.provider!r} but this ingest was built without an enricher factory "
+                      "(build it with Runtime.ingest, or pass enricher_for=)")
 
 
 @dataclass
@@ -74,7 +91,7 @@ def _summary_key(title: str, texts: Sequence[str]) -> str:
 
 
 class EnrichmentStage:
-    def __init__(self, settings: Settings, profile: ProfileSettings, enricher: Enricher, cache: EnrichmentCache) -> None:
+    def __init__(self, settings: ConfigLike, profile: ProfileSettings, enricher: Enricher, cache: EnrichmentCache) -> None:
         self.profile = profile
         self.config = profile.enrichment
         self.schema = settings.retrieval.metadata_schema

@@ -4,7 +4,7 @@ Why a registry the runtime writes: a new knowledge base must not need a hand-edi
 environment variables. ``rag kb create`` (and the admin page) add an entry to
 ``knowledge_bases.registry_file`` (YAML, replaced atomically under a file lock); ``load_settings``
 merges each entry into ``embeddings.domains`` and its folders into ``ingest.allowed_roots``, and the
-server re-reads it when the file changes (``RagServices.refresh``).
+server re-reads it when the file changes (``ServingRuntime.refresh`` in ``backend.runtime``).
 
 Each knowledge base has a workspace, ``<knowledge_bases.dir>/<key>/``: ``manifests/<UTC stamp>.jsonl``
 (the manifest each run used, for the record), ``uploads/`` and ``golden.generated.jsonl`` (its
@@ -35,11 +35,14 @@ from backend.common.config import (DEFAULT_DOMAIN, RegisteredKnowledgeBase, Sett
 from backend.common.errors import ConfigError, GateFailed, KnowledgeBaseExists, UnknownDomain
 from backend.common.identifiers import validate_table_name
 from backend.core.services.golden import load_golden_set
-from backend.core.services.promotion import PromotionResult, promote_version
+from backend.core.ports import Stores
+from backend.core.services.evaluation import Evaluator
+from backend.core.services.promotion import PromotionResult, promote_configured
 from backend.core.services.series_lock import SeriesLocks
 from backend.core.services.starter_golden import is_generated
 from backend.ingest.folder import walk_folder
-from backend.ingest.pipeline import IngestPipeline
+from backend.common.progress import Progress as IngestProgress
+from backend.ingest.pipeline import EnricherFactory, IngestPipeline, no_enricher
 
 log = structlog.get_logger(__name__)
 
@@ -258,14 +261,18 @@ def golden_info(path: Path) -> dict[str, Any]:
 def ingest_into_candidate(settings: Settings, store: Any, embedder: Any, key: str,
                           lines: list[dict[str, Any]] | Path, *, principal: str | None,
                           progress: Progress | None = None, promote: bool, bars: bool = False,
-                          reranker: Any = None, rerankers: Any = None, chat: Any = None) -> KbRunResult:
+                          reranker: Any = None, rerankers: Any = None, chat: Any = None,
+                          enricher_for: EnricherFactory = no_enricher,
+                          ingest_progress: IngestProgress | None = None) -> KbRunResult:
     """Ingest ``lines`` (manifest lines, or a folder walked by ``walk_folder``) into a candidate
     version of knowledge base ``key`` (``default``: the default alias), evaluate it against the live
     version and, with ``promote``, hand it to the gate. The key's uploads folder (and the walked
     folder) are allowed roots for the run. Never raises ``GateFailed``: a refusal is
     ``result.gate_refused``. ``chat``: answer the golden queries through it (as the server's
     promote does, so an upload's figures match the promotion's); without it the modes come from
-    the search hits (as ``rag ingest --update-alias``)."""
+    the search hits (as ``rag ingest --update-alias``). ``enricher_for``: the profiles' enrichers
+    (the provider registry's, from the caller); ``ingest_progress``: documents/chunks rates and ETA
+    of the ingest step (the jobs page reads its snapshot)."""
     settings = apply_registry(settings)
     domain_key: str | None = None if key == DEFAULT_DOMAIN else key
     domain = settings.embeddings.domains.get(key)
@@ -289,19 +296,22 @@ def ingest_into_candidate(settings: Settings, store: Any, embedder: Any, key: st
                           field="files", refused=refused)
     manifest = write_manifest(settings, key, lines)
     step("ingest", 0, len(lines))
-    with SeriesLocks(store, settings, f"rag kb {key}") as locks:
-        report = IngestPipeline(settings, store, embedder, progress=bars).run(manifest, domain_key=domain_key,
-                                                                            locks=locks)
+    stores = store if isinstance(store, Stores) else Stores.of(store)
+    with SeriesLocks(stores.admin, settings, f"rag kb {key}") as locks:
+        pipeline = IngestPipeline.from_settings(settings, stores, embedder, enricher_for=enricher_for,
+                                                progress=ingest_progress if ingest_progress is not None else bars)
+        report = pipeline.run(manifest, domain_key=domain_key, locks=locks)
         step("ingest", len(lines), len(lines))
         result = KbRunResult(key, report.version, str(manifest), report.to_dict(), refused, alias=alias)
         if report.version is None:
-            result.served_version = store.resolve_alias(alias)
+            result.served_version = stores.admin.resolve_alias(alias)
             return result
         step("evaluate", 0, 1)
         try:
-            promotion = promote_version(settings, store, embedder, domain_key=domain_key, version=report.version,
-                                        locks=locks, rotate=promote, reranker=reranker, rerankers=rerankers,
-                                        chat=chat)
+            evaluator = Evaluator.from_settings(settings, stores.vectors, stores.admin, embedder, chat=chat,
+                                                reranker=reranker, rerankers=rerankers)
+            promotion = promote_configured(settings, stores, evaluator, domain_key=domain_key,
+                                           version=report.version, locks=locks, rotate=promote)
         except GateFailed as exc:
             blocked = exc.context.get("result")
             if not isinstance(blocked, PromotionResult):
@@ -313,7 +323,7 @@ def ingest_into_candidate(settings: Settings, store: Any, embedder: Any, key: st
     result.golden = golden_info(resolve_target(settings, domain_key=domain_key).golden)
     result.evaluation = evaluation_dict(promotion)
     result.promoted = promotion.promoted
-    result.served_version = store.resolve_alias(alias)
+    result.served_version = stores.admin.resolve_alias(alias)
     log.info("kb.run", key=key, version=report.version, promoted=result.promoted, principal=principal,
              gates_passed=result.evaluation["gates_passed"], manifest=str(manifest))
     return result

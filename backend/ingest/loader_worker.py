@@ -37,9 +37,10 @@ from typing import IO, Any
 
 import structlog
 
-from backend.common.config import REPO_ROOT, LoggingSettings, Settings
+from backend.common.config import REPO_ROOT, LoggingSettings
 from backend.common.errors import LoaderError
 from backend.ingest.documents import LoadedDocument
+from backend.ingest.ingest_config import ConfigLike
 
 log = structlog.get_logger(__name__)
 
@@ -122,13 +123,17 @@ def _serve() -> None:
     """The child's loop: settings first, then ``(path, doc_id)`` requests, one reply each.
 
     stdout is re-pointed at stderr once the protocol has its own copy, so a library
-    that prints cannot corrupt the stream."""
+    that prints cannot corrupt the stream. Ctrl-C in the terminal reaches this child too: it is
+    ignored here, so the parent can finish its group in flight (a clean cancel); the child ends
+    when the parent closes its stdin."""
     import resource
+    import signal
 
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     out = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
     inp = sys.stdin.buffer
-    settings: Settings = _read_frame(inp)
+    settings: ConfigLike = _read_frame(inp)
     limit = settings.ingest.limits.max_memory_mb * 1024 * 1024
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     _configure_logging(settings.logging)
@@ -177,7 +182,7 @@ class LoaderPool:
     ``close()`` stops it; the pipeline calls it at the end of every run (also when
     the run raises), and an ``atexit`` hook closes pools left open."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: ConfigLike) -> None:
         self.settings = settings
         self.limits = settings.ingest.limits
         self._proc: subprocess.Popen[bytes] | None = None

@@ -26,13 +26,14 @@ from typing import Any, Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from backend.common.config import REPO_ROOT, Settings
+from backend.common.config import REPO_ROOT
 from backend.common.errors import ManifestError
 from backend.common.jsonl import parse_model_line
 from backend.core.access import acl_labels, default_labels
 from backend.core.metadata_schema import validate_metadata
 from backend.core.types import ACL_FIELD
 from backend.ingest.loaders import supported_suffixes
+from backend.ingest.ingest_config import ConfigLike
 
 
 class ManifestLine(BaseModel):
@@ -94,7 +95,7 @@ class Manifest:
     errors: list[tuple[str, str]]
 
 
-def allowed_roots(settings: Settings) -> list[Path]:
+def allowed_roots(settings: ConfigLike) -> list[Path]:
     return [settings.resolve_path(root).resolve() for root in settings.ingest.allowed_roots]
 
 
@@ -179,7 +180,7 @@ def chunk_metadata(line: ManifestLine) -> dict[str, Any]:
     return meta
 
 
-def _validate_metadata(meta: dict[str, Any], settings: Settings, where: str) -> dict[str, Any]:
+def _validate_metadata(meta: dict[str, Any], settings: ConfigLike, where: str) -> dict[str, Any]:
     """Typed check against ``retrieval.metadata_schema``."""
     if not settings.retrieval.metadata_schema:
         return meta
@@ -193,7 +194,7 @@ def _parse_line(raw: str) -> ManifestLine:
         raise ManifestError(str(exc)) from exc
 
 
-def _entries(line: ManifestLine, base: Path, roots: list[Path], settings: Settings, where: str) -> list[ManifestEntry]:
+def _entries(line: ManifestLine, base: Path, roots: list[Path], settings: ConfigLike, where: str) -> list[ManifestEntry]:
     unknown = [p for p in line.profiles if p not in settings.embeddings.profiles]
     if unknown:
         raise ManifestError(f"profiles: unknown profile(s) {unknown}; configured: {sorted(settings.embeddings.profiles)}")
@@ -211,7 +212,7 @@ def _entries(line: ManifestLine, base: Path, roots: list[Path], settings: Settin
     ]
 
 
-def read_manifest(path: Path, settings: Settings, *, strict: bool = False) -> Manifest:
+def read_manifest(path: Path, settings: ConfigLike, *, strict: bool = False) -> Manifest:
     """Parse, validate and expand a manifest. ``ManifestError`` if the file itself is
     unreadable, or (``strict``) at the first bad line."""
     try:

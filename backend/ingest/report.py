@@ -3,8 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+import structlog
+
+if TYPE_CHECKING:
+    from backend.ingest.embedding_batches import EmbeddingStats
+
+log = structlog.get_logger("backend.ingest.pipeline")  # the events the pipeline has always logged
 
 _ACTIONS = {"create": "created", "resume": "candidate written", "new_version": "new version built",
             "in_place": "written in place", "up_to_date": "up to date, nothing written"}
@@ -62,6 +68,26 @@ class IngestReport:
         self.questions_written += stats.questions
         self.summaries_written += stats.summaries
         self.enrichment_seconds += stats.seconds
+
+    def fail(self, path: Any, exc: Exception) -> None:
+        """Record a file that failed (the run goes on), its reason without the path prefix."""
+        message = getattr(exc, "user_message", str(exc))
+        reason = message.removeprefix(f"{path}: ")
+        self.failures.append((str(path), reason))
+        log.warning("ingest.file_failed", file=str(path), reason=reason)
+
+    def absorb(self, part: IngestReport) -> None:
+        """Take what a stage recorded in a report of its own (the prepare-ahead thread's: failures,
+        notes, duplicates dropped), so the run's report is only edited by one thread."""
+        self.failures += part.failures
+        self.notes += part.notes
+        self.duplicates_dropped += part.duplicates_dropped
+
+    def add_engine_stats(self, stats: EmbeddingStats) -> None:
+        """Add an engine's counts (its embedding batchers', summed)."""
+        self.embeddings_computed += stats.computed
+        self.embeddings_reused += stats.reused
+        self.embedding_retries += stats.retries
 
     @property
     def documents_carried(self) -> int:

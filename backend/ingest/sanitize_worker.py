@@ -2,36 +2,25 @@
 
 Ingestion is a loop over groups of documents: prepare (load, sanitize, chunk),
 embed, write. With sanitizing on, the analyzer (spaCy + Presidio, pure CPU) used to
-run while the embedder waited, and the embedder while the analyzer waited.
-``prefetch`` overlaps them: while the main thread embeds and writes group *n*, a
-helper thread prepares groups *n+1* and *n+2*, and their sanitize step runs in a separate
-**process** (``SanitizeWorker``), so the analyzer and the embedding model really run at once
-instead of taking turns on the GIL.
-
-The hook in ``IngestPipeline._run_target`` is one call::
-
-    for group in sanitize_worker.prefetch(self, _batched(pending, n), target, report):
-        self._process_group(group, target, batcher, report, bars)
-
-``prefetch`` yields the groups unchanged. While it runs, the pipeline instance's
-``_prepare`` returns the result prepared ahead for that group, and its
-``sanitize`` sends texts to the worker (``pipeline._sanitize_worker``). With
-sanitizing off, ``sanitize.worker: false``, or a single group (nothing to overlap),
-it yields the groups and changes nothing. Errors raised while preparing ahead
-(a ``SanitizerError``, say) surface in the main thread when that group is reached.
+run while the embedder waited, and the embedder while the analyzer waited. The
+``LocalEngine`` overlaps them: while the main thread embeds and writes group *n*, a
+helper thread prepares the next groups (``engine.prepared_ahead``, at most
+``engine.PREPARE_AHEAD`` ahead), and their sanitize step runs in a separate **process**
+(``SanitizeWorker``, the ``TextSanitizer`` stage the pipeline's ``prepare`` is handed),
+so the analyzer and the embedding model really run at once instead of taking turns on
+the GIL. With sanitizing off, ``sanitize.worker: false``, or a single group (nothing to
+overlap), everything runs in the main thread as before.
 """
 
 from __future__ import annotations
 
 import atexit
-import contextvars
 import os
 import pickle
 import subprocess
 import sys
 import threading
-from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any, Iterable, Iterator, Sequence, TypeVar
+from typing import Any, Sequence, TypeVar
 
 import structlog
 
@@ -51,10 +40,14 @@ def _serve() -> None:
     """The worker's loop (``python -m backend.ingest.sanitize_worker``): pickled requests in, outcomes out.
 
     Anything a library prints goes to stderr: stdout is re-pointed there once the
-    protocol stream has its own copy of the descriptor.
+    protocol stream has its own copy of the descriptor. Ctrl-C in the terminal is ignored
+    here (the parent finishes its group in flight, then closes stdin, which ends this loop).
     """
     import os
+    import signal
     import sys
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
     from backend.common.logging import configure_logging
     from backend.common.sanitizer import sanitize_if_enabled
@@ -148,41 +141,6 @@ def close_workers() -> None:
         for worker in _WORKERS.values():
             worker.close()
         _WORKERS.clear()
-
-
-#: groups prepared ahead of the one being embedded: with two, the analyzer does not idle when one
-#: group embeds faster than the next is analysed, so both cores stay busy
-AHEAD = 2
-
-
-def prefetch(pipeline: Any, groups: Iterable[G], target: Any, report: Any) -> Iterator[G]:
-    """Yield ``groups``; while doing so, prepare the next ``AHEAD`` groups (see the module docstring)."""
-    settings: SanitizeSettings = pipeline.settings.sanitize
-    groups = list(groups)
-    if not (settings.enabled and settings.worker and len(groups) > 1):
-        yield from groups
-        return
-    original = pipeline._prepare
-    ahead: dict[int, Future[Any]] = {}
-    threads = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rag-prepare-ahead")
-
-    def prepare(group: list[Any], target_: Any, report_: Any) -> Any:
-        future = ahead.pop(id(group), None)
-        return future.result() if future is not None else original(group, target_, report_)
-
-    pipeline._sanitize_worker = worker_for(settings)
-    pipeline._prepare = prepare
-    log.info("ingest.sanitize_worker", groups=len(groups))
-    try:
-        for i, group in enumerate(groups):
-            for nxt in groups[0 if i == 0 else i + AHEAD:i + AHEAD + 1]:
-                # the caller's context goes along: its spans (telemetry) and log bindings
-                ahead[id(nxt)] = threads.submit(contextvars.copy_context().run, original, nxt, target, report)
-            yield group
-    finally:
-        threads.shutdown(wait=True, cancel_futures=True)
-        del pipeline._prepare
-        pipeline._sanitize_worker = None
 
 
 if __name__ == "__main__":

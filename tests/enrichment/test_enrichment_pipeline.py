@@ -9,7 +9,8 @@ from typing import Any
 import numpy as np
 
 from backend.core.types import QueryVector
-from backend.ingest.pipeline import IngestPipeline
+from backend.ingest.pipeline import EnricherFactory, IngestPipeline
+from backend.providers.registry import build_enricher
 from backend.providers.sqlite_vs.store import SqliteVectorStore
 from tests.conftest import make_settings
 from tests.enrichment.endpoint import Endpoint, endpoint  # noqa: F401 - fixture
@@ -21,6 +22,11 @@ SCHEMA = {"department": {"type": "enum", "values": ["People", "Finance"]},
 LEAVE = ("# Leave\n\n## Annual leave\n\n" + "Every employee receives 25 days of paid annual leave per year. " * 8
          + "\n\n## Carry-over\n\n" + "Up to five unused days may be carried over until 31 March. " * 8)
 EXPENSES = "# Expenses\n\nReceipts are required for every claim over 25 EUR. Claims are paid monthly.\n"
+
+
+def enricher_for(cfg: Any) -> EnricherFactory:
+    """The provider registry's enrichers, as the composition root hands them to the pipeline."""
+    return lambda profile: build_enricher(cfg, profile)
 
 
 def settings(tmp_path: Path, url: str, **enrichment: Any) -> Any:
@@ -41,7 +47,7 @@ def ingest(tmp_path: Path, url: str, embedder: Any, manifest: Path, **enrichment
     cfg = settings(tmp_path, url, **enrichment)
     store = SqliteVectorStore(cfg.resolve_path(cfg.store.sqlite.path))
     try:
-        return IngestPipeline(cfg, store, embedder).run(manifest), cfg
+        return IngestPipeline.from_settings(cfg, store, embedder, enricher_for=enricher_for(cfg)).run(manifest), cfg
     finally:
         store.close()
 
@@ -112,7 +118,7 @@ def test_nothing_is_enriched_twice_across_runs_versions_and_series(tmp_path: Pat
     cfg2 = settings(tmp_path, endpoint.url)
     store = SqliteVectorStore(cfg2.resolve_path(cfg2.store.sqlite.path))
     try:
-        report = IngestPipeline(cfg2, store, embedder).run(other, domain_key="handbook")
+        report = IngestPipeline.from_settings(cfg2, store, embedder, enricher_for=enricher_for(cfg2)).run(other, domain_key="handbook")
     finally:
         store.close()
     assert report.version == "KB_HANDBOOK_V1" and report.llm_calls == 0 and len(endpoint.requests) == calls
@@ -148,7 +154,7 @@ def test_extractive_enrichment_is_offline_and_its_vectors_are_the_embedders(tmp_
                                                                                       "questions": 3}}}})
     store = SqliteVectorStore(cfg.resolve_path(cfg.store.sqlite.path))
     try:
-        report = IngestPipeline(cfg, store, embedder).run(corpus(tmp_path))
+        report = IngestPipeline.from_settings(cfg, store, embedder, enricher_for=enricher_for(cfg)).run(corpus(tmp_path))
         assert report.ok and report.llm_calls == 0 and report.questions_written > 0
         question = "What is Carry-over?"
         hit = store.search_questions("KB_SAMPLE_V1", QueryVector(embedder.embed_queries([question])[0],

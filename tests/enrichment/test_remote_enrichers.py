@@ -81,7 +81,7 @@ def test_openai_compat_gives_up_and_refuses_answers_that_are_not_the_schema(endp
 
 
 def test_openai_compat_rate_limit_paces_requests(endpoint: Endpoint) -> None:  # noqa: F811
-    from backend.ingest.embedding_batches import TokenBucket
+    from backend.common.token_bucket import TokenBucket
 
     now = [0.0]
     slept: list[float] = []

@@ -19,7 +19,7 @@ from typing import Callable
 
 import structlog
 
-from backend.common.config import Settings
+from backend.ingest.ingest_config import ConfigLike
 from backend.common.errors import LoaderError
 from backend.ingest.documents import LoadedDocument
 from backend.ingest.loaders.text import MarkdownLoader, TextLoader
@@ -28,33 +28,33 @@ from backend.ingest.quality import text_quality
 
 log = structlog.get_logger(__name__)
 
-LoadFn = Callable[[Path, str, Settings], LoadedDocument]
+LoadFn = Callable[[Path, str, ConfigLike], LoadedDocument]
 
 
 def _simple(loader: TextLoader | MarkdownLoader) -> LoadFn:
     return lambda path, doc_id, settings: loader.load(path, doc_id)
 
 
-def _html(path: Path, doc_id: str, settings: Settings) -> LoadedDocument:
+def _html(path: Path, doc_id: str, settings: ConfigLike) -> LoadedDocument:
     from backend.ingest.loaders.html import HtmlLoader
 
     return HtmlLoader().load(path, doc_id)
 
 
-def _pdf(path: Path, doc_id: str, settings: Settings) -> LoadedDocument:
+def _pdf(path: Path, doc_id: str, settings: ConfigLike) -> LoadedDocument:
     from backend.ingest.loaders.pdf import PdfLoader
 
     return PdfLoader().load(path, doc_id, settings.ingest.limits)
 
 
-def _docx(path: Path, doc_id: str, settings: Settings) -> LoadedDocument:
+def _docx(path: Path, doc_id: str, settings: ConfigLike) -> LoadedDocument:
     from backend.ingest.loaders.docx import DocxLoader
 
     return DocxLoader().load(path, settings.docx, doc_id, settings.resolve_path(settings.docx.assets_dir),
                              settings.ingest.limits)
 
 
-def _legacy_word(path: Path, doc_id: str, settings: Settings) -> LoadedDocument:
+def _legacy_word(path: Path, doc_id: str, settings: ConfigLike) -> LoadedDocument:
     """``.doc``/``.dot``: a Word 97-2003 file gets a clear "unsupported" reason; an OOXML
     file that only carries the old suffix is loaded as what it is."""
     if zipfile.is_zipfile(path):
@@ -95,7 +95,7 @@ def check_size(path: Path, max_bytes: int) -> int:
     return size
 
 
-def load_document(path: Path, doc_id: str, settings: Settings) -> LoadedDocument:
+def load_document(path: Path, doc_id: str, settings: ConfigLike) -> LoadedDocument:
     """Load and normalise one file. Every problem is a ``LoaderError`` naming the file."""
     load = LOADERS.get(path.suffix.lower())
     if load is None:
@@ -119,7 +119,7 @@ def load_document(path: Path, doc_id: str, settings: Settings) -> LoadedDocument
     return doc
 
 
-def check_quality(doc: LoadedDocument, path: Path, settings: Settings) -> None:
+def check_quality(doc: LoadedDocument, path: Path, settings: ConfigLike) -> None:
     """Refuse or flag text that is mojibake (``backend.ingest.quality``): it raises no
     error anywhere else and would be chunked, embedded and cited as it is."""
     quality = text_quality(doc.text)

@@ -19,6 +19,7 @@ from backend.common.config import EmbeddingSettings
 from backend.common.errors import ConfigError, ProviderError
 from backend.core.model_stamp import compatible_stamps, model_stamp, runtime_tag
 from backend.core.types import Vector
+from backend.providers.local.dimension import checked_dimension
 from backend.providers.local.threads import available_cores
 
 #: Model ids that an installed package carries, and how to find its folder.
@@ -48,13 +49,6 @@ def packaged_model_path(model_id: str) -> Path:
         f"embeddings.model {model_id!r} is neither a packaged model ({', '.join(PACKAGED_MODELS)}) "
         "nor a local folder; models are never downloaded at run time"
     )
-
-
-def checked_dimension(settings: EmbeddingSettings, model_id: str, produced: int) -> int:
-    """The model's vector width, refused when ``embeddings.dimension`` expects another."""
-    if settings.dimension is not None and settings.dimension != produced:
-        raise ConfigError(f"embeddings.dimension is {settings.dimension} but model {model_id} produces {produced}")
-    return produced
 
 
 def make_local_embedder(settings: EmbeddingSettings) -> Any:

@@ -20,7 +20,7 @@ from backend.common.errors import ConfigError, ProviderError
 from backend.core.model_stamp import compatible_stamps, model_stamp, runtime_tag
 from backend.core.types import Vector
 from backend.providers.local.batching import length_sorted_batches
-from backend.providers.local.embedder import checked_dimension
+from backend.providers.local.dimension import checked_dimension
 from backend.providers.local.onnx_export import ensure_export
 from backend.providers.local.threads import available_cores
 

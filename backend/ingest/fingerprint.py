@@ -1,0 +1,52 @@
+"""A document's hash: its source bytes plus everything that shapes its chunks.
+
+Why it decides resumption: a re-run skips a document whose stored hash matches without
+loading it, so the hash must change whenever its chunks, vectors or enrichment would.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+from backend.common.errors import LoaderError
+from backend.core.embedding_text import profile_fingerprint_exclude
+from backend.core.enrichment import enrichment_fingerprint
+from backend.ingest.ingest_config import IngestConfig
+from backend.ingest.loaders import WORD_SUFFIXES
+from backend.ingest.manifest import ManifestEntry
+from backend.ingest.targets import Target, entry_source
+
+#: bump when the pipeline changes chunks for unchanged inputs, so every document is redone
+#: (2: every chunk records ``heading_path`` and, for PDF, ``page``; 3: ``section_breaks`` and, for
+#: PDF, ``page_breaks`` (where a section or page begins inside the chunk), and ``source`` is relative
+#: to the manifest or allowed root for files outside the repository)
+PIPELINE_FORMAT = 3
+
+
+def document_hash(entry: ManifestEntry, target: Target, config: IngestConfig, model_id: str) -> str:
+    """sha256 of the source bytes plus a fingerprint of everything that shapes its chunks."""
+    digest = hashlib.sha256()
+    try:
+        with entry.path.open("rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                digest.update(block)
+    except OSError as exc:
+        raise LoaderError(f"{entry.path}: unreadable: {exc.strerror}", path=str(entry.path)) from exc
+    s = config
+    fingerprint = {
+        "format": PIPELINE_FORMAT, "model": model_id, "doc_id": entry.doc_id,
+        "source": entry_source(entry), "metadata": entry.metadata,
+        "profile": target.profile.model_dump(mode="json", exclude=profile_fingerprint_exclude(target.profile)),
+        "sanitize": s.sanitize.model_dump(mode="json", exclude={"audit_path", "batch_size", "sanitize_questions", "worker"})
+        if s.sanitize.enabled else None,
+        "docx": s.docx.model_dump(mode="json", include={"extract_images", "inline_figure_placeholders",
+                                                        "figure_chunks"}) if entry.path.suffix.lower() in WORD_SUFFIXES else None,
+    }
+    enrichment = target.profile.enrichment
+    enriched = enrichment_fingerprint(
+        enrichment, enrichment.model or (s.embeddings.oci.chat_model_id if enrichment.provider == "oci" else None))
+    if enriched is not None:  # absent while off, so documents ingested before enrichment keep their hash
+        fingerprint["enrichment"] = enriched
+    digest.update(json.dumps(fingerprint, sort_keys=True, default=str).encode())
+    return digest.hexdigest()
