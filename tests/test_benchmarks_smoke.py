@@ -9,6 +9,7 @@ files, so the full benchmark cannot silently read an empty collection.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -138,3 +139,22 @@ def test_tune_on_a_cisi_folder_measures_headers_and_applies_nothing(collection: 
         set(labels)
     assert all(0.0 < r["ndcg_at_10"] <= 1.0 for r in body["results"])
     assert "chunk_headers" in body["suggested_config"]
+
+
+def test_scale_section_times_search_end_to_end_with_the_index_and_exact(embedder: Any, settings: Any) -> None:
+    """Issue 33: GET /search (dense) on the real app, index on and off, and the 1.5x target
+    (here against the smaller size run, as 1M is against 100k)."""
+    from backend.benchmarks import ann_scale
+    from backend.common.config import SqliteAnnSettings
+
+    section = ann_scale.measure((1000, 2000), SqliteAnnSettings(min_vectors=500), queries=20, embedder=embedder,
+                                app_settings=settings, http_queries=5, today=1000)
+    for n in ("    1000", "    2000"):
+        assert section.figures[f"{n} x 384: path used"] == "hnsw"
+        for path in ("index", "exact"):
+            assert section.figures[f"{n} x 384: /search dense p50 ms, {path}"] > 0
+        assert section.figures[f"{n} x 384: /search dense path, index / exact"] == "hnsw / exact"
+    names = [t[0] for t in section.targets]
+    assert names[-1] == "e2e /search p50 at 2000 with index / at 1000 exact"
+    assert section.targets[-1][1] > 0
+    assert "/search: the real app" in section.notes[0]
