@@ -46,7 +46,7 @@ $(VENV)/.installed-local-llm: $(VENV)/.installed
 run: setup
 	RAG_LOGGING__LEVEL=WARNING $(RAG) ingest --manifest manifests/sample.jsonl --profile sample --update-alias
 	RAG_LOGGING__LEVEL=WARNING $(RAG) ingest --manifest manifests/handbook.jsonl --domain-key handbook --update-alias
-	$(RAG) alias status
+	$(RAG) index status
 	@echo
 	@echo "Ready. Open http://$(HOST):$(PORT)/ in a browser for the chat page, or in another terminal:"
 	@echo "  curl -s -X POST http://$(HOST):$(PORT)/chat -H 'Content-Type: application/json' -d '{\"question\": \"How many days of annual leave do employees get?\"}'"

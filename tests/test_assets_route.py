@@ -10,7 +10,8 @@ from flask import Flask
 from flask.testing import FlaskClient
 
 from backend.api.app import build_services, create_app
-from backend.api.assets import InvalidAssetPath, check_reference
+from backend.api.assets import check_reference
+from backend.common.errors import InvalidAssetPath
 from backend.common.config import Settings
 from backend.ingest.loaders.docx import DocxLoader
 from backend.providers.local.extractive import ExtractiveChatModel

@@ -31,11 +31,11 @@ def gen() -> ModuleType:
 def test_config_doc_matches_the_models(gen: ModuleType) -> None:
     assert DOC.exists(), f"docs/CONFIG.md is missing; run `{REGENERATE}`"
     if DOC.read_text(encoding="utf-8") != gen.render():
-        pytest.fail(f"docs/CONFIG.md is out of date with backend/common/config.py; run `{REGENERATE}`")
+        pytest.fail(f"docs/CONFIG.md is out of date with backend/common/config/; run `{REGENERATE}`")
 
 
 def test_every_config_field_has_a_description(gen: ModuleType) -> None:
-    assert gen.leaf_fields_without_description() == [], "add description= to these fields in backend/common/config.py"
+    assert gen.leaf_fields_without_description() == [], "add description= to these fields in backend/common/config/"
 
 
 def test_doc_lists_every_top_level_section_precedence_and_seed_flag(gen: ModuleType) -> None:

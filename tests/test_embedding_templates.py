@@ -34,7 +34,7 @@ def _ingest(tmp_path: Path, settings: Settings, store: SqliteVectorStore, embedd
     manifest = tmp_path / "manifest.jsonl"
     manifest.write_text(f'{{"path": "expenses.txt", "doc_id": "expenses", "content_type": "{content_type}"}}\n',
                         encoding="utf-8")
-    report = IngestPipeline(settings, store, embedder, progress=False).run(manifest)
+    report = IngestPipeline.from_settings(settings, store, embedder, progress=False).run(manifest)
     assert (report.failed, report.documents_written) == (0, 1)
 
 

@@ -78,7 +78,7 @@ def test_no_planted_value_reaches_store_fts_interactions_reports_logs_or_errors(
 
     store = SqliteVectorStore(settings.resolve_path(settings.store.sqlite.path))
     try:
-        report = IngestPipeline(settings, store, embedder, progress=False).run(manifest)
+        report = IngestPipeline.from_settings(settings, store, embedder, progress=False).run(manifest)
         assert report.ok and report.documents_written == 2, (report.failures, report.manifest_errors)
         store.point_alias(settings.embeddings.alias.name, version, reason="test", forced=True)
         client = create_app(settings, build_services(settings, store=store, embedder=embedder)).test_client()

@@ -42,7 +42,7 @@ from backend.common.errors import (AdminDisabled, ConfirmationRequired, Forbidde
 from backend.common.identifiers import is_identifier
 from backend.core.access import Principal
 from backend.core.services import admin_console as console
-from backend.core.services.versions import VersionNaming
+from backend.core.versions import VersionNaming
 
 bp = Blueprint("admin", __name__, url_prefix="/admin")
 LOOPBACK = frozenset({"127.0.0.1", "::1"})
@@ -143,7 +143,7 @@ def _naming() -> VersionNaming:
 def own_version(kb: console.KnowledgeBase, version: str) -> str:
     """``version`` if it belongs to ``kb`` (its series, or served by its alias); an unknown, foreign
     or impossible name is 404 (never a 400): the console never moves an alias across series."""
-    store = services().store
+    store = services().stores.admin
     if is_identifier(version):
         history = store.alias_history(kb.alias)
         if version in {v.name for v in console.series_versions(store, kb, _naming(), history)}:
@@ -176,7 +176,7 @@ def me() -> tuple[Response, int]:
 def list_knowledge_bases() -> tuple[Response, int]:
     """Every knowledge base the caller may read (the domains its principal may use)."""
     who = authorize(None, write=False)
-    cfg, store = settings(), services().store
+    cfg, store = settings(), services().stores.admin
     listed = [kb for kb in console.knowledge_bases(cfg, _managed(cfg))
               if who.principal is None or who.principal.may_use(kb.domain)]
     return _out(KnowledgeBasesResponse, {"knowledge_bases": [console.kb_summary(store, kb, _naming())
@@ -186,20 +186,20 @@ def list_knowledge_bases() -> tuple[Response, int]:
 @bp.get("/knowledge-bases/<key>/documents")
 def documents(key: str) -> tuple[Response, int]:
     _, kb = authorized(key, write=False)
-    return _out(DocumentsResponse, console.documents_view(services().store, kb, _naming()))
+    return _out(DocumentsResponse, console.documents_view(services().stores, kb, _naming()))
 
 
 @bp.get("/knowledge-bases/<key>/versions")
 def versions(key: str) -> tuple[Response, int]:
     _, kb = authorized(key, write=False)
-    view = console.versions_view(services().store, kb, _naming())
+    view = console.versions_view(services().stores.admin, kb, _naming())
     return _out(VersionsResponse, view)
 
 
 @bp.get("/knowledge-bases/<key>/versions/<version>/evaluation")
 def evaluation(key: str, version: str) -> tuple[Response, int]:
     _, kb = authorized(key, write=False)
-    view = console.version_evaluation(services().store, settings(), kb, own_version(kb, version))
+    view = console.version_evaluation(services().stores.admin, settings(), kb, own_version(kb, version))
     return _out(EvaluationResponse, view)
 
 
@@ -233,18 +233,15 @@ def _gates(result: Any) -> list[dict[str, Any]]:
 def promote(key: str) -> tuple[Response, int]:
     """Through the gate (never forced), under the series lock (``promote_version`` holds it);
     409 with the gates when one fails."""
-    from backend.core.services.promotion import PromotionResult, promote_version
-    from backend.providers.registry import build_reranker, reranker_factory
+    from backend.core.services.promotion import PromotionResult
 
     who, kb = authorized(key, write=True)
     body = parse_body(PromoteBody)
     _confirmed(body.confirm, "promote")
-    svc, cfg = services(), settings()
+    svc = services()
     try:
-        result = promote_version(cfg, svc.store, svc.embedder, domain_key=kb.domain, alias=kb.alias,
-                                 version=own_version(kb, body.version) if body.version else None, chat=svc.chat,
-                                 reranker=build_reranker(cfg, svc.embedder),
-                                 rerankers=reranker_factory(cfg, svc.embedder), by=who.by)
+        result = svc.promote(domain_key=kb.domain, alias=kb.alias,
+                             version=own_version(kb, body.version) if body.version else None, by=who.by)
     except GateFailed as exc:
         blocked = exc.context.get("result")
         blocked = blocked if isinstance(blocked, PromotionResult) else None
@@ -268,12 +265,12 @@ def rollback(key: str) -> tuple[Response, int]:
     body = parse_body(RollbackBody)
     _confirmed(body.confirm, "rollback")
     svc = services()
-    history = svc.store.alias_history(kb.alias)
+    history = svc.stores.admin.alias_history(kb.alias)
     if not history or history[0].previous is None:
         raise NothingToRollBack(f"{kb.alias} has no earlier version to go back to"
                                 + (f" (it was created serving {history[0].version})" if history else ""),
                                 field="key")
-    with SeriesLocks(svc.store, settings(), "admin console rollback") as locks:
-        change = rollback_alias(svc.store, kb.alias, locks=locks, by=who.by)
+    with SeriesLocks(svc.stores.admin, settings(), "admin console rollback") as locks:
+        change = rollback_alias(svc.stores.admin, kb.alias, locks=locks, by=who.by)
     return _out(RollbackResponse, {"alias": change.alias, "version": change.version, "previous": change.previous,
                                    "reason": change.reason})

@@ -1,17 +1,16 @@
-"""The Flask app factory and the composition root of the HTTP API.
+"""The Flask app factory.
 
-No app exists at import time: ``create_app(settings, services)`` builds one, so
-every test can build its own with its own store and models. ``build_services``
-is the one place where config turns into adapters (through the registry) and
-adapters into services; ``rag ask`` uses it too. Services live in
-``app.extensions["rag"]``, never in module globals.
+No app exists at import time: ``create_app(settings, runtime)`` builds one, so
+every test can build its own with its own store and models. Config turns into
+adapters and services in ``backend.runtime`` (``build_runtime``); the app keeps
+the served runtime (a ``ServingRuntime``, which takes in knowledge bases
+registered meanwhile) in ``app.extensions["rag"]``, never in module globals.
+``build_services`` / ``RagServices`` are re-exported from there for one release.
 """
 
 from __future__ import annotations
 
 import hmac
-import threading
-from dataclasses import dataclass, field
 from typing import Any
 
 import structlog
@@ -19,11 +18,11 @@ from flask import Flask, current_app, request
 
 from backend.api import access, assets, errors, hardening, metrics, openapi, ratelimit, signed_assets, tracing
 from backend.common.config import Settings, load_settings
-from backend.common.errors import ConfigError, Unauthorized
-from backend.core.ports import ChatModel, ConversationLog
-from backend.core.services.chat_service import ChatService, Routing
-from backend.core.services.evidence import SentenceScorer
-from backend.core.services.search_service import SearchService
+from backend.common.errors import Unauthorized
+from backend.runtime import LLM_PROVIDERS, RagServices, Runtime, ServingRuntime, build_runtime, build_services
+from backend.runtime import serving_runtime
+
+__all__ = ["LLM_PROVIDERS", "RagServices", "build_services", "create_app"]
 
 log = structlog.get_logger(__name__)
 
@@ -32,106 +31,6 @@ log = structlog.get_logger(__name__)
 PUBLIC_ENDPOINTS = frozenset({"health.healthz", "health.readyz", "openapi.openapi_document", "static", "web.index"})
 METRICS_ENDPOINT = "metrics.metrics_endpoint"
 API_KEY_HEADER = "X-API-Key"
-#: answer providers that are LLMs: they also rewrite conversation follow-ups (else the offline rule does)
-LLM_PROVIDERS = frozenset({"openai_compat", "oci"})
-
-
-@dataclass
-class RagServices:
-    """Everything the routes need, built once per app."""
-
-    settings: Settings
-    store: Any
-    embedder: Any
-    searches: dict[str, SearchService]
-    chat: ChatService
-    primary: ChatModel
-    fallback: ChatModel
-
-    #: the knowledge-base registry file as ``settings`` last took it in: (inode, mtime_ns, size); the
-    #: registry is replaced atomically, so a new inode tells a write even within one mtime tick
-    registry_stamp: tuple[int, int, int] | None = None
-    _refreshing: threading.Lock = field(default_factory=threading.Lock, repr=False)
-
-    @property
-    def search(self) -> SearchService:
-        """The search service of the default embedding profile."""
-        return self.searches[self.settings.embeddings.default_profile]
-
-    def refresh(self) -> bool:
-        """Take in knowledge bases registered since start (``rag kb create``, an upload): when the
-        registry file changed, merge it into ``settings`` and route the new domains. Aliases are
-        resolved per request, so a newly promoted version needs nothing here. True if it changed."""
-        from backend.ingest.knowledge_bases import apply_registry, registry_file
-
-        # one request takes the change in; the others wait for it rather than answer from the old
-        # settings (a page that lists knowledge bases right after `rag kb create` must see the new one)
-        with self._refreshing:
-            try:
-                found = registry_file(self.settings).stat()
-                stamp: tuple[int, int, int] | None = (found.st_ino, found.st_mtime_ns, found.st_size)
-            except OSError:
-                stamp = None
-            if stamp == self.registry_stamp:
-                return False
-            try:
-                settings = apply_registry(self.settings)
-            except ConfigError as exc:  # a broken registry must not stop serving what was served
-                self.registry_stamp = stamp  # said once, not at every request
-                log.error("services.refresh_failed", error=exc.user_message)
-                return False
-            self.registry_stamp = stamp
-            if settings is self.settings:
-                return False
-            self.chat.routing = Routing.from_settings(settings.embeddings)
-            self.settings = settings
-        log.info("services.refreshed", domains=sorted(settings.embeddings.domains))
-        return True
-
-
-def build_services(
-    settings: Settings,
-    *,
-    store: Any = None,
-    embedder: Any = None,
-    primary: ChatModel | None = None,
-    fallback: ChatModel | None = None,
-) -> RagServices:
-    """Build adapters from config (or take the ones given) and wire the services.
-    Raises ``ConfigError`` for an unsupported distance / score-mode combination or an
-    alias that serves a version of another distance than ``retrieval.distance``."""
-    from backend.providers.registry import (
-        build_chat_model,
-        build_embedder,
-        build_reranker,
-        build_store,
-        reranker_factory,
-    )
-
-    store = store if store is not None else build_store(settings)
-    embedder = embedder if embedder is not None else build_embedder(settings)
-    primary = primary if primary is not None else build_chat_model(settings.llm.primary, settings)
-    fallback = fallback if fallback is not None else build_chat_model(settings.llm.fallback, settings)
-    reranker = build_reranker(settings, embedder)
-    rerankers = reranker_factory(settings, embedder)
-    # each version is served with the retrieval settings stamped on it at ingest
-    searches = {
-        name: SearchService(store, embedder, profile, settings.retrieval, reranker, follow_stamp=True,
-                            rerankers=rerankers)
-        for name, profile in settings.embeddings.profiles.items()
-    }
-    # the extractive answerer's sentence scorer when it is the primary (one vector cache), else a new one
-    scorer = getattr(primary, "scorer", None)
-    chat = ChatService(
-        searches, Routing.from_settings(settings.embeddings), settings.retrieval, settings.llm.prompts,
-        primary, fallback, admin=store, interactions=store, sanitize=settings.sanitize,
-        evidence=scorer if isinstance(scorer, SentenceScorer) else SentenceScorer(embedder),
-        conversations=store if isinstance(store, ConversationLog) else None,
-        condense_llm=primary if primary.name in LLM_PROVIDERS else None,
-    )
-    services = RagServices(settings, store, embedder, searches, chat, primary, fallback)
-    services.refresh()  # the registry's mtime now: only later changes are re-read
-    return services
 
 
 def _refresh_services() -> None:
@@ -178,13 +77,17 @@ def _blueprints() -> list[Any]:
     return [chat.bp, health.bp, assets.assets_bp, search.bp, stream.bp, feedback.bp, web.bp, admin.bp, jobs.bp]
 
 
-def create_app(settings: Settings | None = None, services: RagServices | None = None) -> Flask:
-    """Build the WSGI app. ``settings`` default to ``load_settings()``; ``services`` to
-    ``build_services(settings)``. Tests pass both to use their own store and models."""
+def create_app(settings: Settings | None = None, runtime: Runtime | ServingRuntime | None = None, *,
+               services: ServingRuntime | None = None) -> Flask:
+    """Build the WSGI app. ``settings`` default to ``load_settings()`` (or the runtime's);
+    ``runtime`` to ``build_runtime(settings)``. Tests pass both to use their own store and
+    models; ``services=`` is the older name of ``runtime``."""
+    given = runtime if runtime is not None else services
     if settings is None:
-        settings = services.settings if services is not None else load_settings()
-    if services is None:
-        services = build_services(settings)
+        settings = given.settings if given is not None else load_settings()
+    if given is None:
+        given = build_runtime(settings)
+    served = given if isinstance(given, ServingRuntime) else serving_runtime(given)
     from backend.common.telemetry_setup import configure as configure_telemetry
 
     configure_telemetry(settings.telemetry)  # nothing when telemetry.enabled is false
@@ -193,7 +96,7 @@ def create_app(settings: Settings | None = None, services: RagServices | None = 
     app = Flask(__name__)
     app.config["MAX_CONTENT_LENGTH"] = settings.server.max_body_bytes
     app.json.sort_keys = False  # type: ignore[attr-defined]
-    app.extensions["rag"] = services
+    app.extensions["rag"] = served
     tracing.init_app(app)  # first: its span covers every other hook (only when telemetry is on)
     errors.register(app)
     hardening.init_app(app, settings.server)

@@ -37,6 +37,7 @@ from flask import Blueprint, Response, jsonify, request
 from backend.api.admin import authorize, authorized, knowledge_base, own_version, services, settings
 from backend.api.admin_models import JOB_ID_PATTERN, JobAccepted, JobOut, UploadAccepted
 from backend.common.config import Settings
+from backend.common.progress import ProgressSnapshot, ReportingProgress
 from backend.common.errors import (JobNotFound, JobRunning, RagError, UploadNotSupported, UploadRefused,
                                    UploadTooLarge)
 
@@ -160,11 +161,14 @@ class _Progress:
     job: dict[str, Any]
     last: float = 0.0
 
-    def __call__(self, stage: str, done: int, total: int) -> None:
+    def __call__(self, stage: str, done: int, total: int, rates: ProgressSnapshot | None = None) -> None:
         now = time.monotonic()
         boundary = stage != self.job["stage"] or done in (0, total)
+        eta = f", {rates.documents_per_s:.1f} documents/s, ETA {rates.eta_s:.0f} s" if rates and rates.eta_s else ""
         self.job.update(stage=stage, done=done, total=total, updated_at=_now(),
-                        message=f"{stage}: {done} of {total}")
+                        message=f"{stage}: {done} of {total}{eta}")
+        if rates is not None:  # the ingest stage's documents/s, chunks/s and ETA (issue 33)
+            self.job["rates"] = rates.to_dict()
         if boundary or now - self.last >= _WRITE_EVERY_S:
             write_job(self.folder, self.job)
             self.last = now
@@ -249,15 +253,10 @@ def evaluate(key: str, version: str) -> tuple[Response, int]:
     own_version(kb, version)  # 404 before a job is made
 
     def work(progress: Callable[[str, int, int], None]) -> dict[str, Any]:
-        from backend.core.services.promotion import promote_version
         from backend.ingest.knowledge_bases import evaluation_dict
-        from backend.providers.registry import build_reranker, reranker_factory
 
         progress("evaluate", 0, 1)
-        result = promote_version(cfg, svc.store, svc.embedder, domain_key=kb.domain, alias=kb.alias,
-                                 version=version, chat=svc.chat, rotate=False,
-                                 reranker=build_reranker(cfg, svc.embedder),
-                                 rerankers=reranker_factory(cfg, svc.embedder))
+        result = svc.promote(domain_key=kb.domain, alias=kb.alias, version=version, rotate=False)
         progress("evaluate", 1, 1)
         return _jsonable({"key": kb.key, "version": version, "alias": kb.alias, "evaluation": evaluation_dict(result)})
 
@@ -271,6 +270,7 @@ def upload(key: str) -> tuple[Response, int]:
     base's uploads folder and ingested into a candidate version by a job (202)."""
     from backend.ingest.folder import slug
     from backend.ingest.knowledge_bases import ingest_into_candidate, list_registered, uploads_dir
+    from backend.runtime import enricher_factory
     from backend.ingest.loaders import supported_suffixes
 
     who, kb = authorized(key, write=True)
@@ -327,8 +327,11 @@ def upload(key: str) -> tuple[Response, int]:
     lines = [{"path": str(folder / name), "doc_id": slug(name)} for name in accepted]
 
     def work(progress: Callable[[str, int, int], None]) -> dict[str, Any]:
-        result = ingest_into_candidate(cfg, svc.store, svc.embedder, kb.key, lines, principal=who.name,
-                                       progress=progress, promote=False, chat=svc.chat)
+        assert isinstance(progress, _Progress)  # _run's: it also records the ingest's rates and ETA
+        rates = ReportingProgress(lambda snap: progress("ingest", snap.documents, snap.total, snap))
+        result = ingest_into_candidate(cfg, svc.stores, svc.embedder, kb.key, lines, principal=who.name,
+                                       progress=progress, promote=False, chat=svc.chat, ingest_progress=rates,
+                                       enricher_for=enricher_factory(cfg))
         return _jsonable(result.to_dict())
 
     job = start_job(cfg, "upload", kb.key, who.name, work, before_start=save)

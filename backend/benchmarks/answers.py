@@ -31,8 +31,8 @@ from typing import Any, Sequence
 from backend.benchmarks import squad
 from backend.benchmarks.stats import Section
 from backend.common.config import REPO_ROOT, Settings, load_settings
-from backend.core.services import context as ctx
-from backend.core.services import ranking_metrics as rm
+from backend.core import answer_report as ctx
+from backend.core import ranking_metrics as rm
 from backend.core.services.answerability import (
     AnswerabilityJudge,
     AnswerabilityModel,
@@ -49,7 +49,7 @@ from backend.core.services.answerability_fit import (
 )
 from backend.core.services.evidence import SentenceScorer
 from backend.core.services.golden import GoldenQuery, load_golden_set
-from backend.core.services.retrieval_service import decide_answer_mode, is_short_query
+from backend.core.answer_mode import decide_answer_mode, is_short_query
 from backend.core.services.search_service import SearchRequest, SearchService
 from backend.core.types import ChatRequest
 
@@ -87,13 +87,15 @@ def workspace_settings(base_config: Path, work: Path, squad_golden: Path | None)
 
 def ingest_all(settings: Settings, store: Any, embedder: Any, squad_manifest: Path | None) -> None:
     from backend.ingest.pipeline import IngestPipeline
+    from backend.runtime import enricher_factory
 
     jobs: list[tuple[Path, str | None]] = [(REPO_ROOT / "manifests" / "sample.jsonl", None),
                                            (REPO_ROOT / "manifests" / "handbook.jsonl", "handbook")]
     if squad_manifest is not None:
         jobs.append((squad_manifest, squad.DOMAIN))
     for manifest, key in jobs:
-        report = IngestPipeline(settings, store, embedder, progress=False).run(manifest, domain_key=key)
+        report = IngestPipeline.from_settings(settings, store, embedder, progress=False,
+                                         enricher_for=enricher_factory(settings)).run(manifest, domain_key=key)
         if not report.ok or report.version is None:
             raise RuntimeError(f"benchmark ingest of {manifest} failed: {report.render()}")
         version = report.version
@@ -297,14 +299,16 @@ def chat_latency(section: Section, settings: Settings, store: Any, embedder: Any
     """``/chat``'s work (``ChatService.answer``) on the sample corpus, before (``BEFORE``: no
     answerability model) and with the configured default, interleaved question by question
     on one warm store, so both see the same machine load."""
-    from backend.api.app import build_services
     from backend.benchmarks.stats import percentiles
+    from backend.core.ports import Stores
     from backend.core.services.chat_service import ChatQuery
+    from backend.runtime import build_runtime
 
     before = settings.model_copy(update={"retrieval": settings.retrieval.model_copy(update={
         **BEFORE, "answerability": settings.retrieval.answerability.model_copy(update=BEFORE_ANSWERABILITY)})})
-    chats = {"before": build_services(before, store=store, embedder=embedder).chat,
-             "default": build_services(settings, store=store, embedder=embedder).chat}
+    stores = Stores.of(store)
+    chats = {"before": build_runtime(before, stores=stores, embedder=embedder).chat,
+             "default": build_runtime(settings, stores=stores, embedder=embedder).chat}
     questions = [q.query for q in load_golden_set(REPO_ROOT / SHIPPED[0]).queries]
     times: dict[str, list[float]] = {name: [] for name in chats}
     for chat in chats.values():  # warm both: sentence vectors, caches

@@ -31,7 +31,7 @@ from backend.benchmarks.ingestion import write_corpus
 from backend.benchmarks.stats import Section
 from backend.common.config import DEFAULT_CONFIG, REPO_ROOT, load_settings
 from backend.core.embedding_text import query_input
-from backend.core.services.ranking_metrics import ndcg_at_k, ranked_doc_ids, recall_at_k
+from backend.core.ranking_metrics import ndcg_at_k, ranked_doc_ids, recall_at_k
 from backend.core.types import QueryVector
 
 K = 10
@@ -88,13 +88,15 @@ def _metrics(rankings: Mapping[str, Mapping[str, list[str]]], judged: Mapping[st
 def run_one(config: Path, folder: Path, provider: str, profile: dict[str, Any], manifest: Path, embedder: Any,
             queries: Mapping[str, str], judged: Mapping[str, Mapping[str, float]], questions: int = 8) -> dict[str, Any]:
     from backend.ingest.pipeline import IngestPipeline
-    from backend.providers.registry import build_store
+    from backend.runtime import enricher_factory, open_stores
 
     settings = _settings(config, folder, provider, profile, manifest, questions)
-    store = build_store(settings)
+    stores = open_stores(settings)  # with the enrichment cache beside the store, as `rag ingest` runs
+    enricher_for = enricher_factory(settings)
     try:
         started = time.perf_counter()
-        report = IngestPipeline(settings, store, embedder, progress=False).run(manifest)
+        report = IngestPipeline.from_settings(settings, stores, embedder, progress=False,
+                                              enricher_for=enricher_for).run(manifest)
         seconds = time.perf_counter() - started
         version = report.version
         assert version is not None
@@ -107,12 +109,14 @@ def run_one(config: Path, folder: Path, provider: str, profile: dict[str, Any], 
             "metadata_dropped": report.metadata_dropped,
         }
         if provider != "none":  # a second run over the unchanged corpus: nothing enriched again
-            again = IngestPipeline(settings, store, embedder, progress=False).run(manifest)
+            again = IngestPipeline.from_settings(settings, stores, embedder, progress=False,
+                                              enricher_for=enricher_for).run(manifest)
             row["rerun_llm_calls"] = again.llm_calls
-        row.update(_metrics(_rankings(store, embedder, version, settings.embeddings.profile_for(), queries), judged))
+        row.update(_metrics(_rankings(stores.vectors, embedder, version, settings.embeddings.profile_for(), queries),
+                            judged))
         return row
     finally:
-        store.close()
+        stores.close()
 
 
 def sample_set() -> tuple[Path, dict[str, str], dict[str, dict[str, float]]]:

@@ -21,6 +21,7 @@ from typing import Any
 from backend.benchmarks.stats import Section
 from backend.common.config import Settings, load_settings
 from backend.ingest.pipeline import IngestPipeline
+from backend.runtime import enricher_factory
 from backend.providers.sqlite_vs.store import SqliteVectorStore
 
 STAGES = ("load", "render", "sanitize", "chunk", "embed", "write")
@@ -73,7 +74,8 @@ class IngestRun:
 
 def run_pipeline(settings: Settings, embedder: Any, manifest: Path) -> IngestRun:
     store = SqliteVectorStore(settings.resolve_path(settings.store.sqlite.path))
-    pipeline = IngestPipeline(settings, store, embedder, progress=False)
+    pipeline = IngestPipeline.from_settings(settings, store, embedder, progress=False,
+                                         enricher_for=enricher_factory(settings))
     stage_seconds: dict[str, float] = defaultdict(float)
     embed_calls: list[list[str]] = []
 

@@ -17,7 +17,7 @@ import numpy as np
 
 from backend.benchmarks.stats import Section
 from backend.common.config import Settings
-from backend.core.services.ranking_metrics import ndcg_at_k, ranked_doc_ids, recall_at_k
+from backend.core.ranking_metrics import ndcg_at_k, ranked_doc_ids, recall_at_k
 from backend.core.services.search_service import SearchRequest, SearchService
 from backend.providers.sqlite_vs import dense
 
@@ -302,6 +302,7 @@ def enriched_store(base_config: Any, embedder: Any, documents: Mapping[str, str]
     embedding of what it produced (``embedded`` counts every text the embedder computed)."""
     from backend.benchmarks import ingestion
     from backend.ingest.pipeline import IngestPipeline
+    from backend.runtime import enricher_factory
     from backend.providers.sqlite_vs.store import SqliteVectorStore
 
     folder = work / f"corpus-enriched-{provider}"
@@ -312,7 +313,8 @@ def enriched_store(base_config: Any, embedder: Any, documents: Mapping[str, str]
     settings = settings.model_copy(update={"embeddings": settings.embeddings.model_copy(
         update={"profiles": {**settings.embeddings.profiles, ingestion.CISI_PROFILE: profile}})})
     store = SqliteVectorStore(settings.resolve_path(settings.store.sqlite.path))
-    pipeline = IngestPipeline(settings, store, embedder, progress=False)
+    pipeline = IngestPipeline.from_settings(settings, store, embedder, progress=False,
+                                         enricher_for=enricher_factory(settings))
     before = getattr(embedder, "computed", getattr(embedder, "texts_embedded", 0))
     started = time.perf_counter()
     report = pipeline.run(manifest, profile=ingestion.CISI_PROFILE)

@@ -30,7 +30,8 @@ def machine() -> dict[str, Any]:
 
 
 def run(cisi_dir: Path, sizes: tuple[int, ...], sections: tuple[str, ...], config: Path = DEFAULT_CONFIG,
-        emit: Any = print, quick: bool = False, ann_sizes: tuple[int, ...] = (100_000,)) -> list[Section]:
+        emit: Any = print, quick: bool = False, ann_sizes: tuple[int, ...] = (100_000,),
+        docs: int = 100_000) -> list[Section]:
     from backend.providers.local.embedder import make_local_embedder
     from backend.providers.sqlite_vs.dense import limit_blas_threads
 
@@ -46,7 +47,14 @@ def run(cisi_dir: Path, sizes: tuple[int, ...], sections: tuple[str, ...], confi
             out.append(section)
             emit(section.render())
         # the configured runtime (embeddings.local.runtime), as `rag ingest` and `rag serve` build it
-        embedder = make_local_embedder(settings.embeddings) if set(sections) - {"embed", "pii", "scale"} else None
+        if "ingest-scale" in sections:  # its own `rag ingest` processes, before this one loads a model
+            from backend.benchmarks import ingest_scale
+
+            section = ingest_scale.measure(config, docs, work / "ingest-scale", emit=emit)
+            out.append(section)
+            emit(section.render())
+        embedder = (make_local_embedder(settings.embeddings)
+                    if set(sections) - {"embed", "pii", "ingest-scale"} else None)
         if {"ingest", "quality"} & set(sections):
             documents = load_documents(cisi_dir)
             if "ingest" in sections:
@@ -78,10 +86,16 @@ def run(cisi_dir: Path, sizes: tuple[int, ...], sections: tuple[str, ...], confi
             section = scale.measure(embedder, sizes, settings=settings)
             out.append(section)
             emit(section.render())
+        if "ray" in sections:  # the Ray engine against the single process, side by side (the `ray` extra)
+            from backend.benchmarks import ray_ingest
+
+            section = ray_ingest.measure(config, embedder, load_documents(cisi_dir), work)
+            out.append(section)
+            emit(section.render())
         if "scale" in sections:
             from backend.benchmarks import ann_scale
 
-            section = ann_scale.measure(ann_sizes, settings.store.sqlite.ann)
+            section = ann_scale.measure(ann_sizes, settings.store.sqlite.ann, embedder=embedder, app_settings=settings)
             out.append(section)
             emit(section.render())
         if "http" in sections:

@@ -137,12 +137,14 @@ def measure(embedder: Any, sizes: tuple[int, ...], settings: Settings, repeats: 
 
 def chat_latency(store: SqliteVectorStore, embedder: Any, settings: Settings, repeats: int) -> list[float]:
     """Retrieval plus decision plus the extractive answer, as /chat runs it (no HTTP)."""
-    from backend.api.app import build_services
+    from backend.core.ports import Stores
     from backend.core.services.chat_service import ChatQuery
+    from backend.runtime import build_runtime
 
     emb = settings.embeddings.model_copy(update={"alias": settings.embeddings.alias.model_copy(
         update={"name": "BENCH_ALIAS"})})
-    services = build_services(settings.model_copy(update={"embeddings": emb}), store=store, embedder=embedder)
+    services = build_runtime(settings.model_copy(update={"embeddings": emb}), stores=Stores.of(store),
+                             embedder=embedder)
     services.chat.answer(ChatQuery(QUERIES[0], record=False))
     out = []
     for r in range(repeats):
@@ -184,8 +186,10 @@ def _search_ratios(section: Section, n: int, store: SqliteVectorStore, embedder:
 def _search_client(store: SqliteVectorStore, embedder: Any, settings: Settings, retrieval: dict[str, Any]) -> Any:
     """A test client of the real app over ``store`` with these retrieval settings (the bench
     version has no stamp, so the live settings apply)."""
-    from backend.api.app import build_services, create_app
+    from backend.api.app import create_app
     from backend.common.config import RetrievalSettings
+    from backend.core.ports import Stores
+    from backend.runtime import build_runtime
 
     emb = settings.embeddings.model_copy(update={"alias": settings.embeddings.alias.model_copy(
         update={"name": "BENCH_ALIAS"})})
@@ -193,7 +197,7 @@ def _search_client(store: SqliteVectorStore, embedder: Any, settings: Settings, 
         update={"enabled": False})})
     configured = settings.model_copy(update={"embeddings": emb, "server": server,
                                              "retrieval": RetrievalSettings.model_validate(retrieval)})
-    client = create_app(configured, build_services(configured, store=store, embedder=embedder)).test_client()
+    client = create_app(configured, build_runtime(configured, stores=Stores.of(store), embedder=embedder)).test_client()
     client.get("/search", query_string={"q": QUERIES[0], "top_k": 8})  # warm caches
     return client
 

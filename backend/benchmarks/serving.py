@@ -15,11 +15,13 @@ from typing import Any
 import httpx
 from werkzeug.serving import make_server
 
-from backend.api.app import build_services, create_app
+from backend.api.app import create_app
 from backend.benchmarks.stats import Section, percentiles
 from backend.common.config import REPO_ROOT, load_settings
+from backend.core.ports import Stores
 from backend.ingest.pipeline import IngestPipeline
 from backend.providers.sqlite_vs.store import SqliteVectorStore
+from backend.runtime import build_runtime, enricher_factory
 
 QUESTIONS = [
     "How many days of annual leave do employees get?",
@@ -40,10 +42,11 @@ def measure(base_config: Path, embedder: Any, work: Path, clients: int = 8, per_
         "server": {"rate_limit": {"enabled": False}},  # throughput is measured here, not the per-client limit
     }, env={})
     store = SqliteVectorStore(settings.resolve_path(settings.store.sqlite.path))
-    report = IngestPipeline(settings, store, embedder, progress=False).run(REPO_ROOT / "manifests" / "sample.jsonl")
+    report = IngestPipeline.from_settings(settings, store, embedder, progress=False,
+                                         enricher_for=enricher_factory(settings)).run(REPO_ROOT / "manifests" / "sample.jsonl")
     version = report.version or settings.embeddings.profile_for().index_name
     store.point_alias(settings.embeddings.alias.name, version, reason="benchmark")
-    app = create_app(settings, build_services(settings, store=store, embedder=embedder))
+    app = create_app(settings, build_runtime(settings, stores=Stores.of(store), embedder=embedder))
     server = make_server("127.0.0.1", 0, app, threaded=True)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()

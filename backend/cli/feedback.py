@@ -36,20 +36,17 @@ def _write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
 def export(ctx: click.Context, out: Path, review_out: Path | None, limit: int) -> None:
     """Write thumbs-up answers as golden queries (cited documents as expected sources, the
     served mode as expected mode) and thumbs-down ones as review lines with the comment."""
-    from backend.core.ports import ConversationLog
     from backend.core.services.feedback_export import export_feedback
-    from backend.providers.registry import build_store
+    from backend.runtime import open_stores
 
     settings = settings_from(ctx)
-    store = build_store(settings)
+    stores = open_stores(settings)
     try:
-        if not isinstance(store, ConversationLog):
+        if stores.conversations is None:
             raise ConfigError(f"store backend {settings.store.backend!r} keeps no feedback", field="store.backend")
-        result = export_feedback(store.feedback(limit))
+        result = export_feedback(stores.conversations.feedback(limit))
     finally:
-        close = getattr(store, "close", None)
-        if callable(close):
-            close()
+        stores.close()
     review_path = review_out or out.with_name(out.stem + ".review.jsonl")
     _write_jsonl(out, result.candidates)
     _write_jsonl(review_path, result.review)

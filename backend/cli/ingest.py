@@ -4,7 +4,7 @@ The summary goes to stdout (``--json`` for scripts), progress bars and logs to
 stderr. The exit code is 1 when any manifest line or file failed, even though
 every good document was ingested; ``--strict`` stops at the first bad line.
 A version an alias serves is never written: when the run would change it, the
-next version is built from it (see ``backend.core.services.versions``);
+next version is built from it (see ``backend.core.versions``);
 ``--in-place`` is the explicit override. ``--update-alias`` never rotates an
 alias directly: it hands the new version to the evaluation gate (as ``rag promote --no-answers`` would), which prints its
 figures and promotes only if every gate passes (exit code 3 otherwise).
@@ -20,27 +20,37 @@ types, ignore rules, links confined to it), prints what it skipped and why, writ
 built into the knowledge base's workspace (``<knowledge_bases.dir>/<key>/manifests/``, ``default``
 without ``--domain-key``) for the record, and goes on as with that manifest. Naming the folder on
 the command line makes it an allowed root for this run.
+
+``--engine ray`` runs load, sanitize, chunk and embed on Ray Data actor pools (here, or on the
+cluster at ``--address``) and writes the same version from this process
+(``backend.ingest.ray_engine``); the default stays the single process.
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from backend.cli.context import settings_from
-from backend.cli.evaluate import promote_and_print
+from backend.cli.ingest_cancel import CancelOnInterrupt, cancel_command
+from backend.cli.promotion_view import promote_and_print
 from backend.common.config import DEFAULT_DOMAIN, Settings
 from backend.common.errors import GateFailed
-from backend.common.progress import progress_enabled
+from backend.common.progress import TqdmProgress, progress_enabled
 from backend.core.services.promotion import PromotionResult
 from backend.core.services.series_lock import SeriesLocks
-from backend.core.services.versions import VersionNaming
+from backend.core.versions import VersionNaming
+from backend.ingest.cancel import CancelToken, IngestCancelled, default_cancel_dir
+from backend.ingest.engine import IngestEngine
 from backend.ingest.pipeline import IngestPipeline
 from backend.ingest.served import Served, served_after
-from backend.providers.registry import build_embedder, build_store
+from backend.runtime import build_runtime, enricher_factory, open_embedder, open_stores, worker_embedder
+
+if TYPE_CHECKING:
+    from backend.ingest.ray_engine import RayEngine
 
 
 def _folder_manifest(settings: Settings, folder: Path, domain_key: str | None, *,
@@ -67,7 +77,23 @@ def _folder_manifest(settings: Settings, folder: Path, domain_key: str | None, *
     return settings, manifest
 
 
-@click.command("ingest")
+class _IngestGroup(click.Group):
+    """``rag ingest MANIFEST|DIR`` runs an ingest; ``rag ingest cancel`` is the one subcommand.
+    Anything that is not a subcommand's name goes to ``run`` (a file named ``cancel``: ``./cancel``)."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if not args or args[0] not in self.commands:
+            args = ["run", *args]
+        return super().parse_args(ctx, args)
+
+
+@click.group("ingest", cls=_IngestGroup)
+def ingest() -> None:
+    """Ingest documents into an index version: rag ingest MANIFEST|DIR (see rag ingest --help);
+    rag ingest cancel stops a running one."""
+
+
+@ingest.command("run")
 @click.argument("manifest_arg", metavar="MANIFEST|DIR", required=False, type=click.Path(path_type=Path))
 @click.option("--manifest", "manifest_opt", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="The JSONL manifest (same as the MANIFEST argument).")
@@ -83,14 +109,25 @@ def _folder_manifest(settings: Settings, folder: Path, domain_key: str | None, *
               "no longer restores the old content.")
 @click.option("--progress/--no-progress", default=None,
               help="Force the progress bars on stderr on or off (default: drawn when ingest.progress is on, stderr "
-              "is a terminal and --json is not given).")
+              "is a terminal and --json is not given). They show files/s, chunks/s and the ETA.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@click.option("--engine", "engine_name", type=click.Choice(["local", "ray"]), default="local", show_default=True,
+              help="local: one process. ray: load, sanitize, chunk and embed in Ray Data actor pools, written here "
+              "into the same version (the `ray` extra; docs/INGESTION_AND_MANIFESTS.md).")
+@click.option("--address", default=None, help="--engine ray: the Ray cluster to join (`auto`: the one `ray start` "
+              "runs on this machine; default: start Ray here for this run).")
+@click.option("--ray-actors", type=click.IntRange(min=1), default=None,
+              help="--engine ray: embedding actors, one CPU and one model each (default: the cluster's CPUs).")
+@click.option("--ray-prepare-actors", type=click.IntRange(min=1), default=1, show_default=True,
+              help="--engine ray: actors that load, sanitize and chunk (more when sanitizing is on).")
 @click.pass_context
-def ingest(ctx: click.Context, manifest_arg: Path | None, manifest_opt: Path | None, profile: str | None,
-           domain_key: str | None, prune: bool, strict: bool, update_alias: bool, in_place: bool,
-           progress: bool | None, as_json: bool) -> None:
+def run(ctx: click.Context, manifest_arg: Path | None, manifest_opt: Path | None, profile: str | None,
+        domain_key: str | None, prune: bool, strict: bool, update_alias: bool, in_place: bool,
+        progress: bool | None, as_json: bool, engine_name: str, address: str | None, ray_actors: int | None,
+        ray_prepare_actors: int) -> None:
     """Ingest the documents listed in MANIFEST (JSONL), or every document of the folder DIR, into an
-    index version."""
+    index version. Ctrl-C (or `rag ingest cancel` from another shell) stops after the group in
+    flight is written: exit code 130, the version left resumable by running the same command."""
     if (manifest_arg is None) == (manifest_opt is None):
         raise click.UsageError("give the manifest once: as MANIFEST or with --manifest")
     manifest = manifest_arg or manifest_opt
@@ -101,19 +138,55 @@ def ingest(ctx: click.Context, manifest_arg: Path | None, manifest_opt: Path | N
     settings = settings_from(ctx)
     if manifest_arg is not None and manifest_arg.is_dir():
         settings, manifest = _folder_manifest(settings, manifest_arg, domain_key, quiet=as_json)
-    store = build_store(settings)
-    embedder = build_embedder(settings)
-    with SeriesLocks(store, settings, "rag ingest", on_wait=lambda line: click.echo(line, err=True)) as locks:
-        show = progress_enabled(progress, default=settings.ingest.progress, as_json=as_json)
-        report = IngestPipeline(settings, store, embedder, progress=show).run(
-            manifest, profile=profile, domain_key=domain_key, prune=prune, strict=strict, in_place=in_place,
-            locks=locks)
+    engine = _engine(engine_name, address, ray_actors, ray_prepare_actors)
+    try:
+        stores = open_stores(settings)
+        try:
+            _run(ctx, settings, stores, manifest, profile=profile, domain_key=domain_key, prune=prune,
+                 strict=strict, update_alias=update_alias, in_place=in_place, progress=progress, as_json=as_json,
+                 engine=engine)
+        finally:
+            stores.close()
+    finally:
+        if engine is not None:
+            engine.close()
+
+
+def _engine(name: str, address: str | None, actors: int | None, prepare_actors: int) -> RayEngine | None:
+    """The ``--engine`` the run processes its documents with (None: the single-process default)."""
+    if name == "local":
+        if address is not None or actors is not None or prepare_actors != 1:
+            raise click.UsageError("--address, --ray-actors and --ray-prepare-actors need --engine ray")
+        return None
+    from backend.ingest.ray_engine import RayEngine
+
+    engine = RayEngine(worker_embedder, address=address, actors=actors, prepare_actors=prepare_actors)
+    engine.connection()  # an unreachable cluster fails the run here, before any version is planned
+    return engine
+
+
+def _run(ctx: click.Context, settings: Settings, stores: Any, manifest: Path, *, profile: str | None,
+         domain_key: str | None, prune: bool, strict: bool, update_alias: bool, in_place: bool,
+         progress: bool | None, as_json: bool, engine: IngestEngine | None = None) -> None:
+    embedder = open_embedder(settings)
+    token = CancelToken(default_cancel_dir(settings))
+    bars = TqdmProgress(progress_enabled(progress, default=settings.ingest.progress, as_json=as_json))
+    pipeline = IngestPipeline.from_settings(settings, stores, embedder, progress=bars, cancel=token,
+                                            enricher_for=enricher_factory(settings), engine=engine)
+    with SeriesLocks(stores.admin, settings, "rag ingest", on_wait=lambda line: click.echo(line, err=True)) as locks:
+        try:
+            with CancelOnInterrupt(token, lambda line: click.echo(line, err=True)):
+                report = pipeline.run(manifest, profile=profile, domain_key=domain_key, prune=prune, strict=strict,
+                                      in_place=in_place, locks=locks)
+        except IngestCancelled as exc:
+            _cancelled(ctx, exc, as_json)
+            return
         promoting = update_alias and report.ok
 
         def served(promoted: str | None = None, refused: bool = False) -> list[Served]:
-            return served_after(report.builds, store.list_aliases(), VersionNaming(settings.ingest.version_name_template),
-                                update_alias=update_alias, ingest_ok=report.ok, promoted_version=promoted,
-                                gate_refused=refused)
+            return served_after(report.builds, stores.admin.list_aliases(),
+                                VersionNaming(settings.ingest.version_name_template), update_alias=update_alias,
+                                ingest_ok=report.ok, promoted_version=promoted, gate_refused=refused)
 
         if not promoting:
             outcome = served()
@@ -134,9 +207,12 @@ def ingest(ctx: click.Context, manifest_arg: Path | None, manifest_opt: Path | N
             return {"served": [o.to_dict() for o in verdict["served"]]}
 
         try:
-            result = promote_and_print(settings, store, embedder, as_json,
-                                       {"ingest": report.to_dict()} if as_json else None, version=report.version,
-                                       domain_key=domain_key, locks=locks, json_extra=served_json if as_json else None)
+            # the gate as `rag index promote --no-answers` runs it, with this run's stores and embedder
+            runtime = build_runtime(settings, stores=stores, embedder=embedder)
+            result = promote_and_print(
+                lambda: runtime.promote(version=report.version, domain_key=domain_key, locks=locks, answers=False),
+                as_json, {"ingest": report.to_dict()} if as_json else None,
+                json_extra=served_json if as_json else None)
         except GateFailed as exc:
             if not as_json:
                 blocked = exc.context.get("result")
@@ -145,6 +221,21 @@ def ingest(ctx: click.Context, manifest_arg: Path | None, manifest_opt: Path | N
             raise
         if not as_json:
             click.echo("\n".join([*_starter_note(settings, domain_key), *(o.render() for o in served(result.version))]))
+
+
+def _cancelled(ctx: click.Context, exc: IngestCancelled, as_json: bool) -> None:
+    """The summary of what was written, then the one line that says how to resume; exit 130."""
+    report = exc.report
+    if as_json:
+        click.echo(json.dumps({**(report.to_dict() if report else {}), "cancelled": True, "written": exc.written,
+                               "total": exc.total, "version": exc.version}, indent=2))
+    elif report is not None:
+        click.echo(report.render())
+    click.echo(exc.user_message, err=True)
+    ctx.exit(exc.exit_code)
+
+
+ingest.add_command(cancel_command)
 
 
 def _starter_note(settings: Settings, domain_key: str | None) -> list[str]:

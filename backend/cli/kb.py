@@ -79,24 +79,18 @@ def render_run(result: Any) -> list[str]:
     return lines
 
 
-def _rerankers(settings: Settings, embedder: Any) -> dict[str, Any]:
-    """The gate evaluates the order users get: the configured reranker, and the one a version's stamp names."""
-    from backend.providers.registry import build_reranker, reranker_factory
-
-    return {"reranker": build_reranker(settings, embedder), "rerankers": reranker_factory(settings, embedder)}
-
-
 def run_and_report(ctx: click.Context, settings: Settings, key: str, source: Path, *, as_json: bool,
                    progress: bool | None, head: dict[str, Any] | None = None) -> None:
     """Ingest ``source`` into ``key`` through the gate; print; exit 1 on failed files, 3 if refused."""
     from backend.ingest.knowledge_bases import ingest_into_candidate
-    from backend.providers.registry import build_embedder, build_store
+    from backend.runtime import build_runtime, enricher_factory
 
-    store = build_store(settings)
-    embedder = build_embedder(settings)
+    runtime = build_runtime(settings)
     bars = progress_enabled(progress, default=settings.ingest.progress, as_json=as_json)
-    result = ingest_into_candidate(settings, store, embedder, key, source, principal=None, promote=True, bars=bars,
-                                   **_rerankers(settings, embedder))
+    # the gate evaluates the order users get: the configured reranker, and the one a version's stamp names
+    result = ingest_into_candidate(settings, runtime.stores, runtime.embedder, key, source, principal=None,
+                                   promote=True, bars=bars, reranker=runtime.reranker, rerankers=runtime.rerankers,
+                                   enricher_for=enricher_factory(settings))
     if as_json:
         click.echo(json.dumps({**(head or {}), **result.to_dict(), "gate_refused": result.gate_refused},
                               indent=2, default=str))
@@ -150,19 +144,19 @@ def create(ctx: click.Context, name: str, source: Path, title: str | None, profi
 def _rows(settings: Settings) -> list[dict[str, Any]]:
     from backend.core.services.promotion import resolve_target
     from backend.ingest.knowledge_bases import apply_registry, list_registered
-    from backend.providers.registry import build_store
+    from backend.runtime import open_stores
 
     settings = apply_registry(settings)
     registered = list_registered(settings)
-    store = build_store(settings)
+    stores = open_stores(settings)
     rows = []
     default = settings.embeddings.alias
     listed: list[tuple[str, Any]] = [(DEFAULT_DOMAIN, default),
                                      *sorted(settings.embeddings.domains.items())]
     for key, domain in listed:
         alias = domain.name if key == DEFAULT_DOMAIN else domain.alias_name
-        live = store.resolve_alias(alias)
-        docs = len(store.document_hashes(live)) if live else 0
+        live = stores.admin.resolve_alias(alias)
+        docs = len(stores.vectors.document_hashes(live)) if live else 0
         golden = resolve_target(settings, domain_key=None if key == DEFAULT_DOMAIN else key).golden
         info: dict[str, Any] = {"path": str(golden), "generated": None, "queries": None}
         if golden.exists():
@@ -173,6 +167,7 @@ def _rows(settings: Settings) -> list[dict[str, Any]]:
         rows.append({"key": key, "title": domain.title or key, "alias": alias, "live": live,
                      "documents": docs, "managed": entry is not None,
                      "source_dir": entry.source_dir if entry else None, "golden": info})
+    stores.close()
     return rows
 
 

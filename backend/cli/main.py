@@ -1,10 +1,11 @@
 """The ``rag`` command: a click group with one module per noun.
 
-Each command loads settings once, builds the services it needs, calls one
-function and renders the result: results to stdout (``--json`` for scripts),
-progress and logs to stderr. ``RagError`` is caught here, in one place: its
-``user_message`` goes to stderr and the exit code is non-zero; ``--debug`` adds
-the traceback.
+Each command loads settings once, builds what it needs through ``backend.runtime``,
+calls one function and renders the result: results to stdout (``--json`` for
+scripts), progress and logs to stderr. ``RagError`` is caught here, in one place:
+its ``user_message`` goes to stderr and the process exits with the error's
+``exit_code`` (2 config, 3 gate failed, 4 series locked, 1 otherwise); ``--debug``
+adds the traceback.
 """
 
 from __future__ import annotations
@@ -15,6 +16,22 @@ from typing import Any
 
 import click
 
+from backend.cli import (
+    aliases,
+    ask,
+    bench,
+    calibrate,
+    config_cmd,
+    evaluate,
+    feedback,
+    index,
+    ingest,
+    kb,
+    oracle,
+    search,
+    serve,
+    tune,
+)
 from backend.common.errors import RagError
 
 
@@ -26,19 +43,7 @@ class RagGroup(click.Group):
             if ctx.obj and ctx.obj.get("debug"):
                 traceback.print_exc(file=sys.stderr)
             click.echo(f"error: {exc.user_message}", err=True)
-            ctx.exit(exc_exit_code(exc))
-
-
-def exc_exit_code(exc: RagError) -> int:
-    from backend.common.errors import ConfigError, GateFailed, SeriesLocked
-
-    if isinstance(exc, GateFailed):
-        return 3
-    if isinstance(exc, SeriesLocked):
-        return 4
-    if isinstance(exc, ConfigError):
-        return 2
-    return 1
+            ctx.exit(exc.exit_code)
 
 
 @click.group(cls=RagGroup)
@@ -53,38 +58,12 @@ def cli(ctx: click.Context, config_path: str | None, debug: bool) -> None:
     ctx.obj["debug"] = debug
 
 
-def _register() -> None:
-    from backend.cli import config_cmd, index
-
-    cli.add_command(config_cmd.config)
-    cli.add_command(index.index)
-    # Further nouns register here, one line each: ingest, ask, serve, eval, promote, ...
-    for module_name, attr in (
-        ("backend.cli.ingest", "ingest"),
-        ("backend.cli.ask", "ask"),
-        ("backend.cli.serve", "serve"),
-        ("backend.cli.search", "search"),
-        ("backend.cli.evaluate", "eval_cmd"),
-        ("backend.cli.evaluate", "promote"),
-        ("backend.cli.evaluate", "rollback"),
-        ("backend.cli.evaluate", "alias"),
-        ("backend.cli.bench", "bench"),
-        ("backend.cli.calibrate", "calibrate"),
-        ("backend.cli.feedback", "feedback"),
-        ("backend.cli.kb", "kb"),
-        ("backend.cli.tune", "tune"),
-        ("backend.cli.oracle", "oracle"),
-    ):
-        try:
-            module = __import__(module_name, fromlist=[attr])
-        except ModuleNotFoundError as exc:
-            if exc.name != module_name:
-                raise
-            continue
-        cli.add_command(getattr(module, attr))
-
-
-_register()
+#: one entry per noun (or noun-less verb); a new one adds its import and its line here
+for command in (
+    config_cmd.config, index.index, kb.kb, ingest.ingest, ask.ask, search.search, serve.serve, evaluate.eval_cmd,
+    bench.bench, calibrate.calibrate, feedback.feedback, tune.tune, oracle.oracle, *aliases.COMMANDS,
+):
+    cli.add_command(command)
 
 if __name__ == "__main__":  # pragma: no cover
     cli()

@@ -121,16 +121,16 @@ def parity(ctx: click.Context, target: str | None, golden: Path | None, domain_k
     from backend.core.services.promotion import resolve_target
     from backend.providers.local.embedder import make_local_embedder
     from backend.providers.oracle_vs import query_model
-    from backend.providers.registry import build_store
+    from backend.runtime import open_stores
 
     settings = settings_from(ctx)
     _oracle_only(ctx, settings, "parity")
     cfg = settings.store.oracle.query_embedding
     where = resolve_target(settings, domain_key=domain_key, golden=golden)
-    store = build_store(settings)
+    stores = open_stores(settings)
     try:
         name = target or where.alias
-        version = store.get_version(store.resolve_alias(name) or name)
+        version = stores.admin.get_version(stores.admin.resolve_alias(name) or name)
         profile = settings.embeddings.profiles.get(version.profile or "") or settings.embeddings.profile_for()
         texts = [query_input(q.query, profile) for q in load_golden_set(where.golden).queries]
         local = make_local_embedder(embedder_settings_for(version.model, settings.embeddings)).embed_queries(texts)
@@ -143,6 +143,6 @@ def parity(ctx: click.Context, target: str | None, golden: Path | None, domain_k
         finally:
             connector.close()
     finally:
-        store.close()
+        stores.close()
     click.echo(check.summary())
     ctx.exit(0 if check.passed else 1)

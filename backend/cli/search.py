@@ -4,16 +4,31 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from typing import Any, get_args
 
 import click
 
-from backend.api.search import SearchParams, SearchResponse, run_search
 from backend.cli.context import settings_from
 from backend.common.config import SearchStrategy
 from backend.common.errors import RequestError
+from backend.core.requests import RequestLimits
+from backend.core.services.search_query import SearchResponse, run_search
+from backend.runtime import build_runtime
 
 _FILTER = re.compile(r"^([A-Za-z][A-Za-z0-9_]*)\s*(>=|<=|=)\s*(.+)$")
+
+
+@dataclass(frozen=True)
+class SearchOptions:
+    """The command's options as the search service takes them (``search_query.SearchQuery``)."""
+
+    q: str | None
+    top_k: int | None
+    strategy: str | None
+    filters: str | None
+    preset: str | None
+    value: str | None
 
 
 def filters_from_options(pairs: tuple[str, ...], raw_json: str | None) -> str | None:
@@ -90,18 +105,13 @@ def search(ctx: click.Context, query: str | None, strategy: str | None, filter_p
            filters_json: str | None, top_k: int | None, domain: str | None, preset: str | None, value: str | None,
            as_json: bool, run_as_name: str | None) -> None:
     """Search the knowledge base for QUERY and show ranked chunks with their scores (no answer)."""
-    from pydantic import ValidationError
-
-    from backend.api.app import build_services
-    from backend.common.config import format_validation_error
-
-    try:
-        params = SearchParams(q=query, top_k=top_k, strategy=strategy,
-                              filters=filters_from_options(filter_pairs, filters_json), preset=preset, value=value)
-    except ValidationError as exc:
-        raise RequestError("; ".join(format_validation_error(exc))) from exc
     from backend.core.access import run_as
 
     settings = settings_from(ctx)
-    body = run_search(build_services(settings), params, domain, run_as(settings.access, run_as_name, domain))
+    limits = RequestLimits.from_settings(settings)  # checked once, as GET /search checks them
+    limits.text(query, field="q")
+    limits.top_k(top_k)
+    options = SearchOptions(q=query, top_k=top_k, strategy=strategy, preset=preset, value=value,
+                            filters=filters_from_options(filter_pairs, filters_json))
+    body = run_search(build_runtime(settings), options, domain, run_as(settings.access, run_as_name, domain))
     click.echo(json.dumps(body.model_dump(mode="json"), indent=2, ensure_ascii=False) if as_json else render(body))

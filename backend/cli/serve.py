@@ -22,16 +22,13 @@ from backend.cli.context import settings_from
 def serve(ctx: click.Context, host: str | None, port: int | None, allow_unauthenticated: bool) -> None:
     """Serve /chat, /search, /healthz, /readyz, /metrics and /openapi.json."""
     from backend.api.server import check_exposure, serve as run_server
-    from backend.providers.registry import build_store
+    from backend.runtime import open_stores
 
     settings = settings_from(ctx)
     if allow_unauthenticated:
         settings = settings.model_copy(update={"server": settings.server.model_copy(
             update={"allow_unauthenticated_exposure": True})})
     check_exposure(settings, host or settings.server.host)
-    store = build_store(settings)
-    close = getattr(store, "close", None)
-    if callable(close):
-        close()
+    open_stores(settings).close()
     run_server(settings, host, port)
     click.echo("stopped", err=True)

@@ -14,8 +14,9 @@ from typing import Any
 import click
 
 from backend.cli.context import settings_from
-from backend.common.config import DEFAULT_CONFIG, ProfileSettings
+from backend.common.config import DEFAULT_CONFIG, ProfileSettings, Settings
 from backend.common.errors import EvaluationError, VersionNotFound
+from backend.core.ports import Stores
 from backend.core.services import tuning
 from backend.core.services.golden import load_golden_set
 from backend.core.services.promotion import resolve_target
@@ -60,7 +61,7 @@ def tune(ctx: click.Context, golden: str | None, version: str | None, alias: str
          lexical: bool, as_json: bool) -> None:
     """Grid over fusion method/weights, depths, rerank N and headers; prints the table and a suggested config
     (never applied)."""
-    from backend.providers.registry import build_embedder, build_reranker, build_store
+    from backend.runtime import open_embedder, open_reranker, open_stores
 
     settings = settings_from(ctx)
     names = tuple(r.strip() for r in rerankers.split(",") if r.strip())
@@ -73,21 +74,23 @@ def tune(ctx: click.Context, golden: str | None, version: str | None, alias: str
     ns, depth_list = _ints(rerank_n, "--rerank-n"), _ints(depths, "--depths")
     from backend.providers.rerank.sentences import SentenceReranker
 
-    embedder = build_embedder(settings)
+    embedder = open_embedder(settings)
     by_name: dict[str, Any] = {"sentences": SentenceReranker(
         embedder, sentence_weight=settings.retrieval.rerank.sentence_weight)}
     if settings.retrieval.rerank.provider not in ("none", "sentences") and \
             settings.retrieval.rerank.provider in names:
-        by_name[settings.retrieval.rerank.provider] = build_reranker(settings, embedder)
+        by_name[settings.retrieval.rerank.provider] = open_reranker(settings, embedder)
     config_path = Path((ctx.find_root().obj or {}).get("config_path") or DEFAULT_CONFIG)
 
+    opened: Stores | None = None
     with tempfile.TemporaryDirectory(prefix="rag-tune-") as tmp:
         if cisi_dir is not None:
             profile_name, profile, stores, target, queries, relevant = _cisi(config_path, embedder, cisi_dir,
                                                                              Path(tmp))
         else:
+            opened = open_stores(settings)
             profile_name, profile, stores, target, queries, relevant = _golden(
-                settings, build_store(settings), golden, version, alias, domain_key, header_version)
+                settings, opened, golden, version, alias, domain_key, header_version)
         profile = profile.model_copy(update={"fusion": None, "lexical": None})
         headers = (False, True) if True in stores else (False,)
 
@@ -109,6 +112,8 @@ def tune(ctx: click.Context, golden: str | None, version: str | None, alias: str
         for store, _ in {id(s): (s, v) for s, v in stores.values()}.values():
             if hasattr(store, "close"):
                 store.close()
+        if opened is not None:
+            opened.close()
     baseline = tuning.baseline_of(results)
     best = max(results, key=lambda r: r.ndcg)
     snippet = tuning.suggested_config(best.candidate, profile_name)
@@ -126,8 +131,9 @@ def tune(ctx: click.Context, golden: str | None, version: str | None, alias: str
     click.echo(snippet.rstrip())
 
 
-def _golden(settings: Any, store: Any, golden: str | None, version: str | None, alias: str | None,
+def _golden(settings: Settings, opened: Stores, golden: str | None, version: str | None, alias: str | None,
             domain_key: str | None, header_version: str | None) -> _Tuning:
+    store, vectors = opened.admin, opened.vectors
     target = resolve_target(settings, domain_key=domain_key, alias=alias, golden=golden)
     name = version or store.resolve_alias(target.alias)
     if name is None:
@@ -138,10 +144,10 @@ def _golden(settings: Any, store: Any, golden: str | None, version: str | None, 
     if not judged:
         raise EvaluationError(f"{target.golden}: no query names expected_sources; tuning needs judged queries",
                               field="golden")
-    stores: dict[bool, Any] = {False: (store, name)}
+    stores: dict[bool, Any] = {False: (vectors, name)}
     if header_version is not None:
         store.get_version(header_version)  # VersionNotFound names it
-        stores[True] = (store, header_version)
+        stores[True] = (vectors, header_version)
     profile = found.profile if found.profile in settings.embeddings.profiles else settings.embeddings.default_profile
     queries = {qid: " ".join(q.query.split()) for qid, q in judged}
     relevant = {qid: dict(q.expected_sources) for qid, q in judged}

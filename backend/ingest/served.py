@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any, Mapping, Sequence
 
-from backend.core.services.versions import VersionNaming
+from backend.core.versions import VersionNaming
 
 
 @dataclass(frozen=True)

@@ -82,7 +82,7 @@ def build(root: Path, embedder: Any, **overrides: Any) -> CitationCorpus:
     # is one chunk, which starts under its title (or on page 1) and holds what the questions ask for
     settings = make_settings(root, **overrides)
     store = SqliteVectorStore(settings.resolve_path(settings.store.sqlite.path))
-    report = IngestPipeline(settings, store, embedder, progress=False).run(manifest)
+    report = IngestPipeline.from_settings(settings, store, embedder, progress=False).run(manifest)
     assert not report.failures and not report.manifest_errors, (report.failures, report.manifest_errors)
     version = report.versions[0]
     # a document as an older ingest stored it: its source is the absolute path the server read

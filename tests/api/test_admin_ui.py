@@ -410,7 +410,7 @@ def test_a_version_never_evaluated_is_evaluated_from_the_page(page: Any, admin_e
                                       "Each employee may park one car there on working days.\n", encoding="utf-8")
     manifest = extra / "manifest.jsonl"
     manifest.write_text(json.dumps({"path": str(extra / "parking.md"), "doc_id": "parking.md"}) + "\n")
-    report = IngestPipeline(settings, store, embedder, progress=False).run(manifest, domain_key=STARTER_KB)
+    report = IngestPipeline.from_settings(settings, store, embedder, progress=False).run(manifest, domain_key=STARTER_KB)
     assert report.version == "KB_FACILITIES_V2" and not report.failures
     open_console(page, base_url, STARTER_TITLE)
     assert page.locator("#evaluation-title").inner_text() == "Evaluation of KB_FACILITIES_V2"

@@ -111,4 +111,4 @@ def test_refresh_takes_in_a_registered_knowledge_base_and_survives_a_broken_regi
     os.utime(settings.knowledge_bases.registry_file, (1, 1))
     resp = client.get("/domains")
     assert resp.status_code == 200 and "campus" in [d["key"] for d in resp.get_json()["domains"]]
-    services.store.close()
+    services.stores.close()

@@ -127,6 +127,9 @@ def test_upload_makes_a_candidate_and_serves_nothing_new(client: FlaskClient, kb
     assert job["state"] == "succeeded", job
     assert (job["kind"], job["key"], job["principal"]) == ("upload", "garden", "local")
     assert "ingest" in job["stages_seen"] or job["stage"] == "done"
+    # the ingest stage's rates and ETA (issue 33): both uploaded documents written
+    rates = job["rates"]
+    assert (rates["total"], rates["documents"], rates["eta_s"]) == (2, 2, 0.0) and rates["documents_per_s"] > 0
     result = job["result"]
     candidate = result["version"]
     assert candidate == "KB_GARDEN_V2" and result["promoted"] is False

@@ -70,7 +70,7 @@ def ui_env(tmp_path_factory: pytest.TempPathFactory, embedder: Any) -> Iterator[
     payload = _manifest(root / "payload.jsonl", [{"path": str(root / "payload.txt"), "doc_id": "teapot-lab",
                                                   "lang": "en"}])
     for manifest, domain in ((main, None), (payload, "handbook")):
-        report = IngestPipeline(settings, store, embedder, progress=False).run(manifest, domain_key=domain)
+        report = IngestPipeline.from_settings(settings, store, embedder, progress=False).run(manifest, domain_key=domain)
         assert not report.failures and not report.manifest_errors, (report.failures, report.manifest_errors)
     for alias, series in (("KB_ACTIVE", "KB_SAMPLE"), ("KB_HANDBOOK", "KB_HANDBOOK")):
         version = max(v.name for v in store.list_versions() if v.name.startswith(series))

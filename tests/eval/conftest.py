@@ -49,7 +49,7 @@ def seed_store_path(tmp_path_factory: pytest.TempPathFactory, embedder: Any) -> 
     try:
         for version, manifest, domain in runs:
             settings = make_settings(root, **(_profile_version(version) if version else {}))
-            report = IngestPipeline(settings, store, embedder, progress=False).run(manifest, domain_key=domain)
+            report = IngestPipeline.from_settings(settings, store, embedder, progress=False).run(manifest, domain_key=domain)
             assert not report.failures and not report.manifest_errors, (report.failures, report.manifest_errors)
     finally:
         store.close()

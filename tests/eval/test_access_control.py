@@ -21,7 +21,7 @@ from backend.cli.main import cli
 from backend.common.errors import EvaluationError, ManifestError
 from backend.core.services.evaluation import Evaluator
 from backend.core.services.golden import load_golden_set
-from backend.core.services.promotion import promote_version
+from tests.promoting import promote
 from backend.core.types import QueryVector
 from backend.ingest.manifest import read_manifest
 from backend.ingest.pipeline import IngestPipeline
@@ -74,10 +74,10 @@ class AclKB:
         self.client: FlaskClient = self.app.test_client()
 
     def ingest(self) -> Any:
-        return IngestPipeline(self.settings, self.store, self.embedder).run(self.manifest)
+        return IngestPipeline.from_settings(self.settings, self.store, self.embedder).run(self.manifest)
 
     def promote(self, **kw: Any) -> Any:
-        return promote_version(self.settings, self.store, self.embedder, **kw)
+        return promote(self.settings, self.store, self.embedder, **kw)
 
     def chat(self, who: str | None, question: str, domain: str | None = None) -> Any:
         headers = {"X-API-Key": KEYS[who]} if who else {}

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from backend.cli.main import cli
 from backend.common.config import Settings
-from backend.core.services.retrieval_stamp import retrieval_stamp
+from backend.core.retrieval_stamp import retrieval_stamp
 from backend.core.types import VersionSpec
 
 

@@ -22,7 +22,7 @@ from backend.api.app import build_services, create_app
 from backend.cli.main import cli
 from backend.common.config import Settings
 from backend.common.errors import GateFailed
-from backend.core.services.promotion import collect_garbage, promote_version, rollback
+from backend.core.services.promotion import collect_garbage, rollback
 from backend.ingest.pipeline import IngestPipeline
 from backend.providers.sqlite_vs.store import SqliteVectorStore
 from tests.eval.lifecycle import (
@@ -38,6 +38,7 @@ from tests.eval.lifecycle import (
 )
 from tests.fixtures.docx import make_fixtures as mk
 from tests.ingest.helpers import write_config
+from tests.promoting import promote
 
 
 class KB:
@@ -57,10 +58,10 @@ class KB:
     def ingest(self, edition: Edition | None = None, **options: Any) -> Any:
         if edition is not None:
             write_kb(self.root, edition)
-        return IngestPipeline(self.settings, self.store, self.embedder).run(self.manifest, **options)
+        return IngestPipeline.from_settings(self.settings, self.store, self.embedder).run(self.manifest, **options)
 
     def promote(self, **options: Any) -> Any:
-        return promote_version(self.settings, self.store, self.embedder, **options)
+        return promote(self.settings, self.store, self.embedder, **options)
 
     def ask(self, question: str) -> dict[str, Any]:
         """What a reader sees of an answer, without timings."""

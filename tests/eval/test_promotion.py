@@ -14,11 +14,11 @@ from backend.core.services.golden import GoldenSet
 from backend.core.services.promotion import (
     PromotionResult,
     collect_garbage,
-    promote_version,
     rollback,
 )
 from backend.core.types import VersionSpec
 from tests.eval.conftest import SAMPLE_GOLDEN
+from tests.promoting import promote
 
 ALIAS = "KB_ACTIVE"
 #: the sample set's off-topic questions (expected fallback before wave 3 added look-alikes)
@@ -53,7 +53,7 @@ def test_full_sample_golden_set_passes_the_default_gates(eval_settings: Settings
 
 def test_first_promotion_rotates_and_records_the_evaluation(eval_settings: Settings, eval_store: Any,
                                                             embedder: Any) -> None:
-    result = promote_version(eval_settings, eval_store, embedder, version="KB_SAMPLE_V1", golden=SAMPLE_GOLDEN)
+    result = promote(eval_settings, eval_store, embedder, version="KB_SAMPLE_V1", golden=SAMPLE_GOLDEN)
     assert (result.promoted, result.previous, result.forced) == (True, None, False)
     assert eval_store.resolve_alias(ALIAS) == "KB_SAMPLE_V1"
     assert [g.name for g in result.gates] == ["min_recall_at_k", "min_ndcg_at_10", "min_mode_accuracy",
@@ -69,9 +69,9 @@ def test_first_promotion_rotates_and_records_the_evaluation(eval_settings: Setti
 def test_version_failing_a_gate_is_not_promoted_and_alias_keeps_serving_old(
     eval_settings: Settings, eval_store: Any, embedder: Any
 ) -> None:
-    promote_version(eval_settings, eval_store, embedder, version="KB_SAMPLE_V1", golden=SAMPLE_GOLDEN)
+    promote(eval_settings, eval_store, embedder, version="KB_SAMPLE_V1", golden=SAMPLE_GOLDEN)
     with pytest.raises(GateFailed, match=r"KB_SAMPLE_BAD was not promoted to KB_ACTIVE \(still serving KB_SAMPLE_V1\)") as info:
-        promote_version(eval_settings, eval_store, embedder, version="KB_SAMPLE_BAD", golden=SAMPLE_GOLDEN)
+        promote(eval_settings, eval_store, embedder, version="KB_SAMPLE_BAD", golden=SAMPLE_GOLDEN)
     assert "min_recall_at_k: recall_at_k = " in info.value.user_message
     result = info.value.context["result"]
     assert isinstance(result, PromotionResult) and result.promoted is False
@@ -86,8 +86,8 @@ def test_version_failing_a_gate_is_not_promoted_and_alias_keeps_serving_old(
 def test_passing_version_is_promoted_and_rollback_restores_the_previous(
     eval_settings: Settings, eval_store: Any, embedder: Any
 ) -> None:
-    promote_version(eval_settings, eval_store, embedder, version="KB_SAMPLE_V1", golden=SAMPLE_GOLDEN)
-    result = promote_version(eval_settings, eval_store, embedder, version="KB_SAMPLE_V2", golden=SAMPLE_GOLDEN)
+    promote(eval_settings, eval_store, embedder, version="KB_SAMPLE_V1", golden=SAMPLE_GOLDEN)
+    result = promote(eval_settings, eval_store, embedder, version="KB_SAMPLE_V2", golden=SAMPLE_GOLDEN)
     assert (result.promoted, result.previous) == (True, "KB_SAMPLE_V1")
     regression = [g for g in result.gates if g.name == "max_regression"]
     assert len(regression) == 3 and all(g.passed for g in regression)
@@ -103,8 +103,8 @@ def test_passing_version_is_promoted_and_rollback_restores_the_previous(
 def test_promoting_the_active_version_again_changes_nothing(
     eval_settings: Settings, eval_store: Any, embedder: Any
 ) -> None:
-    promote_version(eval_settings, eval_store, embedder, version="KB_SAMPLE_V1", golden=SAMPLE_GOLDEN)
-    again = promote_version(eval_settings, eval_store, embedder, version="KB_SAMPLE_V1", golden=SAMPLE_GOLDEN)
+    promote(eval_settings, eval_store, embedder, version="KB_SAMPLE_V1", golden=SAMPLE_GOLDEN)
+    again = promote(eval_settings, eval_store, embedder, version="KB_SAMPLE_V1", golden=SAMPLE_GOLDEN)
     assert again.promoted is False and again.notes == ("KB_ACTIVE already serves KB_SAMPLE_V1; nothing to do",)
     assert len(eval_store.alias_history(ALIAS)) == 1
 
@@ -112,8 +112,8 @@ def test_promoting_the_active_version_again_changes_nothing(
 def test_force_promotes_a_failing_version_and_history_says_so(
     eval_settings: Settings, eval_store: Any, embedder: Any
 ) -> None:
-    promote_version(eval_settings, eval_store, embedder, version="KB_SAMPLE_V1", golden=SAMPLE_GOLDEN)
-    result = promote_version(eval_settings, eval_store, embedder, version="KB_SAMPLE_BAD", golden=SAMPLE_GOLDEN,
+    promote(eval_settings, eval_store, embedder, version="KB_SAMPLE_V1", golden=SAMPLE_GOLDEN)
+    result = promote(eval_settings, eval_store, embedder, version="KB_SAMPLE_BAD", golden=SAMPLE_GOLDEN,
                              force=True)
     assert result.promoted is True and result.forced is True and result.failed_gates
     latest = eval_store.alias_history(ALIAS)[0]
@@ -126,7 +126,7 @@ def test_domain_key_promotes_the_domain_alias_with_its_golden_set(
     eval_settings: Settings, eval_store: Any, embedder: Any
 ) -> None:
     assert eval_settings.embeddings.domains["handbook"].golden_set == "data/golden/handbook_golden.jsonl"
-    result = promote_version(eval_settings, eval_store, embedder, domain_key="handbook")
+    result = promote(eval_settings, eval_store, embedder, domain_key="handbook")
     assert (result.alias, result.version, result.promoted) == ("KB_HANDBOOK", "KB_HANDBOOK_V1", True)
     assert result.report.counts == {"queries": 51, "retrieval_queries": 38, "must_contain_queries": 0}
     assert result.report.metrics["recall_at_k"] == 1.0
@@ -154,7 +154,7 @@ def test_a_write_committed_between_the_check_and_the_rotation_is_never_promoted(
         eval_settings: Settings, eval_store: Any, embedder: Any) -> None:
     before = eval_store.get_version("KB_SAMPLE_V1").generation
     with pytest.raises(EvaluationError, match="KB_SAMPLE_V1 changed while it was evaluated"):
-        promote_version(eval_settings, _IngestDuringRotation(eval_store, embedder), embedder,
+        promote(eval_settings, _IngestDuringRotation(eval_store, embedder), embedder,
                         version="KB_SAMPLE_V1", golden=SAMPLE_GOLDEN, force=True)
     assert eval_store.resolve_alias(ALIAS) is None and eval_store.alias_history(ALIAS) == []
     assert eval_store.get_version("KB_SAMPLE_V1").generation == before + 1

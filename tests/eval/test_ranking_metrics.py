@@ -7,7 +7,7 @@ import math
 import pytest
 
 from backend.common.config import GateSettings
-from backend.core.services import ranking_metrics as rm
+from backend.core import ranking_metrics as rm
 from backend.core.services.promotion import check_gates
 
 

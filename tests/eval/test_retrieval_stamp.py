@@ -13,12 +13,14 @@ import pytest
 
 from backend.api.app import build_services, create_app
 from backend.common.config import Settings
-from backend.core.services.promotion import promote_version, render_version, rollback, version_row
-from backend.core.services.ranking_metrics import ranked_doc_ids
+from backend.core.services.promotion import rollback
+from backend.core.services.version_status import render_version, version_row
+from backend.core.ranking_metrics import ranked_doc_ids
 from backend.core.services.search_service import SearchRequest, SearchService
 from backend.ingest.pipeline import IngestPipeline
 from backend.providers.sqlite_vs.store import SqliteVectorStore
 from tests.eval.lifecycle import ALIAS, FIGURE_Q, GOLDEN, LEAVE_Q, VERSION, lifecycle_settings, write_kb
+from tests.promoting import promote
 
 V2 = "KB_LC_V2"
 QUESTIONS = [q["query"] for q in GOLDEN] + [
@@ -44,7 +46,7 @@ class Deployment:
         self.client_b = create_app(self.b, build_services(self.b, store=self.store, embedder=embedder)).test_client()
 
     def ingest(self, settings: Settings) -> Any:
-        report = IngestPipeline(settings, self.store, self.embedder).run(self.manifest)
+        report = IngestPipeline.from_settings(settings, self.store, self.embedder).run(self.manifest)
         assert report.ok, (report.failures, report.manifest_errors)
         return report
 
@@ -73,7 +75,7 @@ def dep(tmp_path: Path, embedder: Any) -> Any:
 
 def test_changed_fusion_weights_reach_users_only_through_a_new_version_the_gate_and_rollback(dep: Deployment) -> None:
     assert dep.ingest(dep.a).builds[0]["action"] == "create"
-    assert promote_version(dep.a, dep.store, dep.embedder).promoted
+    assert promote(dep.a, dep.store, dep.embedder).promoted
     order_a = dep.served(dep.client_a)
     order_b = dep.order_under(dep.b, VERSION)
     assert order_a == dep.order_under(dep.a, VERSION)
@@ -101,7 +103,7 @@ def test_changed_fusion_weights_reach_users_only_through_a_new_version_the_gate_
     assert dep.store.resolve_alias(ALIAS) == VERSION and dep.served(dep.client_b) == order_a
 
     # the gate, run by the process with config A, evaluates V2 with V2's settings (B)
-    result = promote_version(dep.a, dep.store, dep.embedder, force=True)
+    result = promote(dep.a, dep.store, dep.embedder, force=True)
     assert (result.promoted, result.version, result.previous) == (True, V2, VERSION)
     b_on_v2 = dep.order_under(dep.b, V2)
     profile = dep.b.embeddings.profiles[dep.b.embeddings.default_profile]
@@ -123,7 +125,7 @@ def test_changed_fusion_weights_reach_users_only_through_a_new_version_the_gate_
 
 def test_a_version_without_a_stamp_follows_the_live_config_and_is_not_rebuilt_for_it(dep: Deployment) -> None:
     dep.ingest(dep.a)
-    assert promote_version(dep.a, dep.store, dep.embedder).promoted
+    assert promote(dep.a, dep.store, dep.embedder).promoted
     con = sqlite3.connect(dep.a.resolve_path(dep.a.store.sqlite.path))  # as a release before stamps wrote it
     con.execute("UPDATE rag_versions SET retrieval = NULL")
     con.commit()
@@ -159,7 +161,7 @@ def test_rag_ingest_update_alias_with_only_new_settings_hands_a_stamped_copy_to_
     from tests.ingest.helpers import write_config
 
     dep.ingest(dep.a)
-    assert promote_version(dep.a, dep.store, dep.embedder).promoted
+    assert promote(dep.a, dep.store, dep.embedder).promoted
     config = write_config(tmp_path, dep.root, name="b.yaml", db="rag.sqlite", retrieval=FUSION_B, evaluation={
         "golden_set": str(dep.b.evaluation.golden_set), "reports_dir": str(tmp_path / "reports"),
         "gates": dep.b.evaluation.gates.model_dump()},

@@ -12,8 +12,9 @@ import pytest
 from backend.api.app import build_services, create_app
 from backend.common.config import Settings
 from backend.core.services.chat_service import ChatQuery
-from backend.core.services.promotion import promote_version, rollback
+from backend.core.services.promotion import rollback
 from tests.eval.conftest import SAMPLE_GOLDEN
+from tests.promoting import promote
 
 QUESTION = "How many days of annual leave do full-time employees get per year?"
 
@@ -22,14 +23,14 @@ def test_chat_service_follows_promotion_and_rollback_without_restart(
     eval_settings: Settings, eval_store: Any, embedder: Any
 ) -> None:
     services = build_services(eval_settings, store=eval_store, embedder=embedder)
-    promote_version(eval_settings, eval_store, embedder, version="KB_SAMPLE_V1", golden=SAMPLE_GOLDEN)
+    promote(eval_settings, eval_store, embedder, version="KB_SAMPLE_V1", golden=SAMPLE_GOLDEN)
 
     def served() -> tuple[str, str, str]:
         answer = services.chat.answer(ChatQuery(QUESTION, record=False))
         return answer.decision_explain["retrieval_target"], answer.decision_explain["version"], answer.mode
 
     assert served() == ("KB_ACTIVE", "KB_SAMPLE_V1", "rag")
-    promote_version(eval_settings, eval_store, embedder, version="KB_SAMPLE_V2", golden=SAMPLE_GOLDEN)
+    promote(eval_settings, eval_store, embedder, version="KB_SAMPLE_V2", golden=SAMPLE_GOLDEN)
     assert served() == ("KB_ACTIVE", "KB_SAMPLE_V2", "rag")
     rollback(eval_store, "KB_ACTIVE")
     assert served() == ("KB_ACTIVE", "KB_SAMPLE_V1", "rag")
@@ -71,7 +72,7 @@ def test_promotion_and_rollback_under_steady_chat_traffic_fail_no_request(
 ) -> None:
     from werkzeug.serving import make_server
 
-    promote_version(eval_settings, eval_store, embedder, version="KB_SAMPLE_V1", golden=SAMPLE_GOLDEN)
+    promote(eval_settings, eval_store, embedder, version="KB_SAMPLE_V1", golden=SAMPLE_GOLDEN)
     app = create_app(eval_settings, build_services(eval_settings, store=eval_store, embedder=embedder))
     app.extensions["rag_limiter"].enabled = False  # steady traffic from one address: rotation is tested here
     server = make_server("127.0.0.1", 0, app, threaded=True)
@@ -83,7 +84,7 @@ def test_promotion_and_rollback_under_steady_chat_traffic_fail_no_request(
         for c in clients:
             c.start()
         _wait_for(clients, "KB_SAMPLE_V1")
-        result = promote_version(eval_settings, eval_store, embedder, version="KB_SAMPLE_V2", golden=SAMPLE_GOLDEN)
+        result = promote(eval_settings, eval_store, embedder, version="KB_SAMPLE_V2", golden=SAMPLE_GOLDEN)
         assert result.promoted is True
         _wait_for(clients, "KB_SAMPLE_V2")
         rollback(eval_store, "KB_ACTIVE")

@@ -16,7 +16,7 @@ from flask.testing import FlaskClient
 
 from backend.api.app import build_services, create_app
 from backend.common.config import Settings
-from backend.core.services.promotion import promote_version
+from tests.promoting import promote
 from tests.eval.conftest import SAMPLE_GOLDEN
 
 RAG = "Where is the assembly point for the Amsterdam office during an evacuation?"
@@ -34,7 +34,7 @@ def client(eval_settings: Settings, eval_store: Any, embedder: Any, seed_store_p
     # the seed ingest wrote the figure images next to its database
     settings = eval_settings.model_copy(update={"docx": eval_settings.docx.model_copy(
         update={"assets_dir": str(seed_store_path.parent / "assets")})})
-    promote_version(settings, eval_store, embedder, version="KB_SAMPLE_V1", golden=SAMPLE_GOLDEN)
+    promote(settings, eval_store, embedder, version="KB_SAMPLE_V1", golden=SAMPLE_GOLDEN)
     eval_store.point_alias("KB_HANDBOOK", "KB_HANDBOOK_V1")
     services = build_services(settings, store=eval_store, embedder=embedder)
     return create_app(settings, services).test_client()

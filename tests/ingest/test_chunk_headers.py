@@ -87,14 +87,14 @@ def test_switching_headers_on_builds_a_new_version_instead_of_touching_the_serve
     manifest = write_manifest(kb / "m.jsonl", [{"path": "handbook.md", "metadata": {"title": "Handbook 2024"}}])
     store = SqliteVectorStore(tmp_path / "rag.sqlite")
     try:
-        IngestPipeline(make_settings(tmp_path), store, embedder).run(manifest)
+        IngestPipeline.from_settings(make_settings(tmp_path), store, embedder).run(manifest)
         store.point_alias("KB_ACTIVE", "KB_SAMPLE_V1")
         served = {r[0]: r[1] for r in store._conn().execute("SELECT chunk_id, text FROM KB_SAMPLE_V1")}
-        unchanged = IngestPipeline(make_settings(tmp_path), store, embedder).run(manifest)
+        unchanged = IngestPipeline.from_settings(make_settings(tmp_path), store, embedder).run(manifest)
         assert unchanged.builds[0]["action"] == "up_to_date"
 
         headers_on = make_settings(tmp_path, embeddings={"profiles": {"sample": {"chunk_headers": True}}})
-        report = IngestPipeline(headers_on, store, embedder).run(manifest)
+        report = IngestPipeline.from_settings(headers_on, store, embedder).run(manifest)
         assert (report.builds[0]["action"], report.builds[0]["version"]) == ("new_version", "KB_SAMPLE_V2")
         assert report.documents_written == 1 and report.embeddings_computed >= 1
         assert store.resolve_alias("KB_ACTIVE") == "KB_SAMPLE_V1"

@@ -86,7 +86,7 @@ def test_killed_run_resumes_to_the_same_table_as_an_uninterrupted_run(tmp_path: 
     clean_config = write_config(tmp_path, kb, name="clean.yaml", db="clean.sqlite", **sections)
     settings = load_settings(clean_config, env={})
     store = SqliteVectorStore(tmp_path / "clean.sqlite")
-    report = IngestPipeline(settings, store, embedder).run(manifest)
+    report = IngestPipeline.from_settings(settings, store, embedder).run(manifest)
     store.close()
     assert report.documents_written == DOCS and report.failed == 0
 

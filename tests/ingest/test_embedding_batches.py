@@ -11,7 +11,8 @@ import structlog
 from backend.common.config import BatchingSettings, RetrySettings
 from backend.common.errors import ProviderError, ProviderRateLimited, ProviderTimeout
 from backend.core.types import Chunk, DocumentWrite, VersionSpec
-from backend.ingest.embedding_batches import EmbeddingBatcher, TokenBucket
+from backend.common.token_bucket import TokenBucket
+from backend.ingest.embedding_batches import EmbeddingBatcher
 from tests.ingest.helpers import FlakyEmbedder
 
 

@@ -115,7 +115,7 @@ def test_pages_sharing_a_content_stream_each_keep_their_text(tmp_path: Path) -> 
 
 # --- the loader worker ---------------------------------------------------------------
 def _pipeline(settings: Settings) -> IngestPipeline:
-    return IngestPipeline(settings, store=None, embedder=None, progress=False)
+    return IngestPipeline.from_settings(settings, None, None, progress=False)
 
 
 def _entries(tmp_path: Path, settings: Settings, names: list[str]) -> list[Any]:
@@ -182,7 +182,7 @@ def test_hostile_files_fail_one_by_one_and_the_run_goes_on(tmp_path: Path, embed
     hostile.shared_stream_pdf(tmp_path / "slow.pdf")
     (tmp_path / "ok.txt").write_text("The parking policy: park in zone B.", encoding="utf-8")
     manifest = write_manifest(tmp_path / "m.jsonl", [{"path": n} for n in ("bomb.docx", "slow.pdf", "ok.txt")])
-    report = IngestPipeline(cfg(tmp_path, timeout_seconds=1.0), sqlite_store, embedder, progress=False).run(manifest)
+    report = IngestPipeline.from_settings(cfg(tmp_path, timeout_seconds=1.0), sqlite_store, embedder, progress=False).run(manifest)
     reasons = dict(report.failures)
     assert report.documents_written == 1 and report.failed == 2
     assert "max_compression_ratio" in reasons[str(tmp_path / "bomb.docx")]
@@ -208,7 +208,7 @@ def test_the_worker_is_stopped_when_the_run_raises(tmp_path: Path, embedder: Any
     (tmp_path / "ok.txt").write_text("The parking policy: park in zone B.", encoding="utf-8")
     manifest = write_manifest(tmp_path / "m.jsonl", [{"path": "ok.txt"}])
     broken = FlakyEmbedder(embedder, fail_on="parking", fail_with=RuntimeError("embedding backend bug"))
-    pipeline = IngestPipeline(cfg(tmp_path), sqlite_store, broken, progress=False)
+    pipeline = IngestPipeline.from_settings(cfg(tmp_path), sqlite_store, broken, progress=False)
     assert _loader_workers() == []
     with pytest.raises(RuntimeError, match="embedding backend bug"):
         pipeline.run(manifest)
@@ -226,7 +226,7 @@ _RSS_SCRIPT = textwrap.dedent("""
     from tests.conftest import make_settings
     tmp = Path(sys.argv[2])
     settings = make_settings(tmp)
-    pipeline = IngestPipeline(settings, build_store(settings), build_embedder(settings), progress=False)
+    pipeline = IngestPipeline.from_settings(settings, build_store(settings), build_embedder(settings), progress=False)
     with structlog.testing.capture_logs() as logs:
         report = pipeline.run(tmp / "m.jsonl")
     # VmHWM, not RUSAGE_SELF/RUSAGE_CHILDREN: Linux carries ru_maxrss across fork and

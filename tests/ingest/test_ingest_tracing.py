@@ -10,7 +10,7 @@ from typing import Any
 
 import docx
 
-from backend.core.services.promotion import promote_version
+from tests.promoting import promote as promote_version
 from backend.ingest.folder import walk_folder
 from backend.ingest.pipeline import IngestPipeline
 from backend.providers.sqlite_vs.store import SqliteVectorStore
@@ -50,7 +50,7 @@ def test_ingest_and_promotion_are_traced_stage_by_stage_without_text(tmp_path: P
     store = SqliteVectorStore(tmp_path / "rag.sqlite")
     try:
         with in_memory_telemetry() as (exporter, reader):
-            report = IngestPipeline(settings, store, embedder, progress=False).run(manifest)
+            report = IngestPipeline.from_settings(settings, store, embedder, progress=False).run(manifest)
             result = promote_version(settings, store, embedder, version=report.version, golden=golden, force=True)
             spans = exporter.get_finished_spans()
             durations = metric_points(reader, "rag.stage.duration")

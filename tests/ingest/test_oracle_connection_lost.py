@@ -179,7 +179,7 @@ def test_a_connection_lost_mid_ingest_ends_with_one_line_and_the_next_run_resume
     db = ChunkDb()
     store = oracle_store(db)
     first = write_corpus(tmp_path / "docs", 4)
-    served = IngestPipeline(settings, store, embedder, progress=False).run(docs_of(tmp_path, first)).version
+    served = IngestPipeline.from_settings(settings, store, embedder, progress=False).run(docs_of(tmp_path, first)).version
     assert served is not None
     store.point_alias(ALIAS, served, reason="test")
     before = served_state(db, served)
@@ -187,7 +187,7 @@ def test_a_connection_lost_mid_ingest_ends_with_one_line_and_the_next_run_resume
     more = first + write_corpus(tmp_path / "more", 6)
     db.lose("VALUES (:chunk_id, :doc_id,", LOSSES[code](), nth=2)  # the second group of new documents
     with pytest.raises(StoreUnavailable) as failed:
-        IngestPipeline(settings, store, embedder, progress=False).run(docs_of(tmp_path, more))
+        IngestPipeline.from_settings(settings, store, embedder, progress=False).run(docs_of(tmp_path, more))
     message = failed.value.user_message
     candidate = next(n for n in db.versions if n != served)
     assert message.startswith(f"Oracle store at db.example.com:1521 (service FREEPDB1) lost the connection "
@@ -196,7 +196,7 @@ def test_a_connection_lost_mid_ingest_ends_with_one_line_and_the_next_run_resume
     assert served_state(db, served) == before
     assert len(db.chunks[candidate]) == 6  # the 4 carried and the 2 committed before the loss; the group lost rolled back
 
-    resumed = IngestPipeline(settings, store, embedder, progress=False).run(docs_of(tmp_path, more))
+    resumed = IngestPipeline.from_settings(settings, store, embedder, progress=False).run(docs_of(tmp_path, more))
     assert resumed.ok and resumed.version == candidate
     assert (resumed.skipped_unchanged, resumed.documents_written) == (6, 4)
     assert {d for d, _ in db.chunks[candidate].values()} == {f"{p.parent.name}-{p.stem}" for p in more}

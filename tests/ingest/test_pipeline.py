@@ -36,7 +36,7 @@ def rows(store: Any, version: str) -> dict[str, tuple[str, str, str]]:
 def test_second_run_of_unchanged_manifest_embeds_nothing(tmp_path: Path, store: Any, embedder: Any) -> None:
     write_corpus(tmp_path / "kb", 4, sentences=40)
     manifest = write_manifest(tmp_path / "kb" / "m.jsonl", [{"dir": "."}])
-    pipeline = IngestPipeline(make_settings(tmp_path), store, embedder)
+    pipeline = IngestPipeline.from_settings(make_settings(tmp_path), store, embedder)
     before = embedder.texts_embedded
     first = pipeline.run(manifest)
     computed_first = embedder.texts_embedded - before
@@ -54,7 +54,7 @@ def test_second_run_of_unchanged_manifest_embeds_nothing(tmp_path: Path, store: 
 def test_changing_one_file_reembeds_only_its_chunks(tmp_path: Path, store: Any, embedder: Any) -> None:
     paths = write_corpus(tmp_path / "kb", 3, sentences=30)
     manifest = write_manifest(tmp_path / "kb" / "m.jsonl", [{"dir": "."}])
-    pipeline = IngestPipeline(make_settings(tmp_path), store, embedder)
+    pipeline = IngestPipeline.from_settings(make_settings(tmp_path), store, embedder)
     pipeline.run(manifest)
     old = rows(store, "KB_SAMPLE_V1")
     text = paths[1].read_text(encoding="utf-8")
@@ -73,7 +73,7 @@ def test_changing_one_file_reembeds_only_its_chunks(tmp_path: Path, store: Any, 
 
 def test_prune_removes_documents_no_longer_listed(tmp_path: Path, store: Any, embedder: Any) -> None:
     write_corpus(tmp_path / "kb", 3)
-    pipeline = IngestPipeline(make_settings(tmp_path), store, embedder)
+    pipeline = IngestPipeline.from_settings(make_settings(tmp_path), store, embedder)
     pipeline.run(write_manifest(tmp_path / "kb" / "all.jsonl", [{"dir": "."}]))
     fewer = write_manifest(tmp_path / "kb" / "fewer.jsonl", [{"path": "doc_000.txt"}, {"path": "doc_002.txt"}])
     kept = pipeline.run(fewer)
@@ -91,7 +91,7 @@ def test_bad_files_fail_alone_and_the_run_continues(tmp_path: Path, store: Any, 
     (kb / "broken.pdf").write_bytes(b"%PDF-1.4 garbage")
     manifest = write_manifest(kb / "m.jsonl", [{"dir": "."}])
     with structlog.testing.capture_logs() as logs:
-        report = IngestPipeline(make_settings(tmp_path), store, embedder).run(manifest)
+        report = IngestPipeline.from_settings(make_settings(tmp_path), store, embedder).run(manifest)
     failed_events = {Path(e["file"]).name: e["reason"] for e in logs if e["event"] == "ingest.file_failed"}
     reasons = {Path(where).name: reason for where, reason in report.failures}
     assert failed_events == reasons
@@ -107,7 +107,7 @@ def test_permanent_provider_error_is_reported_for_that_document_only(tmp_path: P
     write_corpus(tmp_path / "kb", 3)
     manifest = write_manifest(tmp_path / "kb" / "m.jsonl", [{"dir": "."}])
     flaky = FlakyEmbedder(embedder, fail_on="document 1:", fail_with=ProviderError("input rejected by provider"))
-    report = IngestPipeline(make_settings(tmp_path), store, flaky).run(manifest)
+    report = IngestPipeline.from_settings(make_settings(tmp_path), store, flaky).run(manifest)
     assert [(Path(w).name, r) for w, r in report.failures] == [("doc_001.txt", "input rejected by provider")]
     assert set(store.document_hashes("KB_SAMPLE_V1")) == {"doc_000.txt", "doc_002.txt"}
     assert report.documents_written == 2
@@ -120,7 +120,7 @@ def test_chunks_carry_manifest_metadata_and_templates_are_embedded_not_stored(
     manifest = write_manifest(tmp_path / "m.jsonl", [{
         "path": str(FIXTURES / "vacation.txt"), "doc_id": "hr/vacation", "tags": ["hr"], "lang": "en",
         "content_type": "policy", "updated_at": "2025-02-01", "metadata": {"owner": "people-ops"}}])
-    IngestPipeline(settings, store, embedder).run(manifest)
+    IngestPipeline.from_settings(settings, store, embedder).run(manifest)
     hit = store.search("KB_SAMPLE_V1", QueryVector(embedder.embed_queries(["paid vacation days"])[0], embedder.model_id), 1).hits[0]
     chunk = hit.chunk
     assert chunk.chunk_id == "hr/vacation::0" and chunk.source == "tests/fixtures/ingest/vacation.txt"
@@ -136,7 +136,7 @@ def test_chunks_carry_manifest_metadata_and_templates_are_embedded_not_stored(
 def test_domain_key_writes_the_domains_index(tmp_path: Path, store: Any, embedder: Any) -> None:
     write_corpus(tmp_path / "kb", 1)
     manifest = write_manifest(tmp_path / "kb" / "m.jsonl", [{"dir": "."}])
-    pipeline = IngestPipeline(make_settings(tmp_path), store, embedder)
+    pipeline = IngestPipeline.from_settings(make_settings(tmp_path), store, embedder)
     report = pipeline.run(manifest, domain_key="handbook")
     assert report.version == "KB_HANDBOOK_V1"
     assert store.get_version("KB_HANDBOOK_V1").doc_count == 1
@@ -160,7 +160,7 @@ def _docx_with_figure(path: Path) -> Path:
 def test_docx_figures_become_placeholders_and_figure_chunks(tmp_path: Path, store: Any, embedder: Any) -> None:
     path = _docx_with_figure(tmp_path / "safety.docx")
     manifest = write_manifest(tmp_path / "m.jsonl", [{"path": path.name}])
-    report = IngestPipeline(make_settings(tmp_path), store, embedder).run(manifest)
+    report = IngestPipeline.from_settings(make_settings(tmp_path), store, embedder).run(manifest)
     assert report.failures == [] and report.chunks_written == 2
     con = store._conn()
     got = {r[0]: (r[1], r[2], json.loads(r[3])) for r in con.execute(
@@ -180,7 +180,7 @@ def test_every_docx_gets_both_summaries_even_without_pictures(tmp_path: Path, st
     _docx_with_figure(tmp_path / "safety.docx")
     manifest = write_manifest(tmp_path / "m.jsonl", [{"path": "plain.docx"}, {"path": "safety.docx"}])
     with structlog.testing.capture_logs() as logs:
-        report = IngestPipeline(make_settings(tmp_path), store, embedder).run(manifest)
+        report = IngestPipeline.from_settings(make_settings(tmp_path), store, embedder).run(manifest)
     assert report.failures == []
     summaries = {e["doc_id"]: e for e in logs if e["event"] == "DOCX_FIGURE_CHUNKING_SUMMARY"}
     assert set(summaries) == {"plain.docx", "safety.docx"}
@@ -194,7 +194,7 @@ def test_sanitize_redacts_before_chunking_and_writes_findings(tmp_path: Path, st
                                                  "audit_path": str(tmp_path / "audit" / "pii.jsonl")})
     doc = tmp_path / "contact.txt"
     doc.write_text("Questions about payroll go to payroll.help@example.com every weekday.", encoding="utf-8")
-    IngestPipeline(settings, store, embedder).run(write_manifest(tmp_path / "m.jsonl", [{"path": doc.name}]))
+    IngestPipeline.from_settings(settings, store, embedder).run(write_manifest(tmp_path / "m.jsonl", [{"path": doc.name}]))
     [text] = [r[0] for r in store._conn().execute("SELECT text FROM KB_SAMPLE_V1")]
     assert text == "Questions about payroll go to <EMAIL_ADDRESS> every weekday."
     [finding] = [json.loads(line) for line in (tmp_path / "audit" / "pii.jsonl").read_text().splitlines()]
@@ -214,7 +214,7 @@ def test_sanitize_also_redacts_figure_captions(tmp_path: Path, store: Any, embed
     document.add_picture(buf)
     document.add_paragraph("Figure 2: Escalations go to oncall.lead@example.com", style="Caption")
     document.save(str(tmp_path / "escalation.docx"))
-    report = IngestPipeline(settings, store, embedder).run(
+    report = IngestPipeline.from_settings(settings, store, embedder).run(
         write_manifest(tmp_path / "m.jsonl", [{"path": "escalation.docx"}]))
     assert report.failures == []
     texts = {r[0]: r[1] for r in store._conn().execute("SELECT chunk_type, text FROM KB_SAMPLE_V1")}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from backend.core.services.versions import VersionNaming
+from backend.core.versions import VersionNaming
 from backend.ingest.served import served_after
 
 NAMING = VersionNaming()

@@ -148,11 +148,11 @@ def test_flagged_document_is_indexed_with_a_note_and_a_refused_one_fails_the_run
     custom_encoding_pdf(tmp_path / "badges.pdf", LINES)
     (tmp_path / "ok.txt").write_text("The parking policy: park in zone B.", encoding="utf-8")
     manifest = write_manifest(tmp_path / "m.jsonl", [{"path": "badges.pdf"}, {"path": "ok.txt"}])
-    refused = IngestPipeline(make_settings(tmp_path), sqlite_store, embedder, progress=False).run(manifest)
+    refused = IngestPipeline.from_settings(make_settings(tmp_path), sqlite_store, embedder, progress=False).run(manifest)
     assert refused.documents_written == 1 and not refused.ok
     [(where, reason)] = refused.failures
     assert where == str(tmp_path / "badges.pdf") and reason.startswith("text quality 0.00")
     flagged_settings = make_settings(tmp_path, ingest={"low_quality": "flag"})
-    flagged = IngestPipeline(flagged_settings, sqlite_store, embedder, progress=False).run(manifest)
+    flagged = IngestPipeline.from_settings(flagged_settings, sqlite_store, embedder, progress=False).run(manifest)
     assert flagged.failures == [] and flagged.documents_written == 1
     assert any(n.startswith(f"{tmp_path / 'badges.pdf'}: text quality 0.00") for n in flagged.notes)
