@@ -24,17 +24,14 @@ rotation between the dense and the lexical half can never mix two versions.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
 import structlog
 
 from backend.common import telemetry
-from backend.common.config import ProfileSettings, RerankSettings, RetrievalSettings, SearchPreset
-from backend.common.errors import RequestError
+from backend.common.config import ProfileSettings, RerankSettings, RetrievalSettings
 from backend.core.embedding_text import query_input
-from backend.core.requests import check_min_top_k, check_strategy
-from backend.core.metadata_schema import Schema, parse_filter
 from backend.core.ports import Embedder, Reranker, VectorStore
 from backend.core.fusion import (
     apply_freshness,
@@ -56,61 +53,28 @@ from backend.core import hierarchy
 from backend.core.hierarchy import DocumentNode
 from backend.core.services.query_embedding import LEXICAL_FIRST, PendingQuery
 from backend.core.retrieval_stamp import stamped_settings
+from backend.core.search_presets import (
+    apply_preset as apply_preset,
+    describe_presets as describe_presets,
+    find_preset as find_preset,
+    preset_parameters as preset_parameters,
+    preset_uses as preset_uses,
+)
+from backend.core.search_request import (
+    FUSED_SIDES as FUSED_SIDES,
+    ORDER_BY as ORDER_BY,
+    SCORE_SOURCE as SCORE_SOURCE,
+    SearchOutcome as SearchOutcome,
+    SearchRequest as SearchRequest,
+    check_filter_limits as check_filter_limits,
+    stamp_summary as stamp_summary,
+)
 from backend.core.types import Candidates, Chunk, FieldFilter, QueryVector, ScoredChunk, SummaryHit, Visibility
 
 log = structlog.get_logger(__name__)
 
 #: widening limit when cross-document duplicates crowd the candidate pool
 _MAX_POOL = 1000
-#: What decides the order of the hits under each strategy (``details["order_by"]``).
-ORDER_BY = {"dense": "dense_similarity", "lexical": "lexical_score", "fusion": "fused_score",
-            "hyde": "question_similarity", "hyde_fusion": "fused_score", "hierarchical": "hierarchical_score",
-            "enriched_fusion": "fused_score"}
-#: What ``hit.score`` (and so every threshold) compares under each strategy: always the chunk's own
-#: dense similarity; for the strategies that find chunks through their questions, the parent chunk's.
-SCORE_SOURCE = {"hyde": "parent_chunk_dense_similarity", "hyde_fusion": "parent_chunk_dense_similarity",
-                "enriched_fusion": "parent_chunk_dense_similarity"}
-#: The sides each multi-way fusion combines.
-FUSED_SIDES = {"hyde_fusion": ("dense", "lexical", "hyde"),
-               "enriched_fusion": ("dense", "lexical", "hyde", "hierarchical")}
-
-
-@dataclass(frozen=True)
-class SearchRequest:
-    """One search, checked when it is made (``top_k`` at least 1, a known strategy: 422), so the
-    service trusts it; the configured ``retrieval.max_top_k`` is the edge's to check."""
-
-    query: str
-    target: str
-    top_k: int
-    filters: tuple[FieldFilter, ...] = ()
-    strategy: str | None = None
-    #: access control, applied by the store inside every query of the search (dense, lexical
-    #: and the similarity lookups); None only when ``access.enabled`` is false
-    visibility: Visibility | None = None
-    #: set by ``SearchService.search``, never by callers: the retrieval settings in force for
-    #: this search (the version's stamp, or the live config), fusion and lexical resolved
-    retrieval: RetrievalSettings | None = None
-
-    def __post_init__(self) -> None:
-        check_min_top_k(self.top_k)
-        if self.strategy is not None:
-            check_strategy(self.strategy)
-
-
-@dataclass(frozen=True)
-class SearchOutcome:
-    target: str
-    version: str
-    strategy: str
-    hits: tuple[ScoredChunk, ...]
-    #: what ``hit.score`` means, for decision_explain
-    score_source: str = "dense_similarity"
-    details: dict[str, object] = field(default_factory=dict)
-    #: hierarchical strategies: the hits grouped document -> page -> chunk (seed 002)
-    tree: tuple[DocumentNode, ...] = ()
-
-
 @dataclass(frozen=True)
 class _Ranked:
     version: str
@@ -119,29 +83,6 @@ class _Ranked:
     #: the summaries a hierarchical side found (for the tree) and its ranking
     summaries: tuple[SummaryHit, ...] = ()
     ranking: hierarchy.Ranking | None = None
-
-
-def stamp_summary(version: str | None, stamp: Mapping[str, Any] | None) -> dict[str, Any]:
-    """``details["retrieval_settings"]`` (and ``decision_explain.retrieval_settings``): where the
-    settings of this search came from, and the stamp itself when the version has one."""
-    if not stamp:
-        return {"source": "live config", "version": version, "stamped": False, "stamp": None}
-    return {"source": "version stamp", "version": version, "stamped": True, "stamp": dict(stamp)}
-
-
-def check_filter_limits(filters: Sequence[FieldFilter], settings: RetrievalSettings) -> None:
-    """``RequestError`` (400) for more filters than ``retrieval.max_filters`` or a value list
-    longer than ``retrieval.max_filter_values``: each value is one SQL condition, and the
-    store's expression depth is finite (SQLite: 1000)."""
-    if len(filters) > settings.max_filters:
-        raise RequestError(f"filters: {len(filters)} fields; retrieval.max_filters is {settings.max_filters}",
-                           field="filters", limit=settings.max_filters)
-    for f in filters:
-        longest = max(len(f.any_of), len(f.all_of))
-        if longest > settings.max_filter_values:
-            raise RequestError(f"filters.{f.field}: {longest} values; retrieval.max_filter_values is "
-                               f"{settings.max_filter_values}", field=f"filters.{f.field}",
-                               limit=settings.max_filter_values)
 
 
 class SearchService:
@@ -555,60 +496,3 @@ def _order_score(side: str, hit: ScoredChunk) -> float:
     if side in ("hyde", "hierarchical") and hit.fused_score is not None:
         return hit.fused_score
     return hit.score
-
-
-# --- presets (seed 000's search_by_* tools as config) ---------------------------------
-def find_preset(presets: Sequence[SearchPreset], name: str) -> SearchPreset:
-    for preset in presets:
-        if preset.name == name:
-            return preset
-    known = [p.name for p in presets]
-    raise RequestError(f"preset: unknown preset {name!r}; known presets: {', '.join(known) or '(none configured)'}",
-                       field="preset", allowed=known)
-
-
-def preset_uses(preset: SearchPreset, placeholder: str) -> bool:
-    return "{" + placeholder + "}" in preset.query_template
-
-
-def apply_preset(
-    preset: SearchPreset, query: str | None, value: str | None, schema: Schema
-) -> tuple[str, tuple[FieldFilter, ...]]:
-    """The query text and filter a preset call stands for: ``filter_field any [value]``
-    (checked against the schema like any request filter) and the template filled in.
-    Raises ``RequestError`` when a parameter the preset needs is missing."""
-    needs_value = preset.filter_field is not None or preset_uses(preset, "value")
-    if needs_value and not (value or "").strip():
-        raise RequestError(f"preset {preset.name}: parameter 'value' is required", field="value")
-    if preset_uses(preset, "query") and not (query or "").strip():
-        raise RequestError(f"preset {preset.name}: parameter 'q' is required (template {preset.query_template!r})",
-                           field="q")
-    text = preset.query_template.format(query=(query or "").strip(), value=(value or "").strip()).strip()
-    if not text:
-        raise RequestError(f"preset {preset.name}: the query template produced an empty query", field="q")
-    filters = (parse_filter(preset.filter_field, [value], schema),) if preset.filter_field else ()
-    return text, filters
-
-
-def preset_parameters(preset: SearchPreset, schema: Schema) -> dict[str, Any]:
-    """JSON-Schema-like parameters of a preset, so an agent can call it as a tool."""
-    params: dict[str, Any] = {}
-    if preset_uses(preset, "query"):
-        params["q"] = {"type": "string", "required": True, "description": "The search query."}
-    if preset.filter_field is not None or preset_uses(preset, "value"):
-        value: dict[str, Any] = {"type": "string", "required": True}
-        if preset.filter_field is not None:
-            declared = schema.get(preset.filter_field)
-            value["description"] = f"Value of {preset.filter_field} to filter on."
-            if declared is not None and declared.type == "enum":
-                value["enum"] = list(declared.values)
-        params["value"] = value
-    return params
-
-
-def describe_presets(presets: Sequence[SearchPreset], schema: Schema) -> list[dict[str, Any]]:
-    return [
-        {"name": p.name, "description": p.description, "filter_field": p.filter_field,
-         "query_template": p.query_template, "parameters": preset_parameters(p, schema)}
-        for p in presets
-    ]
