@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import sqlite3
 import threading
 import time
 from pathlib import Path
@@ -17,6 +16,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from tests.ingest.stored import documents_stored
 from backend.cli.ingest_cancel import CancelOnInterrupt
 from backend.cli.main import cli
 from backend.common.config import load_settings
@@ -121,15 +121,6 @@ def test_cancelled_run_writes_its_group_in_flight_keeps_the_alias_and_resumes(tm
         store.close()
 
 
-def _stored(db: Path, version: str) -> int:
-    try:
-        con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1)
-        try:
-            return int(con.execute(f"SELECT COUNT(DISTINCT doc_id) FROM {version}").fetchone()[0])
-        finally:
-            con.close()
-    except sqlite3.Error:
-        return 0
 
 
 def test_rag_ingest_cancel_stops_a_running_ingest_with_exit_130_and_the_same_command_resumes(
@@ -145,7 +136,7 @@ def test_rag_ingest_cancel_stops_a_running_ingest_with_exit_130_and_the_same_com
 
     def cancel_when_written() -> None:
         deadline = time.monotonic() + 120
-        while _stored(db, "KB_SAMPLE_V1") < 2 and time.monotonic() < deadline:
+        while documents_stored(db, "KB_SAMPLE_V1") < 2 and time.monotonic() < deadline:
             time.sleep(0.05)
         request_cancel(default_cancel_dir(load_settings(config, env={})), "KB_SAMPLE")
 
@@ -154,7 +145,7 @@ def test_rag_ingest_cancel_stops_a_running_ingest_with_exit_130_and_the_same_com
     stopped = runner.invoke(cli, ["--config", str(config), "ingest", str(manifest), "--json"])
     canceller.join()
     assert stopped.exit_code == CANCELLED_EXIT_CODE, stopped.output
-    written = _stored(db, "KB_SAMPLE_V1")
+    written = documents_stored(db, "KB_SAMPLE_V1")
     assert 2 <= written < 16
     assert f"cancelled: {written} of 16 documents written; run the same command to resume" in stopped.stderr
     summary = json.loads(stopped.stdout)
@@ -197,11 +188,11 @@ def test_ctrl_c_in_the_terminal_cancels_cleanly_though_the_worker_processes_get_
                             cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
                             env={**os.environ, "PYTHONPATH": str(REPO)})
     deadline = time.monotonic() + 120
-    while _stored(db, "KB_SAMPLE_V1") < 2 and proc.poll() is None and time.monotonic() < deadline:
+    while documents_stored(db, "KB_SAMPLE_V1") < 2 and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
     os.killpg(proc.pid, signal.SIGINT)
     out, err = proc.communicate(timeout=120)
-    written = _stored(db, "KB_SAMPLE_V1")
+    written = documents_stored(db, "KB_SAMPLE_V1")
     assert proc.returncode == CANCELLED_EXIT_CODE, err.decode()
     assert f"cancelled: {written} of 16 documents written; run the same command to resume" in err.decode()
     assert "failed" not in out.decode().replace("files failed:         0", "")

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
+from tests.ingest.stored import documents_stored
 from backend.cli.main import cli
 from backend.common.config import load_settings
 from backend.ingest.pipeline import IngestPipeline
@@ -30,14 +31,7 @@ PROFILE = {"crash": {"index_name": VERSION, "chunker": {"kind": "char", "size": 
 
 
 def _documents_stored(db: Path) -> int:
-    try:
-        con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1)
-        try:
-            return int(con.execute(f"SELECT COUNT(DISTINCT doc_id) FROM {VERSION}").fetchone()[0])
-        finally:
-            con.close()
-    except sqlite3.Error:
-        return 0
+    return documents_stored(db, VERSION)
 
 
 def _ingest_process(config: Path, manifest: Path) -> subprocess.Popen[bytes]:

@@ -30,6 +30,7 @@ os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # before Ray is imported:
 pytest.importorskip("ray.data", reason="the `ray` extra is not installed (pip install -e '.[ray]'; "
                     "make setup-test installs it)")
 
+from tests.ingest.stored import documents_stored  # noqa: E402
 from backend.runtime import worker_embedder  # noqa: E402
 from backend.cli.main import cli  # noqa: E402
 from backend.common.config import ProfileSettings, load_settings  # noqa: E402
@@ -146,14 +147,7 @@ def _embed_workers() -> list[int]:
 
 
 def _documents(db: Path) -> int:
-    try:
-        con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1)
-        try:
-            return int(con.execute(f"SELECT COUNT(DISTINCT doc_id) FROM {VERSION}").fetchone()[0])
-        finally:
-            con.close()
-    except sqlite3.Error:
-        return 0
+    return documents_stored(db, VERSION)
 
 
 def test_cancel_then_a_worker_killed_mid_run_leave_the_same_version(tmp_path: Path, cluster: str, embedder: Any,
