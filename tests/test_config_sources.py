@@ -13,19 +13,7 @@ from click.testing import CliRunner
 from backend.cli.main import cli
 from backend.common.config import SOURCE_ORDER, SOURCES, load_settings, read_registry
 from backend.common.errors import ConfigError
-
-
-def write(tmp_path: Path, text: str, name: str = "rag.yaml") -> Path:
-    path = tmp_path / name
-    path.write_text(text, encoding="utf-8")
-    return path
-
-
-def problems_of(path: Path | None = None, **kwargs: Any) -> list[str]:
-    kwargs.setdefault("env", {})
-    with pytest.raises(ConfigError) as info:
-        load_settings(path, **kwargs)
-    return info.value.problems
+from tests.test_config import problems_of, write
 
 
 # --- precedence -----------------------------------------------------------------------
