@@ -19,7 +19,7 @@ class SqliteAnnSettings(_Model):
                              "stays (measured crossover about 5,000 rows, HNSW 2x faster at 10,000: "
                              "docs/BENCHMARKS.md section 11).")
     connectivity: int = Field(16, ge=4, le=128, description="HNSW M: neighbours per node.")
-    expansion_add: int = Field(128, ge=8, le=4096, description="HNSW ef_construction.")
+    expansion_add: int = Field(96, ge=8, le=4096, description="HNSW ef_construction (96: builds 1M x 384 in 4.3 min on 2 cores at recall@10 0.986; BENCHMARKS section 11).")
     expansion_search: int = Field(128, ge=8, le=4096, description="HNSW ef_search (raised to the depth asked); "
                                   "64 gave recall@10 0.968 at 1M, 128 0.985 (docs/BENCHMARKS.md section 11).")
     dtype: Literal["f32", "f16", "i8"] = Field("f32", description="How the index stores vectors (f16/i8: faiss's "
