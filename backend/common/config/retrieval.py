@@ -54,9 +54,10 @@ class AnswerabilitySettings(_Model):
         "context_cover, missing_topic, entity_cover, entity_missing, similarity, name_cover, number_missing, "
         "bigram_cover, novelty, unknown_words, evidence, conflict); a feature left out weighs 0.")
     min_sentence_relevance: float = Field(
-        0.2, ge=0, le=1, description="decision_score evidence or answerability: a sentence is relevant (may be "
-        "quoted, lets the answer be rag or hybrid) only at or above this probability and when it shares a content "
-        "word with the question; no relevant sentence means fallback, whatever the thresholds.")
+        0.2, ge=0, le=1, description="decision_score evidence or answerability: hybrid needs a sentence at or above "
+        "this probability that may be quoted (shares a content word with the question, asks nothing beyond the "
+        "context), and quotes only such sentences; rag (the high threshold reached) needs one quotable sentence of "
+        "any probability. No quotable sentence means fallback, whatever the thresholds.")
 
     @field_validator("weights")
     @classmethod
