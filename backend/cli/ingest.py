@@ -120,11 +120,14 @@ def ingest() -> None:
               help="--engine ray: embedding actors, one CPU and one model each (default: the cluster's CPUs).")
 @click.option("--ray-prepare-actors", type=click.IntRange(min=1), default=1, show_default=True,
               help="--engine ray: actors that load, sanitize and chunk (more when sanitizing is on).")
+@click.option("--ray-writers", type=click.IntRange(min=1), default=1, show_default=True,
+              help="--engine ray: groups written at once, each in its own transaction of array DML on its own "
+              "pooled connection (Oracle: up to store.oracle.pool_max - 1; the embedded store writes with one).")
 @click.pass_context
 def run(ctx: click.Context, manifest_arg: Path | None, manifest_opt: Path | None, profile: str | None,
         domain_key: str | None, prune: bool, strict: bool, update_alias: bool, in_place: bool,
         progress: bool | None, as_json: bool, engine_name: str, address: str | None, ray_actors: int | None,
-        ray_prepare_actors: int) -> None:
+        ray_prepare_actors: int, ray_writers: int) -> None:
     """Ingest the documents listed in MANIFEST (JSONL), or every document of the folder DIR, into an
     index version. Ctrl-C (or `rag ingest cancel` from another shell) stops after the group in
     flight is written: exit code 130, the version left resumable by running the same command."""
@@ -138,7 +141,7 @@ def run(ctx: click.Context, manifest_arg: Path | None, manifest_opt: Path | None
     settings = settings_from(ctx)
     if manifest_arg is not None and manifest_arg.is_dir():
         settings, manifest = _folder_manifest(settings, manifest_arg, domain_key, quiet=as_json)
-    engine = _engine(engine_name, address, ray_actors, ray_prepare_actors)
+    engine = _engine(engine_name, address, ray_actors, ray_prepare_actors, ray_writers)
     try:
         stores = open_stores(settings)
         try:
@@ -152,15 +155,17 @@ def run(ctx: click.Context, manifest_arg: Path | None, manifest_opt: Path | None
             engine.close()
 
 
-def _engine(name: str, address: str | None, actors: int | None, prepare_actors: int) -> RayEngine | None:
+def _engine(name: str, address: str | None, actors: int | None, prepare_actors: int,
+            writers: int = 1) -> RayEngine | None:
     """The ``--engine`` the run processes its documents with (None: the single-process default)."""
     if name == "local":
-        if address is not None or actors is not None or prepare_actors != 1:
-            raise click.UsageError("--address, --ray-actors and --ray-prepare-actors need --engine ray")
+        if address is not None or actors is not None or prepare_actors != 1 or writers != 1:
+            raise click.UsageError("--address, --ray-actors, --ray-prepare-actors and --ray-writers need --engine ray")
         return None
     from backend.ingest.ray_engine import RayEngine
 
-    engine = RayEngine(worker_embedder, address=address, actors=actors, prepare_actors=prepare_actors)
+    engine = RayEngine(worker_embedder, address=address, actors=actors, prepare_actors=prepare_actors,
+                       writers=writers)
     engine.connection()  # an unreachable cluster fails the run here, before any version is planned
     return engine
 

@@ -44,6 +44,11 @@ class VectorStore(Protocol):
     the same read so a concurrent rotation never yields a mix of two versions.
     """
 
+    def max_writers(self) -> int:
+        """How many threads may call ``write_documents`` on one version at once (each call whole
+        documents, one transaction): 1 for a store with a single writer (SQLite)."""
+        ...
+
     def write_documents(self, version: str, documents: Sequence[DocumentWrite], *,
                         allow_served: bool = False) -> int:
         """Atomically replace each document's chunks (upsert by ``chunk_id``; chunks of

@@ -326,14 +326,19 @@ class IngestPipeline:
         (failed documents included, so progress reaches the total). Returns chunks written."""
         target = run.target
         chunks = self.write(target.version, writes, allow_served=target.allow_served)
+        self.record(run, writes, chunks, report, progress, documents=documents)
+        return chunks
+
+    def record(self, run: TargetRun, writes: Sequence[DocumentWrite], chunks: int, report: IngestReport,
+               progress: Progress, *, documents: int) -> None:
+        """Count a committed group (``GroupWriter`` writes on other threads and counts here)."""
         run.written.update(w.doc_id for w in writes)
         report.documents_written += len(writes)
         report.chunks_written += chunks
         progress.documents(documents)
         progress.chunks(chunks)
         for w in writes:
-            log.debug("ingest.document_written", doc_id=w.doc_id, version=target.version, chunks=len(w.chunks))
-        return chunks
+            log.debug("ingest.document_written", doc_id=w.doc_id, version=run.target.version, chunks=len(w.chunks))
 
     def check_cancel(self, run: TargetRun, report: IngestReport) -> None:
         """Between groups: ``IngestCancelled`` when Ctrl-C or ``rag ingest cancel`` asked for it.

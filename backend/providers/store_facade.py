@@ -87,6 +87,7 @@ class StoreFacade:
 
     # --- VectorStore -----------------------------------------------------------------
     resolve_retrieval = delegate("vector_store", VectorStore.resolve_retrieval)
+    max_writers = delegate("vector_store", VectorStore.max_writers)
     write_documents = delegate("vector_store", VectorStore.write_documents)
     delete_documents = delegate("vector_store", VectorStore.delete_documents)
     asset_refs = delegate("vector_store", FacadeVectors.asset_refs)

@@ -234,7 +234,7 @@ def test_ray_options_need_engine_ray(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["--config", str(_config(tmp_path)), "ingest", str(MANIFEST),
                                       "--address", "auto"])
     assert result.exit_code == 2
-    assert "--address, --ray-actors and --ray-prepare-actors need --engine ray" in result.output
+    assert "--address, --ray-actors, --ray-prepare-actors and --ray-writers need --engine ray" in result.output
 
 
 def test_an_address_nothing_answers_at_is_refused_before_anything_is_written(tmp_path: Path) -> None:

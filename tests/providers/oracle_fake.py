@@ -48,7 +48,7 @@ What else it models of Oracle, because defects slipped through where it did not 
   reader that resolved a version just before gc dropped it) fails with ORA-00942. Searches answer
   no rows: the stand-in ranks nothing.
 - **Races.** ``race_at(prefix, racer)`` runs ``racer`` on a thread when the first statement starting
-  with ``prefix`` arrives and lets it run up to ``window`` seconds before that statement goes on
+  with ``prefix`` arrives (``occurrence=n``: the n-th) and lets it run up to ``window`` seconds before that statement goes on
   (``finish_race`` joins it and re-raises nothing: read ``race``).
 """
 
@@ -129,10 +129,11 @@ class CatalogDb:
                 return code, row
         return None
 
-    def race_at(self, prefix: str, racer: Callable[[], Any], window: float = 0.5) -> None:
-        """Run ``racer`` on a thread at the first statement starting with ``prefix``; that statement
-        waits up to ``window`` seconds for it (unlocked, a racer finishes inside the window)."""
+    def race_at(self, prefix: str, racer: Callable[[], Any], window: float = 0.5, occurrence: int = 1) -> None:
+        """Run ``racer`` on a thread at the ``occurrence``-th statement starting with ``prefix``; that
+        statement waits up to ``window`` seconds for it (unlocked, a racer finishes inside the window)."""
         self._race_at = (prefix, racer, window)
+        self._race_skip = occurrence - 1
 
     def finish_race(self) -> dict[str, Any]:
         """Join the racer (``race["value"]`` or ``race["error"]``; empty if it never started)."""
@@ -143,6 +144,9 @@ class CatalogDb:
 
     def _start_race(self, statement: str) -> None:
         if self._race_at is None or not statement.startswith(self._race_at[0]):
+            return
+        if getattr(self, "_race_skip", 0) > 0:
+            self._race_skip -= 1
             return
         _, racer, window = self._race_at
         self._race_at = None

@@ -183,9 +183,9 @@ def trips(db: RecordingDb) -> int:
 def test_write_documents_round_trips() -> None:
     db = RecordingDb(registry(V1))
     make_store(db).write_documents("KB_V1", [doc("d1", 2)])
-    # guard UPDATE ... RETURNING, protection check, the version's vector format (read once per version
-    # and process), stored chunks, stored questions + summaries (one UNION ALL), MERGE, cache MERGE, commit
-    assert trips(db) == 8
+    # the check (registry row with the vector format, protection), stored chunks, stored questions +
+    # summaries (one UNION ALL), MERGE, cache MERGE, the guard (UPDATE ... RETURNING, protection), commit
+    assert trips(db) == 9
     db = RecordingDb(registry(V1))
     make_store(db).write_documents("KB_V1", [doc(f"d{i}", 2) for i in range(1_200)], allow_served=True)
     # no protection check; stored chunks and stored enrichment of 1,200 documents in 3 statements each

@@ -201,7 +201,8 @@ def test_c6_a_rotation_that_waited_for_an_ingest_commit_refuses_the_unevaluated_
     promotion could not have the store check the generation under the lock, and rotated whatever
     the ingest committed while it waited. Here the ingest holds the row (uncommitted bump) when the
     promotion starts: the promotion reads the committed generation, waits on the row lock, and after
-    the ingest commits must refuse, leaving the alias, its view and its history as they were."""
+    the ingest commits must refuse, leaving the alias, its view and its history as they were. (Since the
+    write bumps the row last, the race starts at the guard's protection check, its second one.)"""
     db = CatalogDb()
     db.add_version("KB_V1", rows=1)
     db.add_version("KB_V2", rows=1)
@@ -209,7 +210,7 @@ def test_c6_a_rotation_that_waited_for_an_ingest_commit_refuses_the_unevaluated_
     store.point_alias("KB_ACTIVE", "KB_V1")
     evaluated = store.get_version("KB_V2").generation
     db.race_at(sql.PROTECTED_ONE_SQL[:30], lambda: catalog_store(db).point_alias(  # inside the ingest's transaction
-        "KB_ACTIVE", "KB_V2", reason="gates passed", expected_generation=evaluated))
+        "KB_ACTIVE", "KB_V2", reason="gates passed", expected_generation=evaluated), occurrence=2)
     store.write_documents("KB_V2", [doc("d9", 1)])
     race = db.finish_race()
     assert isinstance(race.get("error"), RagError) and "changed since it was evaluated" in str(race["error"]), race

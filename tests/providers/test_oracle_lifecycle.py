@@ -41,16 +41,51 @@ def test_write_into_the_served_version_raises_version_served_and_changes_nothing
     assert not any(s.startswith("MERGE INTO KB_V1") or s.startswith("DELETE FROM KB_V1") for s in db.statements())
 
 
-def test_the_guard_locks_and_bumps_before_it_checks_and_before_any_write() -> None:
-    """The registry row is locked (UPDATE) first, so a rotation that commits first is seen by the check,
-    and a rotation that comes later waits for this write (point_alias locks the same row)."""
+def test_a_write_checks_before_any_row_and_locks_bumps_and_checks_again_last() -> None:
+    """A served version is refused before anything is written (the first check, no lock); the registry
+    row is locked (UPDATE) only after the rows, just before the commit, and the protection is checked
+    again under that lock, so a rotation that committed meanwhile is seen and one that comes later
+    waits for this write (point_alias locks the same row)."""
     db = CatalogDb()
     db.add_version("KB_V1")
     catalog_store(db).write_documents("KB_V1", [doc("d1", 2)])
     executed = db.statements()
-    assert executed[:2] == [sql.BUMP_GENERATION_SQL, sql.PROTECTED_ONE_SQL]
-    assert executed.index(sql.insert_chunk_sql("KB_V1")) > 1
+    assert executed[:2] == [sql.FIND_VERSION_SQL, sql.PROTECTED_ONE_SQL]
+    insert, bump = executed.index(sql.insert_chunk_sql("KB_V1")), executed.index(sql.BUMP_GENERATION_SQL)
+    assert insert < bump and executed[bump + 1:] == [sql.PROTECTED_ONE_SQL]
     assert db.versions["KB_V1"][8] == 1 and db.commits >= 1
+
+
+def test_a_rotation_that_commits_while_the_rows_are_written_rolls_the_write_back() -> None:
+    """The rotation lands between the first check and the guard: the guard sees it under the lock and the
+    whole write (rows, cache, bump) rolls back; nothing of it is in the served version."""
+    db = CatalogDb()
+    db.add_version("KB_V1", rows=1)
+    store = catalog_store(db)
+    db.race_at(sql.insert_chunk_sql("KB_V1")[:40], lambda: catalog_store(db).point_alias("KB_ACTIVE", "KB_V1"))
+    with pytest.raises(VersionServed, match="KB_V1 is served"):
+        store.write_documents("KB_V1", [doc("late", 2)])
+    assert "error" not in db.finish_race() and db.aliases == {"KB_ACTIVE": "KB_V1"}
+    assert db.tables["KB_V1"] == 1 and db.versions["KB_V1"][8] == 0
+
+
+def test_two_writers_load_one_version_at_once_and_both_commit() -> None:
+    """``max_writers`` writers: while one writer's transaction is open with its rows written (before its
+    guard), a second writer writes and commits; the first then commits too. Under the old order (lock
+    first) the second would have waited for the first's commit and this test would time out."""
+    db = CatalogDb()
+    db.add_version("KB_V1")
+    store = catalog_store(db)
+    def second() -> tuple[int, int]:
+        written = catalog_store(db).write_documents("KB_V1", [doc("b", 2)])
+        return written, db.versions["KB_V1"][8]  # the committed generation when the second writer is done
+
+    db.race_at(sql.insert_chunk_sql("KB_V1")[:40], second, window=2.0)
+    assert store.write_documents("KB_V1", [doc("a", 3)]) == 3
+    race = db.finish_race()
+    assert race.get("value") == (2, 1), race  # done (its bump committed) while the first writer's was not
+    assert db.tables["KB_V1"] == 5 and db.versions["KB_V1"][8] == 2
+    assert store.max_writers() == 3 and catalog_store(db, pool_max=1).max_writers() == 1  # pool_max 4 by default
 
 
 def test_allow_served_writes_in_place_and_bumps_the_generation() -> None:

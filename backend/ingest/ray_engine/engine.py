@@ -33,6 +33,7 @@ from backend.common.errors import ConfigError, RagError
 from backend.common.progress import Progress
 from backend.core.types import DocumentWrite
 from backend.ingest.engine import EngineStats, TargetRun
+from backend.ingest.group_writer import GroupWriter
 from backend.ingest.ingest_config import IngestConfig
 from backend.ingest.ray_engine.cluster import Connection, connect, require_ray
 from backend.ingest.ray_engine.stages import COLUMN, EmbedderFactory, EmbedStage, PrepareStage, Row, pack, unpack
@@ -72,14 +73,17 @@ class RayEngine:
     """
 
     def __init__(self, embedder_factory: EmbedderFactory, *, address: str | None = None, actors: int | None = None,
-                 prepare_actors: int = 1, num_cpus: int | None = None) -> None:
+                 prepare_actors: int = 1, num_cpus: int | None = None, writers: int = 1) -> None:
         require_ray()
         if actors is not None and actors < 1:
             raise ConfigError(f"--ray-actors must be at least 1, got {actors}")
         if prepare_actors < 1:
             raise ConfigError(f"--ray-prepare-actors must be at least 1, got {prepare_actors}")
+        if writers < 1:
+            raise ConfigError(f"--ray-writers must be at least 1, got {writers}")
         self.embedder_factory = embedder_factory
         self.address, self.actors, self.prepare_actors = address, actors, prepare_actors
+        self.writers = writers
         self.num_cpus = num_cpus
         self._connection: Connection | None = None
         #: seconds of the last connect and of the last target's start (first document out of the stages)
@@ -127,34 +131,36 @@ class RayEngine:
         findings: list[Any] = []
         group: list[DocumentWrite] = []
         documents = 0
-        for row in self._rows(pipeline.config, run):
-            if row.scratch is not None:
-                report.absorb(row.scratch)
-            findings += row.findings
-            stats.computed += row.computed
-            stats.retries += row.retries
-            progress.embedded(row.computed)
-            if row.write is not None:
-                group.append(row.write)
-            documents += 1
-            if documents == run.group_size:
-                self._commit(pipeline, run, report, progress, group, documents, findings, stats)
-                group, documents, findings = [], 0, []
-        if documents:
-            self._commit(pipeline, run, report, progress, group, documents, findings, stats)
+        with GroupWriter(pipeline, run, report, progress, writers=self.writers,
+                         store_writers=pipeline.stores.vectors.max_writers()) as writer:
+            for row in self._rows(pipeline.config, run):
+                if row.scratch is not None:
+                    report.absorb(row.scratch)
+                findings += row.findings
+                stats.computed += row.computed
+                stats.retries += row.retries
+                progress.embedded(row.computed)
+                if row.write is not None:
+                    group.append(row.write)
+                documents += 1
+                if documents == run.group_size:
+                    self._commit(pipeline, writer, group, documents, findings, stats)
+                    group, documents, findings = [], 0, []
+            if documents:
+                self._commit(pipeline, writer, group, documents, findings, stats)
 
     @staticmethod
-    def _commit(pipeline: IngestPipeline, run: TargetRun, report: IngestReport, progress: Progress,
-                writes: list[DocumentWrite], documents: int, findings: list[Any], stats: EngineStats) -> None:
+    def _commit(pipeline: IngestPipeline, writer: GroupWriter, writes: list[DocumentWrite], documents: int,
+                findings: list[Any], stats: EngineStats) -> None:
         if findings:  # before the rows: an audit line is never missing for a written document
             from backend.common.sanitizer import write_findings
 
             config = pipeline.config
             write_findings(config.resolve_path(config.sanitize.audit_path), findings)
             log.info("ingest.pii_findings", findings=len(findings), documents=documents)
-        pipeline.commit(run, writes, report, progress, documents=documents)
+        writer.submit(writes, documents)
         stats.groups += 1
-        pipeline.check_cancel(run, report)
+        pipeline.check_cancel(writer.run, writer.report)
 
     def _rows(self, config: IngestConfig, run: TargetRun) -> Iterator[Row]:
         """The documents after both stages, in manifest order."""

@@ -92,6 +92,11 @@ class OracleVectors:
             row = self.admin.resolve_target(con.cursor(), target)
         return row.name, row.retrieval
 
+    def max_writers(self) -> int:
+        """The pool less one connection (for the run's reads and locks): writers lock the version's
+        registry row only to bump it at commit (``writes``), so they load in parallel."""
+        return max(1, self.settings.pool_max - 1)
+
     def write_documents(self, version: str, documents: Sequence[DocumentWrite], *, allow_served: bool = False) -> int:
         return self.writer.write_documents(version, documents, allow_served=allow_served)
 

@@ -3,8 +3,16 @@
 Writes are an INSERT of the new chunks and an UPDATE of the stored ones, each
 sent with ``executemany(..., batcherrors=True)`` and the text bound as a ``str``; a
 failed row is reported by its offset, mapped back to its chunk id, and the
-whole call rolls back (one commit per ``write_documents``). A write first locks
-and bumps the version's registry row and refuses a protected (served) version.
+whole call rolls back (one commit per ``write_documents``).
+
+A write reads the version's registry row first (no lock) and refuses a protected (served)
+version before it writes anything; it locks and bumps that row *last*, just before the commit,
+and checks the protection again under the lock. A rotation locks the same row, so whichever
+commits first wins, as before; holding the lock only for the bump and the commit lets several
+writers (``max_writers``, the Ray engine's ``--ray-writers``) load one candidate version at once
+instead of queueing for the row for their whole transaction. Their chunks never collide (each
+writes whole documents); two of them may merge the same embedding-cache key, which the second
+tolerates (ORA-00001 means the row is there).
 """
 
 from __future__ import annotations
@@ -113,23 +121,36 @@ class OracleVectorWriter:
                 stored.setdefault(r[-1], {})[r[0]] = _signature(r[:-1])
         return stored
 
-    def _guard(self, cur: Any, version: str, allow_served: bool) -> tuple[str, int]:
-        """Lock the version's registry row, bump its generation and refuse a protected version, inside
-        the write transaction: ``(model, dimension)``. The bump is rolled back with everything else when
-        the write changes nothing. A rotation locks the same row (``point_alias``), so whichever commits
-        first wins: a write after a rotation sees the alias and stops here."""
+    def _check(self, cur: Any, version: str, allow_served: bool) -> VersionRow:
+        """Before any write, without a lock: the version exists and, unless ``allow_served``, is not
+        protected, so a write into a served version is refused having written nothing."""
+        row = self.admin.find_version(cur, version)
+        if row is None:
+            raise self.admin.not_found(version)
+        if not allow_served:
+            self._refuse_protected(cur, version)
+        formats: dict[str, str] = self.__dict__.setdefault("_formats", {})
+        formats.setdefault(version, stamped_format(row.retrieval))
+        return row
+
+    def _refuse_protected(self, cur: Any, version: str) -> None:
+        reasons = self.admin.protection(cur, version)
+        if reasons:
+            raise VersionServed(
+                f"{version} is served ({', '.join(reasons)}): served versions are immutable. Ingest into a "
+                "new version (it starts as a copy of this one) and promote it", version=version, reasons=reasons)
+
+    def _guard(self, cur: Any, version: str, allow_served: bool) -> None:
+        """Last in the write transaction: lock the version's registry row, bump its generation and
+        check the protection again. A rotation locks the same row (``point_alias``), so whichever
+        commits first wins: a rotation that committed while this write ran is seen here and the whole
+        write rolls back; one that comes later waits for this commit."""
         model, dimension = cur.var(str, 512), cur.var(int)  # embed_model is VARCHAR2(512)
         cur.execute(sql.BUMP_GENERATION_SQL, {"name": version, "r_model": model, "r_dimension": dimension})
         if not model.getvalue():
             raise self.admin.not_found(version)
         if not allow_served:
-            reasons = self.admin.protection(cur, version)
-            if reasons:
-                raise VersionServed(
-                    f"{version} is served ({', '.join(reasons)}): served versions are immutable. Ingest into a "
-                    "new version (it starts as a copy of this one) and promote it", version=version,
-                    reasons=reasons)
-        return str(model.getvalue()[0]), int(dimension.getvalue()[0])
+            self._refuse_protected(cur, version)
 
     def _format_stamp(self, cur: Any, version: str) -> dict[str, str] | None:
         """``{"vector_format": "int8"}`` for an int8 version, else None: read once per version and process
@@ -141,17 +162,17 @@ class OracleVectorWriter:
         return {"vector_format": formats[version]} if formats[version] != "float32" else None
 
     def write_documents(self, version: str, documents: Sequence[DocumentWrite], *, allow_served: bool = False) -> int:
-        """Round trips: the guard (1 + 1 unless ``allow_served``), stored chunks (1 per 500 documents),
+        """Round trips: the check (1 + 1 unless ``allow_served``), stored chunks (1 per 500 documents),
         DELETE of dropped chunks (1, if any), INSERT of new chunks (1, if any), UPDATE of stored ones (1, if
-        any), embedding cache (1), commit (1)."""
+        any), embedding cache (1), the guard (1 + 1 unless ``allow_served``), commit (1)."""
         version = sql.oracle_name(version, "index_name")
         _check_chunk_ids(documents)
         check_ids_across(documents)
         merged = obsolete = 0
         with self.connector.transaction(f"writing to {version}", then=RESUMES_IN_PLACE if allow_served else RESUMES) as con:
             cur = con.cursor()
-            model, dimension = self._guard(cur, version, allow_served)
-            v = VersionRow(version, model, dimension, "cosine", "none", None, "", None,
+            row = self._check(cur, version, allow_served)
+            v = VersionRow(version, row.model, row.dimension, "cosine", "none", None, "", None,
                            retrieval=self._format_stamp(cur, version))
             rows, stale, existing = self._changes(cur, v, documents)
             if stale:
@@ -170,6 +191,7 @@ class OracleVectorWriter:
             merged, obsolete = len(rows), len(stale)
             if not rows and not stale and not extra:
                 raise Rollback()  # nothing changed: the generation stays where it was
+            self._guard(cur, version, allow_served)
         log.info("store.documents_written", version=version, documents=len(documents), chunks=merged,
                  removed=obsolete)
         return merged

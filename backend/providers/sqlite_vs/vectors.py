@@ -82,6 +82,10 @@ class SqliteVectors:
             row = catalog.resolve_target(con, target)
         return str(row["name"]), json.loads(row["retrieval"]) if row["retrieval"] else None
 
+    def max_writers(self) -> int:
+        """SQLite has one writer: parallel writers would only queue on its lock."""
+        return 1
+
     def write_documents(self, version: str, documents: Sequence[DocumentWrite], *, allow_served: bool = False) -> int:
         validate_identifier(version, "index_name")
         check_chunk_ids(documents)
