@@ -224,6 +224,21 @@ class UpsertTest(_Fixtures):
         v = store.get_version(name)
         assert (v.chunk_count, v.doc_count) == (7, 5)
 
+    def test_max_writers_threads_load_one_version_at_once(self, store: Any, names: Names, embedder: Any) -> None:
+        """``max_writers`` threads, each writing its own documents into one version (as the Ray engine's
+        ``--ray-writers`` do): every write commits and the version holds every document."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        writers = store.max_writers()
+        assert isinstance(writers, int) and writers >= 1
+        name = names("PAR")
+        store.create_version(VersionSpec(name, embedder.model_id, embedder.dimension, "cosine"))
+        docs = corpus_docs(embedder)
+        with ThreadPoolExecutor(writers) as pool:
+            written = list(pool.map(lambda d: store.write_documents(name, [d]), docs))
+        assert sum(written) == len(ALL_CHUNK_IDS)
+        assert (store.get_version(name).chunk_count, store.get_version(name).doc_count) == (7, 5)
+
     def test_rewriting_the_same_chunks_changes_nothing(self, store: Any, version: str, embedder: Any) -> None:
         q = self.query(embedder, "How many vacation days do employees get?")
         before = store.search(version, q, k=50)
