@@ -98,6 +98,11 @@ def run(cisi_dir: Path, sizes: tuple[int, ...], sections: tuple[str, ...], confi
             section = ann_scale.measure(ann_sizes, settings.store.sqlite.ann, embedder=embedder, app_settings=settings)
             out.append(section)
             emit(section.render())
+            from backend.benchmarks import ann_real
+
+            section = ann_real.measure(embedder, settings.store.sqlite.ann, cisi_dir)
+            out.append(section)
+            emit(section.render())
         if "http" in sections:
             section = serving.measure(config, embedder, work)
             out.append(section)

@@ -68,7 +68,7 @@ def bench(ctx: click.Context, cisi_dir: Path, sizes: str, sections: tuple[str, .
     missing = missing_packages(chosen, _importable)
     if missing:
         raise click.UsageError("; ".join(missing) + " (or choose other sections with --section)")
-    if {"embed", "ingest", "quality", "enrich", "ray"} & set(chosen) and not (cisi_dir / "CISI.ALL").is_file():
+    if {"embed", "ingest", "quality", "enrich", "ray", "scale"} & set(chosen) and not (cisi_dir / "CISI.ALL").is_file():
         raise click.BadParameter(f"{cisi_dir}/CISI.ALL not found", param_hint="--cisi")
     size_list = (10_000,) if quick else tuple(int(s) for s in sizes.split(","))
     try:
