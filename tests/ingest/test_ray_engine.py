@@ -39,7 +39,8 @@ from backend.ingest.ingest_config import IngestConfig  # noqa: E402
 from backend.ingest.manifest import read_manifest  # noqa: E402
 from backend.ingest.pipeline import IngestPipeline, Pending, Target  # noqa: E402
 from backend.ingest.ray_engine import RayEngine, RayEngineError, enrichment_refusal  # noqa: E402
-from backend.ingest.ray_engine.stages import EmbedStage, PrepareStage, Row, decode, encode  # noqa: E402
+from backend.core.ports import Stores  # noqa: E402
+from backend.ingest.ray_engine.stages import EmbedStage, PrepareStage, Row, decode, encode, worker_cache_db  # noqa: E402
 from backend.providers.sqlite_vs.store import SqliteVectorStore  # noqa: E402
 from tests.conftest import make_settings  # noqa: E402
 from tests.ingest import hostile  # noqa: E402
@@ -279,3 +280,39 @@ def test_the_stages_keep_the_loader_limits_and_fail_only_the_hostile_file(tmp_pa
     assert written is not None and written.doc_id == "ok.txt" and written.doc_hash == "hash1"
     assert [c.text for c in written.chunks] == ["The parking policy: staff park in level two."]
     assert written.vectors.shape == (1, 384) and rows[0].computed == 1
+
+
+def test_embedding_actors_read_the_driver_s_cache_and_embed_only_new_texts(tmp_path: Path) -> None:
+    """Never embed the same content twice, on Ray too: an embedding actor on the driver's machine reads
+    the embedding cache of the driver's SQLite file; a text some version already holds is reused."""
+    (tmp_path / "a.txt").write_text("The parking policy: staff park in level two.", encoding="utf-8")
+    (tmp_path / "b.txt").write_text("Visitors sign in at the front desk.", encoding="utf-8")
+    settings = make_settings(tmp_path)
+    parsed = read_manifest(write_manifest(tmp_path / "m.jsonl", [{"path": "a.txt"}, {"path": "b.txt"}]), settings)
+    target = Target("sample", settings.embeddings.profiles["sample"], "KB_SAMPLE_V1")
+    config = IngestConfig.of(settings)
+    prepare = PrepareStage(config, target, worker_embedder)
+    try:
+        prepared = prepare(encode([Row(i, Pending(e, f"hash{i}")) for i, e in enumerate(parsed.entries)]))
+    finally:
+        prepare.pipeline.close()
+    db = tmp_path / "cache.sqlite"
+    stage = EmbedStage(config, target, worker_embedder, 1, None)
+    first = decode(stage(prepared))
+    assert first[0].computed == 2  # no cache: both texts embedded
+    store = SqliteVectorStore(db)
+    try:  # a version of the driver's store holds document a (its text hash with its vector)
+        from backend.core.types import VersionSpec
+
+        write = first[0].write
+        assert write is not None
+        store.create_version(VersionSpec("KB_OLD_V1", stage.embedder.model_id, stage.embedder.dimension, "cosine"))
+        store.write_documents("KB_OLD_V1", [write])
+        assert worker_cache_db(Stores.of(store)) == str(db.resolve())
+    finally:
+        store.close()
+    again = decode(EmbedStage(config, target, worker_embedder, 1, str(db))(prepared))
+    assert again[0].computed == 1  # only b's text was embedded; a's vector came from the cache
+    assert again[0].write is not None and np.allclose(again[0].write.vectors, write.vectors)
+    assert decode(EmbedStage(config, target, worker_embedder, 1, str(tmp_path / "elsewhere.sqlite"))(prepared))[
+        0].computed == 2  # a node that does not see the file embeds everything

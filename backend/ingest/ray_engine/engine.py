@@ -36,7 +36,16 @@ from backend.ingest.engine import EngineStats, TargetRun
 from backend.ingest.group_writer import GroupWriter
 from backend.ingest.ingest_config import IngestConfig
 from backend.ingest.ray_engine.cluster import Connection, connect, require_ray
-from backend.ingest.ray_engine.stages import COLUMN, EmbedderFactory, EmbedStage, PrepareStage, Row, pack, unpack
+from backend.ingest.ray_engine.stages import (
+    COLUMN,
+    EmbedderFactory,
+    EmbedStage,
+    PrepareStage,
+    Row,
+    pack,
+    unpack,
+    worker_cache_db,
+)
 from backend.ingest.report import IngestReport
 from backend.ingest.targets import Pending
 
@@ -84,6 +93,8 @@ class RayEngine:
         self.embedder_factory = embedder_factory
         self.address, self.actors, self.prepare_actors = address, actors, prepare_actors
         self.writers = writers
+        #: the driver's SQLite file, whose embedding cache the embedding actors read (None: no cache)
+        self._cache_db: str | None = None
         self.num_cpus = num_cpus
         self._connection: Connection | None = None
         #: seconds of the last connect and of the last target's start (first document out of the stages)
@@ -117,6 +128,7 @@ class RayEngine:
         stats = EngineStats()
         if not run.pending:
             return stats
+        self._cache_db = worker_cache_db(pipeline.stores)
         done = False
         try:
             self._process(pipeline, run, report, progress, stats)
@@ -198,7 +210,8 @@ class RayEngine:
             PrepareStage, fn_constructor_args=(config, run.target, self.embedder_factory), batch_size=size,
             batch_format="numpy", compute=ActorPoolStrategy(size=self.prepare_actors), num_cpus=0)
         return dataset.map_batches(
-            EmbedStage, fn_constructor_args=(config, run.target, self.embedder_factory, 1), batch_size=size,
+            EmbedStage, fn_constructor_args=(config, run.target, self.embedder_factory, 1, self._cache_db),
+            batch_size=size,
             batch_format="numpy", compute=ActorPoolStrategy(size=actors), num_cpus=1)
 
 

@@ -7,7 +7,8 @@ runs the pipeline's own per-group steps (``IngestPipeline.prepare``, ``vectors``
 ``document_write``) on a pipeline built in the worker, so a document is loaded (under the same
 ``ingest.limits``), sanitized, chunked and embedded by the same code as in one process.
 
-A worker has no store: the driver is the single writer. Rows cross between stages as pickles of
+A worker has no store to write to: the driver writes. An embedding worker reads the embedding
+cache of the driver's SQLite file when its node sees that file (``_CacheOnly``). Rows cross between stages as pickles of
 :class:`Row` (a column of bytes), so no Arrow conversion touches a document's text or vectors.
 """
 
@@ -84,9 +85,35 @@ class _NoStore:
         raise RuntimeError(f"a Ray ingest worker has no store ({name}): the driver writes")
 
 
-def _worker_stores() -> Stores:
-    store: Any = _NoStore()
+class _CacheOnly(_NoStore):
+    """A worker on the driver's machine with the embedded store: the embedding cache of the driver's
+    SQLite file (``cached_vectors``, read beside the driver's writes, WAL), so a text embedded for any
+    version before is not embedded again; nothing else."""
+
+    def __init__(self, path: str) -> None:
+        from backend.providers.sqlite_vs.store import SqliteVectorStore
+
+        self._store = SqliteVectorStore(path)
+
+    def cached_vectors(self, model_id: str, hashes: Sequence[str]) -> dict[str, Vector]:
+        return self._store.cached_vectors(model_id, hashes)
+
+
+def _worker_stores(cache_db: str | None = None) -> Stores:
+    """``cache_db``: the driver's SQLite file; read for the embedding cache when this worker's node
+    sees it at the same path (a one-machine cluster); otherwise, and on Oracle (a worker gets no
+    credentials), no cache."""
+    store: Any = _CacheOnly(cache_db) if cache_db and os.path.isfile(cache_db) else _NoStore()
     return Stores(vectors=store, admin=store, interactions=store)
+
+
+def worker_cache_db(stores: Stores) -> str | None:
+    """The SQLite file behind ``stores`` (what ``_worker_stores`` reads), or None for another store."""
+    from backend.providers.sqlite_vs.connection import SqliteDatabase
+    from backend.providers.sqlite_vs.store import SqliteVectorStore
+
+    owner = stores.owner
+    return owner.path if isinstance(owner, (SqliteDatabase, SqliteVectorStore)) else None
 
 
 class _LazyEmbedder:
@@ -163,14 +190,15 @@ class EmbedStage:
     transient provider errors retried, a permanent one failing only its document) and turn each
     into its ``DocumentWrite``."""
 
-    def __init__(self, config: IngestConfig, target: Target, embedder_factory: EmbedderFactory, threads: int) -> None:
+    def __init__(self, config: IngestConfig, target: Target, embedder_factory: EmbedderFactory, threads: int,
+                 cache_db: str | None = None) -> None:
         for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
             os.environ[name] = str(threads)
         embeddings = worker_embeddings(config.embeddings, threads)
         self.target = target
         self.embedder = embedder_factory(embeddings)
         self.pipeline = _pipeline(config, self.embedder)
-        self.batcher = EmbeddingBatcher(self.embedder, _worker_stores().vectors, embeddings.batching,
+        self.batcher = EmbeddingBatcher(self.embedder, _worker_stores(cache_db).vectors, embeddings.batching,
                                         embeddings.retry)
 
     def __call__(self, batch: dict[str, Any]) -> dict[str, np.ndarray]:
