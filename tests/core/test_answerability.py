@@ -15,6 +15,8 @@ from backend.core.services.answerability import (
     AnswerabilityModel,
     QuestionReading,
     attach_answerability,
+    compound_terms,
+    conflicts,
     feature_matrix,
     fold_accents,
     missing_words,
@@ -165,6 +167,46 @@ def test_with_evidence_deciding_hybrid_still_needs_a_relevant_sentence(evidence:
     decision = decide_answer_mode([cand(1, evidence, relevance=relevance)],
                                   settings(decision_score="evidence", threshold_low=0.025, threshold_high=0.55), False)
     assert decision.mode == mode
+
+
+@pytest.mark.parametrize(("text", "terms"), [
+    ("How many questions does the Tier 4 vendor questionnaire have?", {"tier 4"}),
+    ("Which three particles are produced?", {"3 particle"}),
+    ("How many emergency exits does floor 3 of the office have?", {"floor 3"}),
+    ("after 5 years of service, in 2026, 2 exits, 4.5 kg, 80 dB", {"5 year", "2 exit"}),
+    ("How much does the C400 weigh? Variant: NWA-C400; Weight: 27 kg", {"c400", "nwa-c400"}),
+    ("part-time staff get 20 days", {"part-time", "20 day"}),
+])
+def test_numbered_and_counted_terms_are_read_with_their_number(text: str, terms: set[str]) -> None:
+    assert compound_terms(text) == terms
+
+
+@pytest.mark.parametrize(("question", "sentence", "conflict"), [
+    ("How many questions does the Tier 4 questionnaire have?", "Tier 1 - Critical: full questionnaire (120 questions).",
+     True),
+    ("Which three particles are produced?", "The decay produces two particles and a photon.", True),
+    ("Which three particles are produced?", "The decay produces three particles.", False),
+    ("How many emergency exits does floor 3 have?", "Floor 2 has four emergency exits.", True),
+    ("How much does the C400 weigh?", "The NWA-C400 and the C200 are always lifted by two engineers.", False),
+    ("How much does the C400 weigh?", "The NWA-C200 weighs 18 kg.", True),
+    ("How many days of leave do part-time staff get?", "Full-time employees get 25 days.", True),
+    ("How many days of leave after 5 years?", "Leave is 25 days a year.", False),  # names no other number of years
+])
+def test_a_sentence_naming_a_sibling_instead_conflicts(question: str, sentence: str, conflict: bool) -> None:
+    assert conflicts(compound_terms(question), sentence) is conflict
+
+
+def test_a_conflicting_sentence_is_neither_evidence_nor_quotable(embedder: Any) -> None:
+    """The look-alike row about Tier 1 scores high for a Tier 4 question but proves nothing: the chunk holding
+    only it has no evidence, and the judge never quotes it."""
+    question = "How many questions does the Tier 4 vendor security questionnaire have?"
+    tier1 = "Tier 1 vendors fill in the full vendor security questionnaire (120 questions)."
+    scorer = SentenceScorer(embedder)
+    assert scorer.chunk_evidence(question, [chunk(tier1)]) == [0.0]
+    assert scorer.chunk_evidence("How many questions does the Tier 1 vendor security questionnaire have?",
+                                 [chunk(tier1)])[0] > 0.3
+    judged = AnswerabilityJudge(scorer, AnswerabilityModel(0.0, {"dense": 1.0})).judge(question, [chunk(tier1)], [0.6])
+    assert judged and not judged[0].quotable(QuestionReading.of(question))
 
 
 # --- with the real model ---------------------------------------------------------------

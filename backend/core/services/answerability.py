@@ -82,6 +82,7 @@ FEATURE_WORDS: Mapping[str, str] = {
 
 MISSING_CAP = 3.0
 _ENTITY_MISSING, _UNKNOWN_WORDS = FEATURES.index("entity_missing"), FEATURES.index("unknown_words")
+_CONFLICT = FEATURES.index("conflict")
 _QUESTION_WORDS = frozenset("what which who whom whose when where why how is are was were do does did can could "
                             "will would should shall may might must has have had in on at for of the a an".split())
 _NUMBER_WORDS = {"two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seven": "7", "eight": "8",
@@ -147,15 +148,53 @@ def question_names(question: str) -> tuple[str, ...]:
 
 
 _COMPOUND = re.compile(r"\b[\w]+(?:-[\w]+)+\b|\b[A-Za-z]+\d+[A-Za-z\d]*\b")
+_TOKEN_OR_NUMBER = re.compile(r"\w+(?:[.,:]\d+)*")
+#: words a number follows or precedes without naming what is numbered or counted ("after 5", "get 20")
+_LINK_WORDS = FUNCTION_WORDS | _QUESTION_WORDS | frozenset(
+    "after than within every over under before until at by get gets got in of for to or per each least about from "
+    "and the with up last first next only more less most all some any receive receives have has than since "
+    "between around nearly almost approximately".split())
+_COUNTED = re.compile(r"^(\d+) ([a-z]+)$")
+_NUMBERED_TERM = re.compile(r"^([a-z]+) (\d+)$")
+
+
+def _numbered(text: str) -> set[str]:
+    """"tier 4", "3 particle": numbered things (a word, then its number: "Tier 4", "floor 3 of") and
+    counted ones (a number, then what it counts: "three particles", "20 days"), number words as
+    digits, the counted noun without its plural "s"; a number after or before a link word ("after 5",
+    "in 2026") or inside a figure ("4.5") is neither."""
+    tokens = list(_TOKEN_OR_NUMBER.finditer(text))
+    out = set()
+    for i, m in enumerate(tokens):
+        low = m.group().lower()
+        number = low if low.isdigit() else _NUMBER_WORDS.get(low)
+        if number is None:
+            continue
+        prev = tokens[i - 1] if i > 0 and not text[tokens[i - 1].end():m.start()].strip() else None
+        nxt = tokens[i + 1] if i + 1 < len(tokens) and not text[m.end():tokens[i + 1].start()].strip() else None
+        head = prev.group() if prev is not None and prev.group().isalpha() and len(prev.group()) >= 3 \
+            and prev.group().lower() not in _LINK_WORDS else None
+        noun = nxt.group().lower() if nxt is not None and nxt.group().isalpha() and len(nxt.group()) >= 3 \
+            and nxt.group().lower() not in _LINK_WORDS else None
+        if head is not None and low.isdigit() and (noun is None or head[0].isupper()):
+            out.add(f"{head.lower()} {number}")
+        elif noun is not None:
+            out.add(f"{number} {noun[:-1] if noun.endswith('s') and not noun.endswith('ss') else noun}")
+    return out
 
 
 def _sibling_key(term: str) -> tuple[str, str] | None:
     """What a compound term shares with its siblings: "part-time" and "full-time" share the
-    head "time"; "C200" and "C800" (or "NWA-C200" and "NWA-C800") share the letters "c"."""
+    head "time"; "C200" and "C800" (or "NWA-C200" and "C800") share the letters "c";
+    "tier 4" and "tier 1" the word, "3 particle" and "2 particle" the thing counted."""
     low = term.lower()
-    if re.search(r"\d", low):
+    if m := _NUMBERED_TERM.match(low):
+        return ("numbered", m.group(1))
+    if m := _COUNTED.match(low):
+        return ("counted", m.group(2))
+    if re.search(r"\d", low):  # "NWA-C200" is a C200: its siblings are the other C-numbers, prefixed or not
         letters = re.sub(r"\d+.*$", "", low.split("-")[-1])
-        return ("code", "-".join(low.split("-")[:-1] + [letters])) if letters else None
+        return ("code", letters) if letters else None
     if "-" in low:
         return ("head", low.rsplit("-", 1)[1])
     return None
@@ -163,18 +202,25 @@ def _sibling_key(term: str) -> tuple[str, str] | None:
 
 @lru_cache(maxsize=20_000)
 def _compounds(text: str) -> frozenset[str]:
-    return frozenset(m.group().lower() for m in _COMPOUND.finditer(fold_accents(text)))
+    folded = fold_accents(text)
+    return frozenset({m.group().lower() for m in _COMPOUND.finditer(folded)} | _numbered(folded))
+
+
+def compound_terms(text: str) -> frozenset[str]:
+    """The compound, coded, numbered and counted terms of ``text`` that :func:`conflicts` compares."""
+    return _compounds(text)
 
 
 def conflicts(question_terms: frozenset[str], sentence: str) -> bool:
     """Whether the sentence names a sibling of a compound term of the question but not the
-    term itself: "full-time employee" for a part-time question, "the NWA-C200" for the C800."""
+    term itself: "full-time employee" for a part-time question, "the NWA-C200" for the C800,
+    "Tier 1" for Tier 4, "two particles" for three."""
     if not question_terms:
         return False
     found = _compounds(sentence)
     for term in question_terms:
         key = _sibling_key(term)
-        if key is None or term in found:
+        if key is None or term in found or any(f.endswith("-" + term) for f in found):  # "NWA-C400" is the C400
             continue
         if any(other != term and _sibling_key(other) == key for other in found):
             return True
@@ -254,7 +300,8 @@ class SentenceJudgement:
         line nor a framing sentence ("This policy explains ..."), and the question asks nothing
         beyond the context (:attr:`asks_beyond_context`)."""
         return (self.shares_key_term(reading) and self.sentence.kind != "meta"
-                and not FRAMING.match(self.sentence.text) and not self.asks_beyond_context)
+                and not FRAMING.match(self.sentence.text) and not self.asks_beyond_context
+                and not self.features[_CONFLICT])
 
 
 @dataclass(frozen=True)

@@ -189,7 +189,9 @@ class SentenceScorer:
 
     def chunk_evidence(self, question: str, chunks: Sequence[Chunk]) -> list[float]:
         """Per chunk: its best sentence's normalized score times the coverage of the
-        question's content words by all ``chunks`` together (see the module docstring)."""
+        question's content words by all ``chunks`` together (see the module docstring). A sentence
+        that names a sibling of a term of the question instead of it (``answerability.conflicts``:
+        full-time for part-time, Tier 1 for Tier 4, two particles for three) is no evidence."""
         if not chunks:
             return []
         words = topic_words(question)
@@ -197,9 +199,14 @@ class SentenceScorer:
         for chunk in chunks:
             seen |= set(content_words(chunk.text))
         coverage = (sum(1 for w in words if w in seen) / len(words) if words else 1.0) ** COVERAGE_POWER
+        from backend.core.services.answerability import compound_terms, conflicts
+
         scored = self.score(question, self.sentences(chunks))
+        terms = compound_terms(question)
         best: dict[str, float] = {}
         for s in scored:
+            if terms and conflicts(terms, s.sentence.text):  # "Tier 1" is no evidence for a Tier 4 question
+                continue
             best[s.sentence.chunk_id] = max(best.get(s.sentence.chunk_id, 0.0), s.score)
         return [round(best.get(c.chunk_id, 0.0) / SCORE_SCALE * coverage, 6) for c in chunks]
 
