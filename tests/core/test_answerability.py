@@ -191,6 +191,11 @@ def test_numbered_and_counted_terms_are_read_with_their_number(text: str, terms:
     ("How much does the C400 weigh?", "The NWA-C200 weighs 18 kg.", True),
     ("How many days of leave do part-time staff get?", "Full-time employees get 25 days.", True),
     ("How many days of leave after 5 years?", "Leave is 25 days a year.", False),  # names no other number of years
+    ("Which was the last year he won?", "In 1990, the first year of the league, he won.", True),
+    ("Which was the last year he won?", "1990 was both the first and the last year he won.", False),
+    ("What is the largest city in the north?", "The smallest city in the south is Faro.", True),
+    ("What is the maximum team size?", "A team needs at least 6 engineers.", False),  # "at least" is an amount
+    ("Which rooms need the most protection?", "Most of the halls are louder than 80 dB.", False),
 ])
 def test_a_sentence_naming_a_sibling_instead_conflicts(question: str, sentence: str, conflict: bool) -> None:
     assert conflicts(compound_terms(question), sentence) is conflict

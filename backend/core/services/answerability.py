@@ -188,6 +188,8 @@ def _sibling_key(term: str) -> tuple[str, str] | None:
     head "time"; "C200" and "C800" (or "NWA-C200" and "C800") share the letters "c";
     "tier 4" and "tier 1" the word, "3 particle" and "2 particle" the thing counted."""
     low = term.lower()
+    if low.startswith("~"):  # an opposite: "~3:a" and "~3:b" are the two sides of pair 3
+        return ("opposite", low.split(":")[0])
     if m := _NUMBERED_TERM.match(low):
         return ("numbered", m.group(1))
     if m := _COUNTED.match(low):
@@ -200,10 +202,36 @@ def _sibling_key(term: str) -> tuple[str, str] | None:
     return None
 
 
+#: opposites: a question asking for one side is not answered by a sentence naming only the other
+_OPPOSITES: tuple[tuple[frozenset[str], frozenset[str]], ...] = tuple(
+    (frozenset(a.split("/")), frozenset(b.split("/"))) for a, b in (
+        ("first", "last"), ("earliest", "latest"), ("largest/biggest", "smallest"), ("highest", "lowest"),
+        ("maximum/max", "minimum/min"), ("longest", "shortest"), ("oldest", "youngest/newest"), ("best", "worst"),
+        ("increase/increased/increases/increasing", "decrease/decreased/decreases/decreasing"),
+        ("north/northern", "south/southern"), ("east/eastern", "west/western"), ("won/win/wins", "lost/lose/loses"),
+        ("positive", "negative"), ("larger/bigger", "smaller"), ("higher", "lower"), ("older", "younger"),
+        ("longer", "shorter"), ("major", "minor"), ("import/imports/imported", "export/exports/exported"),
+        ("most", "least"), ("internal", "external"), ("upper", "lower"), ("inner", "outer")))
+_AT_LEAST = re.compile(r"\bat\s+(?:least|most)\b|\bmost\s+of\b", re.IGNORECASE)
+
+
+def _opposites(text: str) -> set[str]:
+    """``~i:a`` / ``~i:b``: the side of each pair of :data:`_OPPOSITES` the text names ("at least" and
+    "at most" are amounts, not sides)."""
+    words = {t.strip("'’-") for t in _TOKEN.findall(_AT_LEAST.sub(" ", text).lower())}
+    out = set()
+    for i, (a, b) in enumerate(_OPPOSITES):
+        if words & a:
+            out.add(f"~{i}:a")
+        if words & b:
+            out.add(f"~{i}:b")
+    return out
+
+
 @lru_cache(maxsize=20_000)
 def _compounds(text: str) -> frozenset[str]:
     folded = fold_accents(text)
-    return frozenset({m.group().lower() for m in _COMPOUND.finditer(folded)} | _numbered(folded))
+    return frozenset({m.group().lower() for m in _COMPOUND.finditer(folded)} | _numbered(folded) | _opposites(folded))
 
 
 def compound_terms(text: str) -> frozenset[str]:
