@@ -6,7 +6,7 @@ every good document was ingested; ``--strict`` stops at the first bad line.
 A version an alias serves is never written: when the run would change it, the
 next version is built from it (see ``backend.core.versions``);
 ``--in-place`` is the explicit override. ``--update-alias`` never rotates an
-alias directly: it hands the new version to the evaluation gate (as ``rag promote --no-answers`` would), which prints its
+alias directly: it hands the new version to the evaluation gate (as ``rag index promote --no-answers`` would), which prints its
 figures and promotes only if every gate passes (exit code 3 otherwise).
 
 One run per index series at a time: the run holds the series' writer lock from before it

@@ -227,4 +227,4 @@ def set_golden(ctx: click.Context, name: str, golden: Path | None, starter: bool
         raise click.UsageError("give a GOLDEN file, or --starter to go back to the generated set")
     entry = set_golden_set(settings_from(ctx), name, golden)
     click.echo(f"{name}: golden set -> {entry.golden_set or 'the generated starter set'}; "
-               f"the next gate uses it (rag promote --domain-key {name})")
+               f"the next gate uses it (rag index promote --domain-key {name})")

@@ -127,7 +127,7 @@ def tune(ctx: click.Context, golden: str | None, version: str | None, alias: str
         return
     click.echo(tuning.render_table(results, baseline))
     click.echo(f"\nbest: {best.candidate.label} (nDCG@10 {best.ndcg:.4f}, plain fusion {baseline.ndcg:.4f})")
-    click.echo("suggested config (not applied; edit your profile, ingest, then `rag promote` lets the gate decide):")
+    click.echo("suggested config (not applied; edit your profile, ingest, then `rag index promote` lets the gate decide):")
     click.echo(snippet.rstrip())
 
 

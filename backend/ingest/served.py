@@ -70,15 +70,15 @@ def why_not_served(*, update_alias: bool, ingest_ok: bool, promoted_version: str
                    built: str) -> str:
     """Pure: why ``built`` is not what an alias serves after this run."""
     if not update_alias:
-        return f"this run was not asked to promote it (--update-alias): `rag promote --version {built}` hands it to the gate"
+        return f"this run was not asked to promote it (--update-alias): `rag index promote --version {built}` hands it to the gate"
     if not ingest_ok:
         return (f"files failed, so --update-alias did not promote it (exit 1): fix them and run again, or "
-                f"`rag promote --version {built}`")
+                f"`rag index promote --version {built}`")
     if gate_refused:
         return "the evaluation gate refused it (exit 3, failing gates above)"
     if promoted_version != built:
         return (f"--update-alias promotes the series of --domain-key (else of the default profile) only: "
-                f"`rag promote --version {built}` hands it to the gate")
+                f"`rag index promote --version {built}` hands it to the gate")
     return "the promotion did not rotate the alias"
 
 

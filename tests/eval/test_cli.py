@@ -89,7 +89,7 @@ def test_a_plain_promote_does_not_undo_a_rollback(cli_env: Settings) -> None:
     plain = CliRunner().invoke(cli, ["promote", "--no-answers"])
     assert plain.exit_code != 0
     assert "KB_SAMPLE_V2 was rolled back from KB_ACTIVE" in plain.stderr
-    assert "rag promote --version KB_SAMPLE_V2" in plain.stderr
+    assert "rag index promote --version KB_SAMPLE_V2" in plain.stderr
     status = json.loads(_run("alias", "status", "--json").stdout)
     assert next(a for a in status["aliases"] if a["alias"] == "KB_ACTIVE")["active"] == "KB_SAMPLE_V1"
     named = _run("promote", "--version", "KB_SAMPLE_V2", "--no-answers", "--force")

@@ -187,7 +187,7 @@ def test_wait_mode_queues_behind_the_holder_then_runs(tmp_path: Path, kb: Path, 
     assert ("waiting up to 60 s for series KB_SAMPLE: locked by rag ingest (pid 999999 on host-b, since "
             "2025-06-01T10:00:00+00:00)") in result.stderr
     assert ("not served: no alias serves series KB_SAMPLE; this run built KB_SAMPLE_V1 (4 changed documents), this "
-            "run was not asked to promote it (--update-alias): `rag promote --version KB_SAMPLE_V1` hands it to the "
+            "run was not asked to promote it (--update-alias): `rag index promote --version KB_SAMPLE_V1` hands it to the "
             "gate") in result.stdout
     store.close()
 

@@ -35,7 +35,7 @@ def test_gate_refusal_says_the_old_version_is_still_served_and_why() -> None:
 def test_without_update_alias_it_names_the_command_that_serves_it() -> None:
     assert lines([build("new_version", "KB_V4")], {"KB_ACTIVE": "KB_V3"}, update_alias=False) == [
         "this run built KB_V4 (2 changed documents); KB_V3 is still served by KB_ACTIVE because this run was not "
-        "asked to promote it (--update-alias): `rag promote --version KB_V4` hands it to the gate"]
+        "asked to promote it (--update-alias): `rag index promote --version KB_V4` hands it to the gate"]
 
 
 def test_failed_files_and_in_place_and_nothing_changed() -> None:

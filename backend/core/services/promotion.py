@@ -230,7 +230,7 @@ def _promote(evaluator: Evaluator, admin: IndexAdmin, target: PromotionTarget, g
         if undone is not None:
             raise VersionConflict(
                 f"{target.version} was rolled back from {target.alias} ({undone.changed_at}); it is not promoted again "
-                f"by default: name it (rag promote --version {target.version}) to serve it again",
+                f"by default: name it (rag index promote --version {target.version}) to serve it again",
                 version=target.version, alias=target.alias)
     candidate = store.get_version(target.version)
     current = store.resolve_alias(target.alias)
