@@ -100,7 +100,7 @@ class Runtime:
     def promote(self, *, domain_key: str | None = None, alias: str | None = None, version: str | None = None,
                 golden: str | Path | None = None, answers: bool = True, force: bool = False, write: bool = True,
                 rotate: bool = True, by: str | None = None, locks: SeriesLocks | None = None,
-                command: str = "rag promote") -> PromotionResult:
+                command: str = "rag index promote") -> PromotionResult:
         """``promote_version`` through the gate as configured (``promotion.promote_configured``)."""
         return promote_configured(self.settings, self.stores, self.evaluator(answers=answers),
                                   domain_key=domain_key, alias=alias, version=version, golden=golden, force=force,

@@ -123,7 +123,7 @@ def promote(ctx: click.Context, domain_key: str | None, version: str | None, ali
             force: bool, as_json: bool, answers: bool) -> None:
     """Evaluate a version and point the alias at it only if every gate passes (exit 3 otherwise)."""
     runtime = build_runtime(settings_from(ctx))
-    with locks(runtime.stores, runtime.settings, "rag promote") as held:
+    with locks(runtime.stores, runtime.settings, "rag index promote") as held:
         promote_and_print(lambda: runtime.promote(alias=alias, version=version, golden=golden, force=force,
                                                   domain_key=domain_key, answers=answers, locks=held), as_json)
 
@@ -136,7 +136,7 @@ def rollback(ctx: click.Context, domain_key: str | None, alias: str | None) -> N
     """Point the alias back at the version it served before its latest change."""
     settings = settings_from(ctx)
     name = alias_option(settings, domain_key, alias)
-    with opened(settings) as stores, locks(stores, settings, "rag rollback") as held:
+    with opened(settings) as stores, locks(stores, settings, "rag index rollback") as held:
         change = rollback_alias(stores.admin, name, locks=held)
     click.echo(f"rolled back: {change.alias} -> {change.version} (was {change.previous})")
 

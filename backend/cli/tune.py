@@ -1,7 +1,7 @@
 """``rag tune``: a small grid of retrieval settings on a golden set (or CISI), printed
 as a table with a suggested config snippet. It never changes the configuration: a
 person applies the snippet, ingests (headers build a new version) and the gate
-(``rag promote``) decides whether the result serves."""
+(``rag index promote``) decides whether the result serves."""
 
 from __future__ import annotations
 

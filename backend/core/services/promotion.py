@@ -169,7 +169,7 @@ Retention = Callable[[str], Sequence[str]]
 def promote_configured(settings: Settings, stores: Stores, evaluator: Evaluator, *, alias: str | None = None,
                        version: str | None = None, golden: str | Path | None = None, force: bool = False,
                        domain_key: str | None = None, write: bool = True, locks: SeriesLocks | None = None,
-                       rotate: bool = True, by: str | None = None, command: str = "rag promote") -> PromotionResult:
+                       rotate: bool = True, by: str | None = None, command: str = "rag index promote") -> PromotionResult:
     """``promote_version`` with its arguments read from ``settings``: the target (``resolve_target``),
     the gates, version naming, retention, the reports folder and a domain's starter golden set.
 

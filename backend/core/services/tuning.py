@@ -5,7 +5,7 @@ depth, reranker and top-N, and contextual headers on or off (headers live in the
 version, so a header candidate is searched on a version built with them). Each is
 scored by nDCG@10 over documents, per query, with its search time. Nothing here
 changes a configuration: ``suggested_config`` renders the best candidate as a YAML
-snippet for a person to apply, and the gate (``rag promote``) decides whether the
+snippet for a person to apply, and the gate (``rag index promote``) decides whether the
 resulting version serves (docs/SEARCH.md).
 """
 
