@@ -67,6 +67,11 @@ class GroupWriter:
         while self._in_flight and self._in_flight[0][0].done():
             self._settle()
 
+    @property
+    def in_flight(self) -> int:
+        """Groups submitted and not yet counted."""
+        return len(self._in_flight)
+
     def _settle(self) -> None:
         future, writes, documents = self._in_flight.popleft()
         chunks = future.result()

@@ -72,7 +72,7 @@ def test_oracle_groups_are_written_at_once_and_counted_in_order(oracle_pipeline:
         assert writer.writers == 3
         for g in range(8):
             writer.submit([doc(f"d{g}a", 2), doc(f"d{g}b", 1)], documents=2)
-            assert len(writer._in_flight) <= 3  # back-pressure: never more groups in flight than writers
+            assert writer.in_flight <= 3  # back-pressure: never more groups in flight than writers
     assert db.most >= 2  # transactions of several writers were open at once
     assert report.documents_written == 16 and report.chunks_written == 24
     assert run.written == {f"d{g}{x}" for g in range(8) for x in "ab"}

@@ -172,6 +172,8 @@ class RayEngine:
             log.info("ingest.pii_findings", findings=len(findings), documents=documents)
         writer.submit(writes, documents)
         stats.groups += 1
+        if writer.in_flight and pipeline.cancel.requested(writer.run.series) is not None:
+            writer.drain()  # what the writers in flight commit is counted before the cancel says how much is written
         pipeline.check_cancel(writer.run, writer.report)
 
     def _rows(self, config: IngestConfig, run: TargetRun) -> Iterator[Row]:
