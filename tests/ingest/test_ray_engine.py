@@ -257,20 +257,25 @@ def test_enriching_profiles_are_refused_by_name() -> None:
     assert enrichment_refusal("x", ProfileSettings.model_validate({"index_name": "KB_X_V1"})) is None
 
 
+def _prepared(folder: Path, paths: list[str], **sections: Any) -> tuple[IngestConfig, Target, dict[str, Any]]:
+    """The files of ``folder`` through the prepare stage, as a Ray actor runs it: config, target, batch."""
+    settings = make_settings(folder, **sections)
+    parsed = read_manifest(write_manifest(folder / "m.jsonl", [{"path": p} for p in paths]), settings)
+    target = Target("sample", settings.embeddings.profiles["sample"], "KB_SAMPLE_V1")
+    config = IngestConfig.of(settings)
+    prepare = PrepareStage(config, target, worker_embedder)
+    try:
+        return config, target, prepare(encode([Row(i, Pending(e, f"hash{i}")) for i, e in enumerate(parsed.entries)]))
+    finally:
+        prepare.pipeline.close()
+
+
 def test_the_stages_keep_the_loader_limits_and_fail_only_the_hostile_file(tmp_path: Path) -> None:
     """The stages' own code, called here as a Ray actor calls it: the loader worker's timeout fails
     the slow file with the same reason as in one process, the next file is chunked and embedded."""
     hostile.shared_stream_pdf(tmp_path / "slow.pdf")
     (tmp_path / "ok.txt").write_text("The parking policy: staff park in level two.", encoding="utf-8")
-    settings = make_settings(tmp_path, ingest={"limits": {"timeout_seconds": 1.0}})
-    parsed = read_manifest(write_manifest(tmp_path / "m.jsonl", [{"path": "slow.pdf"}, {"path": "ok.txt"}]), settings)
-    target = Target("sample", settings.embeddings.profiles["sample"], "KB_SAMPLE_V1")
-    config = IngestConfig.of(settings)
-    prepare = PrepareStage(config, target, worker_embedder)
-    try:
-        prepared = prepare(encode([Row(i, Pending(e, f"hash{i}")) for i, e in enumerate(parsed.entries)]))
-    finally:
-        prepare.pipeline.close()
+    config, target, prepared = _prepared(tmp_path, ["slow.pdf", "ok.txt"], ingest={"limits": {"timeout_seconds": 1.0}})
     rows = decode(EmbedStage(config, target, worker_embedder, 1)(prepared))
     assert [row.seq for row in rows] == [0, 1]
     assert rows[0].write is None
@@ -287,15 +292,7 @@ def test_embedding_actors_read_the_driver_s_cache_and_embed_only_new_texts(tmp_p
     the embedding cache of the driver's SQLite file; a text some version already holds is reused."""
     (tmp_path / "a.txt").write_text("The parking policy: staff park in level two.", encoding="utf-8")
     (tmp_path / "b.txt").write_text("Visitors sign in at the front desk.", encoding="utf-8")
-    settings = make_settings(tmp_path)
-    parsed = read_manifest(write_manifest(tmp_path / "m.jsonl", [{"path": "a.txt"}, {"path": "b.txt"}]), settings)
-    target = Target("sample", settings.embeddings.profiles["sample"], "KB_SAMPLE_V1")
-    config = IngestConfig.of(settings)
-    prepare = PrepareStage(config, target, worker_embedder)
-    try:
-        prepared = prepare(encode([Row(i, Pending(e, f"hash{i}")) for i, e in enumerate(parsed.entries)]))
-    finally:
-        prepare.pipeline.close()
+    config, target, prepared = _prepared(tmp_path, ["a.txt", "b.txt"])
     db = tmp_path / "cache.sqlite"
     stage = EmbedStage(config, target, worker_embedder, 1, None)
     first = decode(stage(prepared))
