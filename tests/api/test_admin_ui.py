@@ -157,6 +157,8 @@ def test_the_console_shows_documents_versions_evaluation_and_golden_sets(page: A
     assert page.locator("#chat-view").is_hidden() and page.locator("#chat-controls").is_hidden()
     assert page.locator("#admin-title").evaluate("e => e === document.activeElement")  # focus moved to the view
     assert page.get_by_role("link", name="Knowledge bases", exact=True).get_attribute("aria-current") == "page"
+    for title in (TITLE, STARTER_TITLE):  # the list is fetched after the view shows: wait for its cards
+        expect(page.locator("#kb-list .kb-open", has_text=title)).to_have_count(1)
     cards = page.locator("#kb-list .kb-open").all_inner_texts()
     assert TITLE in cards and STARTER_TITLE in cards, cards
     page.locator("#kb-list").get_by_role("button", name=TITLE).click()
