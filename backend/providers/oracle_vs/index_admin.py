@@ -182,7 +182,6 @@ class OracleIndexAdmin:
         finish, drop or rotation of either; no drop of the parent while its rows are copied)."""
         name = sql.oracle_name(spec.name, "index_name")
         parent = sql.oracle_name(spec.parent, "parent version") if spec.parent else None
-        self.__dict__.get("_formats", {}).pop(name, None)  # the store's per-version format cache
         with admin_lock(self.connector, f"creating version {name}", versions=(name, parent)):
             return self._create_version(spec)
 
@@ -353,7 +352,6 @@ class OracleIndexAdmin:
         """Under the admin lock of the version: no rotation can target it between the protection
         check and the drop (the first DDL commits, so no lock of the dropping session would last)."""
         name = sql.oracle_name(name, "index_name")
-        self.__dict__.get("_formats", {}).pop(name, None)  # the store's per-version format cache
         with admin_lock(self.connector, f"dropping version {name}", versions=(name,)):
             self._drop_version(name)
 

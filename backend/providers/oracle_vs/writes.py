@@ -129,8 +129,6 @@ class OracleVectorWriter:
             raise self.admin.not_found(version)
         if not allow_served:
             self._refuse_protected(cur, version)
-        formats: dict[str, str] = self.__dict__.setdefault("_formats", {})
-        formats.setdefault(version, stamped_format(row.retrieval))
         return row
 
     def _refuse_protected(self, cur: Any, version: str) -> None:
@@ -152,15 +150,6 @@ class OracleVectorWriter:
         if not allow_served:
             self._refuse_protected(cur, version)
 
-    def _format_stamp(self, cur: Any, version: str) -> dict[str, str] | None:
-        """``{"vector_format": "int8"}`` for an int8 version, else None: read once per version and process
-        (a version never changes format, ``_existing``), so a float32 store pays one registry read per version."""
-        formats: dict[str, str] = self.__dict__.setdefault("_formats", {})
-        if version not in formats:
-            row = self.admin.find_version(cur, version)
-            formats[version] = stamped_format(row.retrieval if row else None)
-        return {"vector_format": formats[version]} if formats[version] != "float32" else None
-
     def write_documents(self, version: str, documents: Sequence[DocumentWrite], *, allow_served: bool = False) -> int:
         """Round trips: the check (1 + 1 unless ``allow_served``), stored chunks (1 per 500 documents),
         DELETE of dropped chunks (1, if any), INSERT of new chunks (1, if any), UPDATE of stored ones (1, if
@@ -172,8 +161,9 @@ class OracleVectorWriter:
         with self.connector.transaction(f"writing to {version}", then=RESUMES_IN_PLACE if allow_served else RESUMES) as con:
             cur = con.cursor()
             row = self._check(cur, version, allow_served)
+            fmt = stamped_format(row.retrieval)
             v = VersionRow(version, row.model, row.dimension, "cosine", "none", None, "", None,
-                           retrieval=self._format_stamp(cur, version))
+                           retrieval={"vector_format": fmt} if fmt != "float32" else None)
             rows, stale, existing = self._changes(cur, v, documents)
             if stale:
                 cur.executemany(sql.delete_chunk_sql(version), [{"chunk_id": c} for c in stale])
