@@ -79,18 +79,7 @@ def measure(embedder: Any, settings: SqliteAnnSettings, cisi_dir: Path,
         t0 = time.perf_counter()
         store.finish_load(ann_scale.VERSION)
         build_s = time.perf_counter() - t0
-        store.dense_candidates(ann_scale.VERSION, QueryVector(queries[0], model), 10)
-        approx_ms, exact_ms, found, kinds = [], [], 0, set()
-        for q in queries:
-            t = time.perf_counter()
-            got = store.dense_candidates(ann_scale.VERSION, QueryVector(q, model), 10)
-            approx_ms.append((time.perf_counter() - t) * 1000)
-            t = time.perf_counter()
-            truth = exact.dense_candidates(ann_scale.VERSION, QueryVector(q, model), 10)
-            exact_ms.append((time.perf_counter() - t) * 1000)
-            found += len({c for c, _ in got.hits} & {c for c, _ in truth.hits})
-            kinds.add((got.dense_index or {}).get("kind"))
-        recall = found / (10 * len(queries))
+        approx_ms, exact_ms, recall, kinds = ann_scale.index_against_exact(store, exact, queries, model)
         index_path = ann.index_file(store.path, ann_scale.VERSION)
         index_bytes = index_path.stat().st_size if index_path.exists() else 0
         raw = n * vectors.shape[1] * 4

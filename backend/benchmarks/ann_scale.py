@@ -49,6 +49,25 @@ def fill(store: SqliteVectorStore, vectors: np.ndarray, model: str = MODEL) -> N
         store.write_documents(VERSION, batch)
 
 
+def index_against_exact(store: SqliteVectorStore, exact: SqliteVectorStore, queries: np.ndarray,
+                        model: str) -> tuple[list[float], list[float], float, set[Any]]:
+    """``dense_candidates`` (top 10) of each query through ``store`` (its index) and ``exact`` (the
+    scan), one query at a time: the milliseconds of each, recall@10 of the one against the other,
+    and the paths the index side took."""
+    approx_ms, exact_ms, found, kinds = [], [], 0, set()
+    store.dense_candidates(VERSION, QueryVector(queries[0], model), 10)  # load the index
+    for q in queries:
+        t = time.perf_counter()
+        got = store.dense_candidates(VERSION, QueryVector(q, model), 10)
+        approx_ms.append((time.perf_counter() - t) * 1000)
+        t = time.perf_counter()
+        truth = exact.dense_candidates(VERSION, QueryVector(q, model), 10)
+        exact_ms.append((time.perf_counter() - t) * 1000)
+        found += len({c for c, _ in got.hits} & {c for c, _ in truth.hits})
+        kinds.add((got.dense_index or {}).get("kind"))
+    return approx_ms, exact_ms, found / (10 * len(queries)), kinds
+
+
 def measure(sizes: tuple[int, ...], settings: SqliteAnnSettings | None = None, queries: int = 200, *,
             embedder: Any = None, app_settings: Settings | None = None, http_queries: int = 100,
             today: int = 100_000) -> Section:
@@ -85,18 +104,7 @@ def measure(sizes: tuple[int, ...], settings: SqliteAnnSettings | None = None, q
             build_s = time.perf_counter() - t0
             index_bytes = ann.index_file(store.path, VERSION).stat().st_size
             raw_bytes = n * DIM * 4
-            approx_ms, exact_ms, found, kinds = [], [], 0, set()
-            store.dense_candidates(VERSION, QueryVector(held_out[0], model), 10)  # load the index
-            for q in held_out:
-                t = time.perf_counter()
-                got = store.dense_candidates(VERSION, QueryVector(q, model), 10)
-                approx_ms.append((time.perf_counter() - t) * 1000)
-                t = time.perf_counter()
-                truth = exact.dense_candidates(VERSION, QueryVector(q, model), 10)
-                exact_ms.append((time.perf_counter() - t) * 1000)
-                found += len({c for c, _ in got.hits} & {c for c, _ in truth.hits})
-                kinds.add((got.dense_index or {}).get("kind"))
-            recall = found / (10 * len(held_out))
+            approx_ms, exact_ms, recall, kinds = index_against_exact(store, exact, held_out, model)
             leaks, short, filtered_ms, filtered_kinds = 0, 0, [], set()
             for q in held_out[:50]:
                 t = time.perf_counter()

@@ -38,6 +38,9 @@ class Writes(Protocol):
     def record(self, run: TargetRun, writes: Sequence[DocumentWrite], chunks: int, report: IngestReport,
                progress: Progress, *, documents: int) -> None: ...
 
+    def commit(self, run: TargetRun, writes: Sequence[DocumentWrite], report: IngestReport, progress: Progress, *,
+               documents: int) -> int: ...
+
 
 class GroupWriter:
     """``submit`` each group; leaving the ``with`` block waits for the writes in flight."""
@@ -57,8 +60,7 @@ class GroupWriter:
         """Write one group (``documents``: its size, failed documents included)."""
         target = self.run.target
         if self._pool is None:
-            chunks = self.pipeline.write(target.version, writes, allow_served=target.allow_served)
-            self.pipeline.record(self.run, writes, chunks, self.report, self.progress, documents=documents)
+            self.pipeline.commit(self.run, writes, self.report, self.progress, documents=documents)
             return
         while len(self._in_flight) >= self.writers:
             self._settle()
