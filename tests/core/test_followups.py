@@ -19,7 +19,8 @@ from backend.core.services.conversation import (
     without_attribute,
 )
 from backend.core.services.evidence import SentenceScorer
-from backend.core.services.followups import load_followups
+from backend.core.services.followups import FollowUpResult, load_followups
+from backend.core.services.followups import summary as followup_summary
 from backend.common.errors import EvaluationError
 from backend.core.types import ChatRequest, Chunk
 from backend.providers.local.extractive import ExtractiveChatModel
@@ -120,11 +121,25 @@ def test_spans_are_runs_of_content_words() -> None:
 
 def test_the_shipped_follow_up_set_loads_and_a_bad_one_names_its_line(tmp_path: Any) -> None:
     rows = load_followups(REPO / "data" / "golden" / "followups.jsonl")
-    assert len(rows) >= 40 and all(r.must_contain for r in rows)
+    answerable = [r for r in rows if r.expected_mode != "fallback"]
+    assert len(answerable) >= 40 and all(r.must_contain for r in answerable)
+    assert len(rows) - len(answerable) >= 20  # off-topic follow-ups: nothing to contain, fallback expected
     bad = tmp_path / "f.jsonl"
-    bad.write_text('{"id": "a", "first": "q", "follow_up": "and?", "must_contain": []}\n')
-    with pytest.raises(EvaluationError, match=r"f\.jsonl:1:.*must_contain"):
+    bad.write_text('{"id": "a", "first": "q", "follow_up": "and?", "must_contain": []}\n'
+                   '{"id": "b", "first": "q", "follow_up": "and?", "expected_mode": "fallback", "must_contain": ["x"]}\n')
+    with pytest.raises(EvaluationError, match=r"(?s)f\.jsonl:1:.*must_contain.*f\.jsonl:2:.*must_contain"):
         load_followups(bad)
+
+
+def test_off_topic_follow_ups_are_counted_apart_from_must_contain() -> None:
+    def result(expected: str, mode: str, passed: bool) -> FollowUpResult:
+        return FollowUpResult("x", "and?", "q", None, mode, expected, mode == expected, passed, ())
+
+    s = followup_summary([result("rag", "rag", True), result("rag", "fallback", False),
+                          result("fallback", "fallback", True), result("fallback", "hybrid", True)])
+    assert s["must_contain_pass_rate"] == 0.5 and s["fallback_rate"] == 0.5
+    assert (s["answerable"], s["unanswerable"], s["mode_accuracy"]) == (2, 2, 0.5)
+    assert followup_summary([result("rag", "rag", True)])["fallback_rate"] is None
 
 
 # --- answer composition ----------------------------------------------------------------
@@ -183,3 +198,17 @@ def test_the_answer_respects_its_length_limit_but_keeps_its_lead(embedder: Any) 
 def test_no_sentence_sharing_a_word_with_the_question_is_ever_quoted(embedder: Any) -> None:
     text, why = ask(answerer(embedder), "What is the dress code for the boat party?", POOL_CARS, mode="hybrid")
     assert text == "" and why["quotable"] == 0  # blank: the chat service falls back
+
+
+MESSENGER = """Satellite messenger
+
+Each field engineer carries a satellite messenger with an SOS button for sites without mobile coverage. Test it at the start of each week. Pool cars are parked in the garage under the office.
+"""
+
+
+def test_an_instruction_about_the_lead_s_subject_continues_it(embedder: Any) -> None:
+    """'Test it ...' means nothing without the sentence before it, and answers "how often should I test it?"."""
+    text, _ = ask(answerer(embedder), "how often should I test it (field engineer carry sites without mobile coverage)?",
+                  MESSENGER)
+    assert text.startswith("Each field engineer carries a satellite messenger")
+    assert "Test it at the start of each week. [1]" in text and "Pool cars" not in text

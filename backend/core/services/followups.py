@@ -10,6 +10,10 @@ A follow-up set is JSONL, one conversation a line::
 question as the conversation so far (the chat service condenses it as ``/chat`` does for a
 stored conversation), and checks the second answer's mode and ``must_contain``. Problems in
 the file are reported all at once as ``file:line: what``.
+
+A conversation whose follow-up the knowledge base does not answer ("and is there a pension
+scheme?") expects ``fallback`` and has no ``must_contain``; the summary counts those apart
+(``fallback_rate``), so ``must_contain_pass_rate`` is over the answerable ones only.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from backend.common.errors import EvaluationError
 from backend.common.jsonl import parse_model_line
@@ -37,7 +41,15 @@ class FollowUp(BaseModel):
     follow_up: str = Field(..., min_length=1, max_length=4000)
     expected_mode: Literal["rag", "hybrid", "fallback"] = "rag"
     expected_sources: dict[str, float] = Field(default_factory=dict)
-    must_contain: tuple[str, ...] = Field(..., min_length=1)
+    must_contain: tuple[str, ...] = Field(default=())
+
+    @model_validator(mode="after")
+    def _answerable_have_must_contain(self) -> "FollowUp":
+        if self.expected_mode != "fallback" and not self.must_contain:
+            raise ValueError("must_contain: expected at least one phrase (only a fallback follow-up has none)")
+        if self.expected_mode == "fallback" and self.must_contain:
+            raise ValueError("must_contain: a fallback follow-up has nothing to contain; leave it empty")
+        return self
 
 
 def load_followups(path: str | Path) -> list[FollowUp]:
@@ -68,6 +80,7 @@ class FollowUpResult:
     effective_query: str
     condensed_rule: str | None
     mode: str
+    expected_mode: str
     mode_correct: bool
     must_contain_passed: bool
     missing: tuple[str, ...]
@@ -87,21 +100,28 @@ def run_followups(chat: "ChatService", conversations: list[FollowUp], target: st
         passed, missing = rm.contains_all(second.answer, c.must_contain)
         explain = second.decision_explain
         out.append(FollowUpResult(c.id, c.follow_up, str(explain.effective_query), explain.condensed_rule,
-                                  second.mode, second.mode == c.expected_mode, passed, tuple(missing)))
+                                  second.mode, c.expected_mode, second.mode == c.expected_mode, passed, tuple(missing)))
     return out
 
 
 def summary(results: list[FollowUpResult]) -> dict[str, Any]:
-    n = max(len(results), 1)
-    return {"conversations": len(results),
-            "must_contain_pass_rate": round(sum(r.must_contain_passed for r in results) / n, 4),
-            "mode_accuracy": round(sum(r.mode_correct for r in results) / n, 4)}
+    """``must_contain_pass_rate`` over the answerable conversations, ``fallback_rate`` (None when
+    there are none) over those whose follow-up the knowledge base does not answer."""
+    answerable = [r for r in results if r.expected_mode != "fallback"]
+    unanswerable = [r for r in results if r.expected_mode == "fallback"]
+    return {"conversations": len(results), "answerable": len(answerable), "unanswerable": len(unanswerable),
+            "must_contain_pass_rate": round(sum(r.must_contain_passed for r in answerable) / max(len(answerable), 1), 4),
+            "fallback_rate": round(sum(r.mode == "fallback" for r in unanswerable) / len(unanswerable), 4)
+            if unanswerable else None,
+            "mode_accuracy": round(sum(r.mode_correct for r in results) / max(len(results), 1), 4)}
 
 
 def render(results: list[FollowUpResult]) -> str:
     s = summary(results)
     lines = [f"follow-ups: {s['conversations']} two-turn conversations; second answer must_contain "
-             f"{s['must_contain_pass_rate']:.4f}, mode accuracy {s['mode_accuracy']:.4f}"]
+             f"{s['must_contain_pass_rate']:.4f} ({s['answerable']} answerable), mode accuracy {s['mode_accuracy']:.4f}"
+             + (f"; {s['unanswerable']} off-topic follow-ups, fallback {s['fallback_rate']:.4f}"
+                if s["unanswerable"] else "")]
     for r in results:
         if not (r.must_contain_passed and r.mode_correct):
             lines.append(f"  {r.id}: {r.follow_up!r} -> {r.effective_query!r} ({r.condensed_rule or 'as asked'}): "
