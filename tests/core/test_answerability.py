@@ -50,6 +50,8 @@ def test_names_and_numbers_of_a_question_are_what_it_is_about() -> None:
     assert question_entities(YALE) == ("yale",)
     assert question_entities("Which three particles did Chadwick find in 1932?") == ("3", "chadwick", "1932")
     assert question_entities("What is the per diem?") == ()  # nothing capitalised past the first word
+    # the asker is no name: "I'm" made every sentence unquotable ("a name of the question found nowhere")
+    assert question_entities("What happens if I'm late for an I'm OK check-in, or if I've missed one?") == ("ok",)
     assert question_names("What year was the Legend of Zelda: Australian Princess planned?") == (
         "legend of zelda", "australian princess")
     assert question_names("When did Beyonce start becoming popular?") == ()

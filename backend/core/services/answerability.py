@@ -126,7 +126,9 @@ def question_entities(question: str) -> tuple[str, ...]:
         if _DIGITS.match(tok) or low in _NUMBER_WORDS:
             out.append(_NUMBER_WORDS.get(low, low))
         elif i > 0 and tok[0].isupper() and len(tok) > 1:
-            out.append(low.split("'")[0].split("’")[0])
+            name = low.split("'")[0].split("’")[0]
+            if name != "i":  # "I'm", "I'd", "I've" are the asker, not a name
+                out.append(name)
     return tuple(dict.fromkeys(out))
 
 
