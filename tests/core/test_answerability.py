@@ -11,6 +11,7 @@ import pytest
 from backend.common.config import AnswerabilitySettings, HybridGateSettings, RetrievalSettings
 from backend.core.services.answerability import (
     FEATURES,
+    FRAMING,
     AnswerabilityJudge,
     AnswerabilityModel,
     QuestionReading,
@@ -23,6 +24,7 @@ from backend.core.services.answerability import (
     model_from,
     question_entities,
     question_names,
+    sentence_conflicts,
 )
 from backend.core.services.evidence import ScoredSentence, Sentence, SentenceScorer
 from backend.core.answer_mode import Candidate, decide_answer_mode
@@ -198,9 +200,29 @@ def test_numbered_and_counted_terms_are_read_with_their_number(text: str, terms:
     ("What is the largest city in the north?", "The smallest city in the south is Faro.", True),
     ("What is the maximum team size?", "A team needs at least 6 engineers.", False),  # "at least" is an amount
     ("Which rooms need the most protection?", "Most of the halls are louder than 80 dB.", False),
+    # values of one attribute: a colour, steady or blinking (flashing is blinking)
+    ("What does a blinking amber LED mean?", "Status LED: Blinking red; Meaning: Overheating.", True),
+    ("What does a blinking amber LED mean?", "Status LED: Steady amber; Meaning: Disk or fan fault.", True),
+    ("What does a flashing amber LED mean?", "Status LED: Blinking amber; Meaning: Fan fault.", False),
+    ("What does the red button do?", "Press the button to restart.", False),  # names no other colour
 ])
 def test_a_sentence_naming_a_sibling_instead_conflicts(question: str, sentence: str, conflict: bool) -> None:
     assert conflicts(compound_terms(question), sentence) is conflict
+
+
+def test_a_sentence_under_a_sibling_s_heading_conflicts() -> None:
+    """A row under "Amsterdam office, floor 2" is about floor 2 though it does not say so."""
+    terms = compound_terms("How many emergency exits does floor 3 have?")
+    kitchen = Sentence("The fire extinguishers are next to each exit.", "Amsterdam office, floor 2", 1, "c1")
+    assert sentence_conflicts(terms, kitchen) and not conflicts(terms, kitchen.text)
+    both = Sentence("Floor 3 has two emergency exits.", "Amsterdam office, floor 2", 1, "c1", 1)
+    assert not sentence_conflicts(terms, both)  # the term the sentence itself names wins
+
+
+def test_a_sentence_saying_what_its_document_shows_is_framing() -> None:
+    assert FRAMING.match("This document shows the floor plans of the Amsterdam office with the emergency exits.")
+    assert FRAMING.match("The following section lists the approved vendors.")
+    assert not FRAMING.match("The document shows the customer's name and is signed on site.")
 
 
 def test_a_conflicting_sentence_is_neither_evidence_nor_quotable(embedder: Any) -> None:

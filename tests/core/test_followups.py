@@ -45,6 +45,14 @@ def test_a_constraint_replaces_the_phrase_it_stands_for(scorer: SentenceScorer) 
     assert (rule.by, rule.rule) == ("rule", "substitution")
 
 
+def test_a_new_colour_or_signal_replaces_the_one_asked_about() -> None:
+    """No model needed: "blinking red" stands for "steady amber", not for "LED" (the closest phrase by meaning)."""
+    assert condense_offline("and blinking red?", "What does a steady amber status LED on the appliance mean?").query \
+        == "What does a blinking red status LED on the appliance mean?"
+    assert condense_offline("and the green one?", "What does the red button do?").query == \
+        "What does the green button do?"
+
+
 def test_without_a_close_phrase_the_new_attribute_is_asked_about_the_old_topic(scorer: SentenceScorer) -> None:
     out = condense_offline("and the hotline number?", "How quickly must a security incident be reported?",
                            scorer.phrase_similarities)

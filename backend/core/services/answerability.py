@@ -192,6 +192,8 @@ def _sibling_key(term: str) -> tuple[str, str] | None:
     low = term.lower()
     if low.startswith("~"):  # an opposite: "~3:a" and "~3:b" are the two sides of pair 3
         return ("opposite", low.split(":")[0])
+    if low.startswith("="):  # a value: "=colour:amber" and "=colour:red"
+        return ("value", low.split(":")[0])
     if m := _NUMBERED_TERM.match(low):
         return ("numbered", m.group(1))
     if m := _COUNTED.match(low):
@@ -214,6 +216,14 @@ _OPPOSITES: tuple[tuple[frozenset[str], frozenset[str]], ...] = tuple(
         ("positive", "negative"), ("larger/bigger", "smaller"), ("higher", "lower"), ("older", "younger"),
         ("longer", "shorter"), ("major", "minor"), ("import/imports/imported", "export/exports/exported"),
         ("most", "least"), ("internal", "external"), ("upper", "lower"), ("inner", "outer")))
+#: values of one attribute, each excluding the others: a question about the blinking amber LED is not
+#: answered by the row for the steady amber or the blinking red one (synonyms share the value's name)
+_VALUES: Mapping[str, Mapping[str, str]] = {
+    "colour": {w: w for w in "red amber orange yellow green blue purple violet white black grey pink brown".split()}
+    | {"gray": "grey"},
+    "signal": {"blinking": "blinking", "flashing": "blinking", "blinks": "blinking", "flashes": "blinking",
+               "steady": "steady"},
+}
 _AT_LEAST = re.compile(r"\bat\s+(?:least|most)\b|\bmost\s+of\b", re.IGNORECASE)
 
 
@@ -230,10 +240,17 @@ def _opposites(text: str) -> set[str]:
     return out
 
 
+def attribute_values(text: str) -> set[str]:
+    """``=attribute:value`` for each value of :data:`_VALUES` the text names ("=colour:amber")."""
+    words = {t.strip("'’-") for t in _TOKEN.findall(text.lower())}
+    return {f"={attribute}:{values[w]}" for attribute, values in _VALUES.items() for w in words & values.keys()}
+
+
 @lru_cache(maxsize=20_000)
 def _compounds(text: str) -> frozenset[str]:
     folded = fold_accents(text)
-    return frozenset({m.group().lower() for m in _COMPOUND.finditer(folded)} | _numbered(folded) | _opposites(folded))
+    return frozenset({m.group().lower() for m in _COMPOUND.finditer(folded)} | _numbered(folded) | _opposites(folded)
+                     | attribute_values(folded))
 
 
 def compound_terms(text: str) -> frozenset[str]:
@@ -255,6 +272,14 @@ def conflicts(question_terms: frozenset[str], sentence: str) -> bool:
         if any(other != term and _sibling_key(other) == key for other in found):
             return True
     return False
+
+
+def sentence_conflicts(question_terms: frozenset[str], sentence: Sentence) -> bool:
+    """:func:`conflicts` for a sentence under its heading: a row under "Amsterdam office, floor 2"
+    is about floor 2 though it does not say so; a term the sentence itself names still wins."""
+    if not question_terms:
+        return False
+    return conflicts(question_terms, f"{sentence.heading}. {sentence.text}" if sentence.heading else sentence.text)
 
 
 def _bigrams(words: Sequence[str]) -> frozenset[tuple[str, str]]:
@@ -296,7 +321,7 @@ class QuestionReading:
 
 #: a sentence that frames a document instead of saying anything ("This policy explains ...")
 FRAMING = re.compile(r"^(this|the following) (policy|document|section|guide|page|handbook|procedure|standard|chapter)\b"
-                     r"[^.]{0,40}\b(explains?|describes?|sets? out|covers?|outlines?|applies|summari[sz]es?)\b|"
+                     r"[^.]{0,40}\b(explains?|describes?|sets? out|covers?|outlines?|applies|summari[sz]es?|shows|lists)\b|"
                      r"^(these|the) (rules|steps|measures) (keep|help|ensure|protect)\b", re.IGNORECASE)
 
 
@@ -425,7 +450,7 @@ def feature_matrix(reading: QuestionReading, scored: Sequence[ScoredSentence], c
         rows[i] = (s.dense, s.lexical, float(answer_type), passage_cover, context_cover, missing,
                    entity_cover, entity_missing, sim, name_cover, number_missing, bigram_cover, novelty,
                    min(float(unknown_words), MISSING_CAP), s.score / SCORE_SCALE * context_cover ** COVERAGE_POWER,
-                   float(conflicts(reading.compounds, s.sentence.text)))
+                   float(sentence_conflicts(reading.compounds, s.sentence)))
     return rows
 
 

@@ -136,7 +136,7 @@ def _constraint_phrase(constraint: str) -> str:
     phrase = _LEAD_PREPOSITIONS.sub("", constraint.strip()).strip()
     while _LEAD_PREPOSITIONS.match(phrase):
         phrase = _LEAD_PREPOSITIONS.sub("", phrase).strip()
-    return phrase
+    return re.sub(r"(?<=\w) ones?$", "", phrase, flags=re.IGNORECASE)  # "the green one" stands for "green"
 
 
 def closest_span(previous: str, constraint: str, similarity: Similarity | None) -> tuple[int, int, float] | None:
@@ -145,14 +145,36 @@ def closest_span(previous: str, constraint: str, similarity: Similarity | None) 
     "safety"); None for no model, no content word, or a rest too long or personal to be a constraint."""
     phrase = _constraint_phrase(constraint)
     candidates = spans(previous)
-    if similarity is None or not phrase or not candidates or len(_tokens(phrase)) > MAX_CONSTRAINT_WORDS \
-            or _PERSONAL.search(phrase):
+    if not phrase or not candidates or len(_tokens(phrase)) > MAX_CONSTRAINT_WORDS or _PERSONAL.search(phrase):
+        return None
+    values = _attribute_spans(candidates, phrase)
+    if values:  # "and blinking red?" after "What does a steady amber LED mean?" replaces "steady amber"
+        start, end, _ = max(values, key=lambda c: c[1] - c[0])
+        return start, end, 1.0
+    if similarity is None:
         return None
     scores = similarity(phrase, [text for _, _, text in candidates])
     top = max(scores)
     best = max((i for i in range(len(candidates)) if scores[i] >= top - SPAN_SLACK),
                key=lambda i: (candidates[i][1] - candidates[i][0], scores[i]))
     return candidates[best][0], candidates[best][1], float(top)
+
+
+def _attribute_spans(candidates: list[tuple[int, int, str]], phrase: str) -> list[tuple[int, int, str]]:
+    """The spans made only of values of the attributes ``phrase`` names a value of (colours, steady
+    or blinking: ``answerability.attribute_values``)."""
+    from backend.core.services.answerability import attribute_values
+
+    attributes = {v.split(":")[0] for v in attribute_values(phrase.lower())}
+    if not attributes:
+        return []
+    out = []
+    for start, end, text in candidates:
+        words = _tokens(text.lower())
+        named = [attribute_values(w) for w in words]
+        if all(named) and {v.split(":")[0] for n in named for v in n} <= attributes:
+            out.append((start, end, text))
+    return out
 
 
 def substitute(previous: str, constraint: str, similarity: Similarity | None) -> str | None:
