@@ -24,7 +24,6 @@ from backend.core.services.answerability import (
     model_from,
     question_entities,
     question_names,
-    sentence_conflicts,
 )
 from backend.core.services.evidence import ScoredSentence, Sentence, SentenceScorer
 from backend.core.answer_mode import Candidate, decide_answer_mode
@@ -208,15 +207,6 @@ def test_numbered_and_counted_terms_are_read_with_their_number(text: str, terms:
 ])
 def test_a_sentence_naming_a_sibling_instead_conflicts(question: str, sentence: str, conflict: bool) -> None:
     assert conflicts(compound_terms(question), sentence) is conflict
-
-
-def test_a_sentence_under_a_sibling_s_heading_conflicts() -> None:
-    """A row under "Amsterdam office, floor 2" is about floor 2 though it does not say so."""
-    terms = compound_terms("How many emergency exits does floor 3 have?")
-    kitchen = Sentence("The fire extinguishers are next to each exit.", "Amsterdam office, floor 2", 1, "c1")
-    assert sentence_conflicts(terms, kitchen) and not conflicts(terms, kitchen.text)
-    both = Sentence("Floor 3 has two emergency exits.", "Amsterdam office, floor 2", 1, "c1", 1)
-    assert not sentence_conflicts(terms, both)  # the term the sentence itself names wins
 
 
 def test_a_sentence_saying_what_its_document_shows_is_framing() -> None:

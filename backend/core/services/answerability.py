@@ -274,14 +274,6 @@ def conflicts(question_terms: frozenset[str], sentence: str) -> bool:
     return False
 
 
-def sentence_conflicts(question_terms: frozenset[str], sentence: Sentence) -> bool:
-    """:func:`conflicts` for a sentence under its heading: a row under "Amsterdam office, floor 2"
-    is about floor 2 though it does not say so; a term the sentence itself names still wins."""
-    if not question_terms:
-        return False
-    return conflicts(question_terms, f"{sentence.heading}. {sentence.text}" if sentence.heading else sentence.text)
-
-
 def _bigrams(words: Sequence[str]) -> frozenset[tuple[str, str]]:
     return frozenset(zip(words, words[1:]))
 
@@ -450,7 +442,7 @@ def feature_matrix(reading: QuestionReading, scored: Sequence[ScoredSentence], c
         rows[i] = (s.dense, s.lexical, float(answer_type), passage_cover, context_cover, missing,
                    entity_cover, entity_missing, sim, name_cover, number_missing, bigram_cover, novelty,
                    min(float(unknown_words), MISSING_CAP), s.score / SCORE_SCALE * context_cover ** COVERAGE_POWER,
-                   float(sentence_conflicts(reading.compounds, s.sentence)))
+                   float(conflicts(reading.compounds, s.sentence.text)))
     return rows
 
 

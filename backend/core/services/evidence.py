@@ -201,13 +201,13 @@ class SentenceScorer:
         for chunk in chunks:
             seen |= set(content_words(chunk.text))
         coverage = (sum(1 for w in words if w in seen) / len(words) if words else 1.0) ** COVERAGE_POWER
-        from backend.core.services.answerability import compound_terms, sentence_conflicts
+        from backend.core.services.answerability import compound_terms, conflicts
 
         scored = self.score(question, self.sentences(chunks))
         terms = compound_terms(question)
         best: dict[str, float] = {}
         for s in scored:
-            if sentence_conflicts(terms, s.sentence):  # "Tier 1" is no evidence for a Tier 4 question
+            if terms and conflicts(terms, s.sentence.text):  # "Tier 1" is no evidence for a Tier 4 question
                 continue
             best[s.sentence.chunk_id] = max(best.get(s.sentence.chunk_id, 0.0), s.score)
         return [round(best.get(c.chunk_id, 0.0) / SCORE_SCALE * coverage, 6) for c in chunks]
