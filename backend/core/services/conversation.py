@@ -18,6 +18,9 @@ without one, ``condense_offline`` applies this documented rule to the previous
       constraint (cosine of the local model's vectors, at least ``SUBSTITUTE_MIN``).
       A singular "a"/"an" before the replaced phrase agrees with the new one ("when an
       employee resigns" + "and for managers?" -> "when managers resigns", not "an managers").
+      A constraint naming a colour or a steady/blinking signal replaces the phrase of the previous
+      question made of such values, with or without a model ("and blinking red?" after "What does a
+      steady amber status LED mean?" -> "What does a blinking red status LED mean?").
    c. With no such phrase (or no model) the rest is asked about the previous question's topic,
       less the phrase the rest stands for when one is at least ``ATTRIBUTE_MIN`` close (kept,
       it would fetch the first answer's sentence again): "and the max altitude?" after "What is
@@ -142,7 +145,8 @@ def _constraint_phrase(constraint: str) -> str:
 def closest_span(previous: str, constraint: str, similarity: Similarity | None) -> tuple[int, int, float] | None:
     """``(start, end, cosine)`` of the phrase of ``previous`` closest in meaning to ``constraint``
     (of those nearly as close, the longest: "and the helmet?" stands for "safety shoes", not
-    "safety"); None for no model, no content word, or a rest too long or personal to be a constraint."""
+    "safety"; a phrase of colours or signals for a constraint naming one, at cosine 1.0); None for no
+    model, no content word, or a rest too long or personal to be a constraint."""
     phrase = _constraint_phrase(constraint)
     candidates = spans(previous)
     if not phrase or not candidates or len(_tokens(phrase)) > MAX_CONSTRAINT_WORDS or _PERSONAL.search(phrase):

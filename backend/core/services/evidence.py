@@ -59,7 +59,6 @@ COVERAGE_POWER = 2
 SCORE_SCALE = 1.0 + LEXICAL_WEIGHT + ANSWER_TYPE_WEIGHT
 #: the answerer adds PASSAGE_WEIGHT / n for a sentence of passage [n] (retrieval rank as a prior)
 PASSAGE_WEIGHT = 0.1
-#: a sentence starting like this continues the one before it ("They are shredded on site.")
 #: a sentence that continues the one before it: it opens with a pronoun ("They are shredded on
 #: site.") or, as an instruction, has one for its object ("Test it at the start of each week.")
 ANAPHORA = re.compile(r"^(They|It|This|These|That|Those|Such|Its|Their|There|He|She)\b|^[A-Z][a-z]+ (it|them)\b")
