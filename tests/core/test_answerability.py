@@ -100,6 +100,9 @@ def test_missing_words_are_the_topic_words_absent_from_the_context() -> None:
     assert missing_words("Which brand of safety shoes is in the PPE kit?",
                          [chunk("The PPE kit holds S3 safety shoes.")]) == ["brand"]
     assert missing_words("How many days of annual leave?", [chunk("25 days of annual leave")]) == []
+    # a number word is no word the knowledge base lacks: the text writes "10" (numbers are entity features)
+    assert missing_words("How long is the sabbatical after ten years of service?",
+                         [chunk("After 10 years of service the entitlement rises to 30 days.")]) == ["sabbatical"]
 
 
 # --- the model -----------------------------------------------------------------------

@@ -385,15 +385,16 @@ class AnswerabilityModel:
 def missing_words(question: str, chunks: Sequence[Chunk]) -> list[str]:
     """The question's topic words (as typed, lower-cased) found in none of ``chunks``: the
     ones worth asking the whole knowledge base about (``unknown_words``). A contraction
-    ("don't", "isnt"), a function word or a slip on one ("everyone", "teh", "wat") is never
-    one; an inflection (crude stems, irregular forms: "worn" for "wear") or a slip on a word
+    ("don't", "isnt"), a function word or a slip on one ("everyone", "teh", "wat") or a number
+    word ("ten") is never one; an inflection (crude stems, irregular forms: "worn" for "wear") or a slip on a word
     of the passages ("reqeusts" beside "requests", :func:`word_forms.typo_in`) is found."""
     everywhere = frozenset().union(*(_words(c.text) for c in chunks)) if chunks else frozenset()
     out = []
     vocabulary: frozenset[str] | None = None
     for token in _TOKEN.findall(fold_accents(question).lower()):
         token = token.strip("'’-")
-        if not token or is_contraction(token) or token in FUNCTION_WORDS or function_word_typo(token):
+        if not token or is_contraction(token) or token in FUNCTION_WORDS or function_word_typo(token) \
+                or token in _NUMBER_WORDS:  # "ten" is "10" to the text; numbers are entity features
             continue
         stems = content_words(token)
         if not stems or stems[0] in everywhere or stems[0] not in set(topic_words(token)):
