@@ -231,12 +231,22 @@ def heading_offsets(document: LoadedDocument, text: str) -> list[tuple[int, int,
     for block in document.blocks:
         if block.kind != "text" or block.role != "heading" or not block.text.strip():
             continue
-        found = text.find(block.text, pos)
+        found = _heading_at(text, block.text, pos)
         if found < 0:
             continue
         out.append((found, _heading_level(block.attrs), block.text))
         pos = found + len(block.text)
     return out
+
+
+def _heading_at(text: str, heading: str, pos: int) -> int:
+    """Where ``heading`` starts as a line of its own at or after ``pos``: the heading "Firmware" is
+    not the word in an earlier table row "Firmware update in progress". Anywhere, when no line holds
+    it alone (a sanitized or re-wrapped heading)."""
+    line = re.compile(r"^[ \t]*" + re.escape(heading.strip()) + r"[ \t]*$", re.MULTILINE).search(text, pos)
+    if line:
+        return line.start() + len(line.group()) - len(line.group().lstrip())
+    return text.find(heading, pos)
 
 
 _STYLE_LEVEL = re.compile(r"heading\s*(\d)", re.IGNORECASE)

@@ -20,8 +20,9 @@ from backend.ingest.targets import Target, entry_source
 #: bump when the pipeline changes chunks for unchanged inputs, so every document is redone
 #: (2: every chunk records ``heading_path`` and, for PDF, ``page``; 3: ``section_breaks`` and, for
 #: PDF, ``page_breaks`` (where a section or page begins inside the chunk), and ``source`` is relative
-#: to the manifest or allowed root for files outside the repository)
-PIPELINE_FORMAT = 3
+#: to the manifest or allowed root for files outside the repository; 4: a heading is found as a line
+#: of its own, not as the same word earlier in a table row, so ``heading_path`` and ``section_breaks`` move)
+PIPELINE_FORMAT = 4
 
 
 def document_hash(entry: ManifestEntry, target: Target, config: IngestConfig, model_id: str) -> str:

@@ -96,3 +96,16 @@ def test_a_chunk_records_where_pages_and_sections_begin_inside_it(tmp_path: Path
     sections = chunk.metadata["section_breaks"]
     assert [path for _, path in sections] == [["Leave", "Carry-over"], ["Sick leave"]]
     assert [chunk.text[offset:].split("\n")[0] for offset, _ in sections] == ["Carry-over", "Sick leave"]
+
+
+def test_a_heading_is_found_where_it_stands_not_as_an_earlier_word(tmp_path: Path) -> None:
+    """The "Firmware" heading comes after a table row saying "Firmware update in progress": the rows
+    above it belong to "Front panel", and a citation of one must say so (it said "Firmware")."""
+    whole = PROFILE.model_copy(update={"chunker": PROFILE.chunker.model_copy(update={"size": 5000})})
+    md = tmp_path / "appliance.md"
+    md.write_text("# Appliance\n\n## Front panel\n\n| Status LED | Meaning |\n|---|---|\n"
+                  "| Blinking green | Firmware update in progress |\n| Steady amber | Disk or fan fault |\n\n"
+                  "## Firmware\n\nUpdates take about 20 minutes.\n", encoding="utf-8")
+    (chunk,) = TextChunker(whole).chunk(load_document(md, "appliance", make_settings(tmp_path)))
+    sections = {chunk.text[offset:].split("\n")[0]: path for offset, path in chunk.metadata["section_breaks"]}
+    assert sections == {"Front panel": ["Appliance", "Front panel"], "Firmware": ["Appliance", "Firmware"]}
