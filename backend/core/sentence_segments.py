@@ -34,6 +34,11 @@ def _cells(line: str) -> list[str]:
     return [c.strip() for c in line.strip().strip("|").split("|")]
 
 
+def table_cells(line: str) -> tuple[str, ...]:
+    """The cells of a table row line ("Status LED | Meaning | What to do")."""
+    return tuple(_cells(line))
+
+
 def _is_heading(line: str, prev_blank: bool, next_line: str | None) -> bool:
     """A title or section heading: marked with ``#``, or a short line with no closing
     punctuation that starts with a capital and is followed by a new block."""

@@ -160,6 +160,7 @@ class TextChunker:
         metadata: Mapping[str, Any] = document.metadata
         content_type = content_type_of(metadata)
         headings = heading_offsets(document, text)
+        tables = table_runs(document, text)
         pages = page_offsets(document, text)
         title = document_title(metadata, document.source)
         out = []
@@ -169,6 +170,9 @@ class TextChunker:
             header = chunk_header(self.profile, title, path)
             where: dict[str, Any] = {"char_start": span.start, "heading_path": path,
                                      "section_breaks": section_breaks(headings, span.start, span.end)}
+            columns = next((row for header_end, end, row in tables if header_end <= span.start < end), None)
+            if columns is not None:  # starts inside a table: its rows still need their column names
+                where["table_header"] = columns
             if pages:
                 where["page"] = page_at(pages, span.start)
                 where["page_breaks"] = page_breaks(pages, span.start, span.end)
@@ -220,6 +224,34 @@ def section_breaks(headings: Sequence[tuple[int, int, str]], start: int, end: in
     """Pure: ``[offset in the chunk, heading path]`` of each heading that begins inside
     ``text[start:end]`` (after its first character): the section in force from there on."""
     return [[offset - start, heading_path(headings, offset)] for offset, _, _ in headings if start < offset < end]
+
+
+def table_runs(document: LoadedDocument, text: str) -> list[tuple[int, int, str]]:
+    """``(end of the header row, end of the table, header row)`` of each run of table-row blocks
+    found in ``text`` (a Markdown or HTML row is a block; a DOCX table is one block whose first
+    line is its header), so a chunk that starts inside a table knows its column names."""
+    out: list[tuple[int, int, str]] = []
+    pos = 0
+    current: list[Any] | None = None
+    for block in document.blocks:
+        if block.kind != "text" or not block.text:
+            continue
+        found = text.find(block.text, pos)
+        if found < 0:
+            continue
+        pos = found + len(block.text)
+        if block.role != "table":
+            if current is not None:
+                out.append((current[0], current[1], current[2]))
+            current = None
+        elif current is None:
+            first = block.text.split("\n", 1)[0]
+            current = [found + len(first), pos, first]
+        else:
+            current[1] = pos
+    if current is not None:
+        out.append((current[0], current[1], current[2]))
+    return out
 
 
 def heading_offsets(document: LoadedDocument, text: str) -> list[tuple[int, int, str]]:

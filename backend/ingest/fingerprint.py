@@ -21,8 +21,9 @@ from backend.ingest.targets import Target, entry_source
 #: (2: every chunk records ``heading_path`` and, for PDF, ``page``; 3: ``section_breaks`` and, for
 #: PDF, ``page_breaks`` (where a section or page begins inside the chunk), and ``source`` is relative
 #: to the manifest or allowed root for files outside the repository; 4: a heading is found as a line
-#: of its own, not as the same word earlier in a table row, so ``heading_path`` and ``section_breaks`` move)
-PIPELINE_FORMAT = 4
+#: of its own, not as the same word earlier in a table row, so ``heading_path`` and ``section_breaks`` move;
+#: 5: a chunk that starts inside a table records the table's header row, ``table_header``)
+PIPELINE_FORMAT = 5
 
 
 def document_hash(entry: ManifestEntry, target: Target, config: IngestConfig, model_id: str) -> str:

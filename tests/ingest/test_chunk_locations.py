@@ -109,3 +109,25 @@ def test_a_heading_is_found_where_it_stands_not_as_an_earlier_word(tmp_path: Pat
     (chunk,) = TextChunker(whole).chunk(load_document(md, "appliance", make_settings(tmp_path)))
     sections = {chunk.text[offset:].split("\n")[0]: path for offset, path in chunk.metadata["section_breaks"]}
     assert sections == {"Front panel": ["Appliance", "Front panel"], "Firmware": ["Appliance", "Firmware"]}
+
+
+def test_a_chunk_starting_inside_a_table_keeps_its_column_names(tmp_path: Path) -> None:
+    """The chunk holding the later rows of a table records the header row, so its rows are read with
+    their column names ("Status LED: Steady amber; Meaning: ...") even when the chunk before is not
+    in context, and "LED" counts as said by the passage."""
+    from backend.core.services.answerability import passage_text
+    from backend.core.services.evidence import SentenceScorer
+
+    rows = "".join(f"| Code {i} amber | Disk or fan fault number {i} |\n" for i in range(12))
+    md = tmp_path / "leds.md"
+    md.write_text(f"# LEDs\n\n| Status LED | Meaning |\n|---|---|\n{rows}\n## Firmware\n\nUpdates take 20 minutes.\n",
+                  encoding="utf-8")
+    small = PROFILE.model_copy(update={"chunker": PROFILE.chunker.model_copy(update={"size": 250})})
+    chunks = TextChunker(small).chunk(load_document(md, "leds", make_settings(tmp_path)))
+    inside = [c for c in chunks if c.chunk_index > 0 and c.text.startswith("Code")]
+    assert inside and all(c.metadata["table_header"] == "Status LED | Meaning" for c in inside)
+    assert "table_header" not in chunks[0].metadata  # it holds the header row itself
+    alone = inside[-1]
+    sentences = SentenceScorer.sentences([alone])
+    assert sentences[0].text.startswith("Status LED: Code") and "; Meaning: Disk or fan fault" in sentences[0].text
+    assert "Status LED" in passage_text(alone) and "Status LED" not in alone.text

@@ -406,13 +406,21 @@ def missing_words(question: str, chunks: Sequence[Chunk]) -> list[str]:
     return list(dict.fromkeys(out))
 
 
+def passage_text(chunk: Chunk) -> str:
+    """What a passage says: its text, and the column names of the table it starts inside
+    (``table_header``, recorded at ingest), which its rows are read with."""
+    header = chunk.metadata.get("table_header") if chunk.metadata else None
+    return f"{header}\n\n{chunk.text}" if isinstance(header, str) and header else chunk.text
+
+
 def feature_matrix(reading: QuestionReading, scored: Sequence[ScoredSentence], chunks: Sequence[Chunk],
                    similarities: Sequence[float], unknown_words: int = 0) -> np.ndarray:
     """One row of :data:`FEATURES` per scored sentence. ``chunks`` are the passages in
     context order (a sentence's ``passage`` is its 1-based position) and ``similarities``
     their retrieval similarities."""
-    passage_words = [_words(c.text) for c in chunks]
-    passage_tokens = [_plain_tokens(c.text) for c in chunks]
+    texts = [passage_text(c) for c in chunks]
+    passage_words = [_words(t) for t in texts]
+    passage_tokens = [_plain_tokens(t) for t in texts]
     everywhere = frozenset().union(*passage_words) if passage_words else frozenset()
     all_tokens = frozenset().union(*passage_tokens) if passage_tokens else frozenset()
     topic = reading.topic
@@ -432,7 +440,7 @@ def feature_matrix(reading: QuestionReading, scored: Sequence[ScoredSentence], c
         passage_cover = sum(w in words for w in topic) / len(topic) if topic else 1.0
         entity_cover = (sum(e in tokens for e in reading.entities) / len(reading.entities)) if reading.entities else 1.0
         sim = similarities[p] if 0 <= p < len(similarities) else 0.0
-        flat = _flat_lower(chunks[p].text) if 0 <= p < len(chunks) else ""
+        flat = _flat_lower(texts[p]) if 0 <= p < len(chunks) else ""
         name_cover = sum(n in flat for n in reading.names) / len(reading.names) if reading.names else 1.0
         sentence_tokens = _plain_tokens(s.sentence.text)
         number_missing = float(any(n not in sentence_tokens for n in reading.numbers))

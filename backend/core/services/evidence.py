@@ -37,7 +37,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from backend.core.ports import Embedder
-from backend.core.sentence_segments import ReadingState, segment_chunk
+from backend.core.sentence_segments import ReadingState, segment_chunk, table_cells
 from backend.core.sentence_words import cached_content_words
 from backend.core.types import Chunk
 
@@ -152,6 +152,13 @@ def lexical_overlap(question_words: Sequence[str], sentence: str, heading: str |
 HEADING_MIX = 0.7
 
 
+def opened_table(chunk: Chunk) -> ReadingState:
+    """Where a chunk starts reading when the one before it is not in context: inside the table
+    whose header row ingest recorded (``table_header``), so its rows keep their column names."""
+    header = chunk.metadata.get("table_header") if chunk.metadata else None
+    return (None, table_cells(header)) if isinstance(header, str) and header.strip() else (None, None)
+
+
 class SentenceScorer:
     """Scores context sentences for a question with the embedder (cosine; sentence
     vectors cached in an LRU) or, without one, by words and answer type alone."""
@@ -168,7 +175,7 @@ class SentenceScorer:
         segmented: dict[int, list[tuple[str | None, str, str, int]]] = {}
         ends: dict[tuple[str, int], ReadingState] = {}
         for i, chunk in sorted(enumerate(chunks), key=lambda p: (p[1].doc_id, p[1].chunk_index)):
-            start = ends.get((chunk.doc_id, chunk.chunk_index - 1), (None, None))
+            start = ends.get((chunk.doc_id, chunk.chunk_index - 1)) or opened_table(chunk)
             segmented[i], ends[(chunk.doc_id, chunk.chunk_index)] = segment_chunk(chunk.text, start)
         seen: set[str] = set()
         out: list[Sentence] = []
