@@ -73,7 +73,10 @@ IRREGULAR = {"daily": "day", "fully": "full", "lost": "lose", "paid": "pay", "bo
               "woken": "wake", "tore": "tear", "torn": "tear", "forgave": "forgive", "forgiven": "forgive",
               "sang": "sing", "sung": "sing", "drank": "drink", "drunk": "drink", "rang": "ring", "rung": "ring",
               "struck": "strike", "dealt": "deal", "bent": "bend", "swept": "sweep", "ran": "run",
-              "children": "child", "women": "woman", "men": "man", "feet": "foot", "teeth": "tooth"}
+              "children": "child", "women": "woman", "men": "man", "feet": "foot", "teeth": "tooth",
+              # a table's column or a policy's noun that a question asks with its verb: "Weight" / "how much
+              # does it weigh", "theft" / "is stolen"
+              "weight": "weigh", "weights": "weigh", "theft": "steal", "thefts": "steal"}
 
 
 def stem(word: str) -> str:

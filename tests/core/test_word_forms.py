@@ -74,6 +74,9 @@ def test_irregular_forms_share_a_stem() -> None:
     assert _stem("worn") == _stem("wear") == _stem("wore") == _stem("wearing")
     assert _stem("told") == _stem("tell")
     assert _stem("children") == _stem("child")
+    # a table column or policy noun asked with its verb: "Weight: 27 kg" answers "how much does it weigh?"
+    assert _stem("weight") == _stem("weigh") == _stem("weighs")
+    assert _stem("theft") == _stem("stolen") == _stem("steal")
 
 
 @pytest.mark.parametrize(("word", "forms"), [
