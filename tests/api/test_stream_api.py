@@ -119,6 +119,17 @@ def test_follow_up_is_condensed_by_the_offline_rule_and_history_is_deletable(cli
     assert again[0][1]["decision_explain"]["condensed_by"] == "none"
 
 
+def test_a_follow_up_is_condensed_only_from_turns_of_its_own_knowledge_base(client: FlaskClient) -> None:
+    """Switching knowledge bases mid-conversation: the coffee domain never saw the leave question,
+    so "and for part-time staff?" asked of it is not rewritten into a leave question."""
+    cid = "conv-switch"
+    events(ask(client, "How many days of annual leave do employees get?", conversation_id=cid))
+    switched = events(ask(client, "and for part-time staff?", headers={"X-RAG-Domain": "coffee"}, conversation_id=cid))
+    assert switched[0][1]["decision_explain"]["condensed_by"] == "none"
+    back = events(ask(client, "and for part-time staff?", conversation_id=cid))  # the policies' own turn counts
+    assert back[0][1]["decision_explain"]["effective_query"] == "How many days of annual leave do part-time staff get?"
+
+
 def test_feedback_is_stored_counted_and_exported_as_golden_candidates(app: Flask, corpus: Corpus,
                                                                       tmp_path: Any, monkeypatch: Any) -> None:
     client = app.test_client()

@@ -304,7 +304,7 @@ class ChatService:
     def _plan(self, query: ChatQuery) -> _Plan:
         started = time.perf_counter()
         route = self._route(query)
-        condensed = self._condense(query)
+        condensed = self._condense(query, route)
         short = is_short_query(condensed.query, self._settings.short_query)
         top_k = query.top_k if query.top_k is not None else self._settings.top_k
         outcome = self._search(route, query, condensed.query, top_k)
@@ -324,15 +324,18 @@ class ChatService:
         planned_ms = round((time.perf_counter() - started) * 1000, 3)
         return _Plan(route, condensed, short, outcome, candidates, decision, started, planned_ms, top_k)
 
-    def _condense(self, query: ChatQuery) -> Condensed:
-        """The standalone question: the question itself outside a conversation."""
+    def _condense(self, query: ChatQuery, route: Route) -> Condensed:
+        """The standalone question: the question itself outside a conversation. Only the turns
+        asked of the same knowledge base count: after switching from the policies to the handbook,
+        "and for managers?" is not about the policies' last question."""
         if query.history is not None:
             previous = list(query.history)
         elif query.conversation_id is None or self.conversations is None:
             return Condensed(" ".join(query.question.split()), "none")
         else:
             principal = query.visibility.principal if query.visibility is not None else None
-            previous = [t.effective_query for t in self.history(query.conversation_id, principal)]
+            previous = [t.effective_query for t in self.history(query.conversation_id, principal)
+                        if t.domain == route.domain]
         similarity = self._evidence.phrase_similarities if self._evidence is not None else None
         return condense(query.question, previous, self._condense_llm, similarity)
 
