@@ -45,6 +45,7 @@ from backend.core.services.evidence import (
     SentenceScorer,
     content_words,
     question_type,
+    table_header,
     topic_words,
 )
 from backend.core.services.word_forms import FUNCTION_WORDS, function_word_typo, inflections, is_contraction, typo_in
@@ -227,10 +228,14 @@ _VALUES: Mapping[str, Mapping[str, str]] = {
 _AT_LEAST = re.compile(r"\bat\s+(?:least|most)\b|\bmost\s+of\b", re.IGNORECASE)
 
 
+def _bare_words(text: str) -> set[str]:
+    return {t.strip("'’-") for t in _TOKEN.findall(text.lower())}
+
+
 def _opposites(text: str) -> set[str]:
     """``~i:a`` / ``~i:b``: the side of each pair of :data:`_OPPOSITES` the text names ("at least" and
     "at most" are amounts, not sides)."""
-    words = {t.strip("'’-") for t in _TOKEN.findall(_AT_LEAST.sub(" ", text).lower())}
+    words = _bare_words(_AT_LEAST.sub(" ", text))
     out = set()
     for i, (a, b) in enumerate(_OPPOSITES):
         if words & a:
@@ -242,7 +247,7 @@ def _opposites(text: str) -> set[str]:
 
 def attribute_values(text: str) -> set[str]:
     """``=attribute:value`` for each value of :data:`_VALUES` the text names ("=colour:amber")."""
-    words = {t.strip("'’-") for t in _TOKEN.findall(text.lower())}
+    words = _bare_words(text)
     return {f"={attribute}:{values[w]}" for attribute, values in _VALUES.items() for w in words & values.keys()}
 
 
@@ -409,8 +414,8 @@ def missing_words(question: str, chunks: Sequence[Chunk]) -> list[str]:
 def passage_text(chunk: Chunk) -> str:
     """What a passage says: its text, and the column names of the table it starts inside
     (``table_header``, recorded at ingest), which its rows are read with."""
-    header = chunk.metadata.get("table_header") if chunk.metadata else None
-    return f"{header}\n\n{chunk.text}" if isinstance(header, str) and header else chunk.text
+    header = table_header(chunk)
+    return f"{header}\n\n{chunk.text}" if header else chunk.text
 
 
 def feature_matrix(reading: QuestionReading, scored: Sequence[ScoredSentence], chunks: Sequence[Chunk],

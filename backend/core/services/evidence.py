@@ -152,11 +152,17 @@ def lexical_overlap(question_words: Sequence[str], sentence: str, heading: str |
 HEADING_MIX = 0.7
 
 
+def table_header(chunk: Chunk) -> str | None:
+    """The header row of the table the chunk starts inside, as ingest recorded it (``table_header``)."""
+    header = chunk.metadata.get("table_header") if chunk.metadata else None
+    return header if isinstance(header, str) and header.strip() else None
+
+
 def opened_table(chunk: Chunk) -> ReadingState:
     """Where a chunk starts reading when the one before it is not in context: inside the table
-    whose header row ingest recorded (``table_header``), so its rows keep their column names."""
-    header = chunk.metadata.get("table_header") if chunk.metadata else None
-    return (None, table_cells(header)) if isinstance(header, str) and header.strip() else (None, None)
+    whose header row ingest recorded, so its rows keep their column names."""
+    header = table_header(chunk)
+    return (None, table_cells(header)) if header else (None, None)
 
 
 class SentenceScorer:
