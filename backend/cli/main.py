@@ -30,6 +30,7 @@ from backend.cli import (
     oracle,
     search,
     serve,
+    train,
     tune,
 )
 from backend.common.errors import RagError
@@ -61,7 +62,8 @@ def cli(ctx: click.Context, config_path: str | None, debug: bool) -> None:
 #: one entry per noun (or noun-less verb); a new one adds its import and its line here
 for command in (
     config_cmd.config, index.index, kb.kb, ingest.ingest, ask.ask, search.search, serve.serve, evaluate.eval_cmd,
-    bench.bench, calibrate.calibrate, feedback.feedback, tune.tune, oracle.oracle, *aliases.COMMANDS,
+    bench.bench, calibrate.calibrate, feedback.feedback, tune.tune, oracle.oracle, train.train,
+    *aliases.COMMANDS,
 ):
     cli.add_command(command)
 
