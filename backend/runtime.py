@@ -82,7 +82,7 @@ class Runtime:
         chat path (modes exactly as ``/chat``), else the mode comes from the search hits alone."""
         return Evaluator.from_settings(self.settings, self.stores.vectors, self.stores.admin, self.embedder,
                                        chat=self.chat if answers else None, reranker=self.reranker,
-                                       rerankers=self.rerankers)
+                                       rerankers=self.rerankers, scorer=self.chat.scorer)
 
     def ingest(self, *, progress: bool | Progress | None = None, cancel: CancelToken | None = None,
                engine: IngestEngine | None = None) -> IngestPipeline:
@@ -156,7 +156,8 @@ def build_runtime(settings: Settings, *, stores: Stores | None = None, embedder:
     chat = ChatService(
         searches, Routing.from_settings(settings.embeddings), settings.retrieval, settings.llm.prompts,
         primary, fallback, admin=stores.admin, interactions=stores.interactions, sanitize=settings.sanitize,
-        evidence=scorer if isinstance(scorer, SentenceScorer) else SentenceScorer(embedder),
+        evidence=scorer if isinstance(scorer, SentenceScorer) else SentenceScorer(
+            embedder, reader=registry.build_answer_reader(settings)),
         conversations=stores.conversations,
         condense_llm=primary if primary.name in LLM_PROVIDERS else None,
     )

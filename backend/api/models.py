@@ -209,10 +209,18 @@ class AnswerSentenceOut(ResponseModel):
 
 class AnswerabilityOut(ResponseModel):
     best_sentence: float | None = Field(
-        ..., description="Best probability that a retrieved sentence sharing a word with the question answers it.")
+        ..., description="Best probability that a quotable retrieved sentence answers the question (the answer "
+        "reader's, or the logistic model's without one).")
     relevance_bar: float = Field(..., description="retrieval.answerability.min_sentence_relevance: below it nothing "
                                  "is relevant, and the answer is never hybrid.")
-    unknown_words: list[str] = Field(..., description="Question words no visible chunk of the knowledge base uses.")
+    unknown_words: list[str] = Field(..., description="Question words no visible chunk of the knowledge base uses "
+                                     "(looked up only without the answer reader; with it, always empty).")
+    judged_by: str | None = Field(None, description="Who judged the sentences: 'reader' (the trained answer reader, "
+                                  "retrieval.answerability.reader) or 'features' (the logistic model).")
+    sentence: str | None = Field(None, description="The sentence best_sentence scores: the one judged most likely "
+                                 "to answer.")
+    verdict: str | None = Field(None, description="The decision in plain words: which sentence was judged, and how "
+                                "its score compares with the thresholds.")
 
 
 class AnswerExplainOut(ResponseModel):

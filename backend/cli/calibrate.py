@@ -65,7 +65,8 @@ def collect(settings: Settings, services: Runtime, sets: list[tuple[str, str]], 
     the sentence evidence for each ``min_similarity_for_hybrid`` of the grid; ``on_query``
     after each (the progress bar)."""
     retrieval = settings.retrieval
-    scorer = SentenceScorer(services.embedder)
+    # the runtime's scorer: with the answer reader when the profile enables it, as /chat judges
+    scorer = services.chat.scorer or SentenceScorer(services.embedder)
     min_sims = sorted({*grid.min_similarity_for_hybrid, retrieval.hybrid.min_similarity_for_hybrid})
     queries = []
     for version, golden_path in sets:

@@ -114,6 +114,9 @@ class ModeDecision:
     #: the best sentence's answerability among usable chunks, and the bar it was held to
     max_relevance: float | None = None
     relevance_bar: float | None = None
+    #: the sentence judged most likely to answer, and who judged it (``reader`` or ``features``)
+    judged_sentence: str | None = None
+    judged_by: str | None = None
 
     @property
     def gates_passed(self) -> dict[str, bool]:

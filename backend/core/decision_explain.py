@@ -67,10 +67,36 @@ class AnswerabilityExplain:
     best_sentence: float | None
     relevance_bar: float
     unknown_words: tuple[str, ...]
+    #: who judged the sentences: ``reader`` (the trained model) or ``features`` (the logistic model)
+    judged_by: str | None = None
+    #: the sentence judged most likely to answer (the one ``best_sentence`` scores)
+    sentence: str | None = None
+    #: the verdict in plain words
+    verdict: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {"best_sentence": self.best_sentence, "relevance_bar": self.relevance_bar,
-                "unknown_words": list(self.unknown_words)}
+                "unknown_words": list(self.unknown_words), "judged_by": self.judged_by, "sentence": self.sentence,
+                "verdict": self.verdict}
+
+
+def verdict(decision: ModeDecision) -> str:
+    """Why the mode, in a sentence a user reads: which sentence was judged, and how it compares."""
+    score, sentence = decision.max_relevance, decision.judged_sentence
+    who = "the answer reader" if decision.judged_by == "reader" else "the answerability model"
+    quoted = f'"{sentence if len(sentence) <= 160 else sentence[:157] + "..."}"' if sentence else None
+    th = decision.thresholds
+    if decision.llm_judged_unanswerable:
+        return "the language model replied that the passages do not answer the question"
+    if quoted is None or score is None:
+        return "no retrieved sentence could be judged: nothing in the knowledge base answers the question"
+    if decision.mode == "rag":
+        return f"{who} judged that {quoted} answers the question (probability {score:.2f})"
+    if decision.mode == "hybrid":
+        return (f"{who} found no sentence that clearly answers; the closest, {quoted}, scored {score:.2f} "
+                f"(a clear answer needs {th.high:.2f}), so it is quoted as a partial answer")
+    return (f"{who} found no sentence that answers the question: the closest, {quoted}, scored {score:.2f} "
+            f"(a partial answer needs {max(th.low, decision.relevance_bar or 0.0):.2f})")
 
 
 _NESTED = {"thresholds": ThresholdsExplain, "gates": GatesExplain, "answerability": AnswerabilityExplain}
@@ -131,7 +157,8 @@ class DecisionExplain(Mapping[str, Any]):
             max_eligible_similarity=_round(decision.max_eligible_similarity),
             decision_score=decision.decision_score, max_evidence=_round(decision.max_evidence),
             answerability=None if decision.relevance_bar is None else AnswerabilityExplain(
-                _round(decision.max_relevance), decision.relevance_bar, tuple(decision.unknown_words)),
+                _round(decision.max_relevance), decision.relevance_bar, tuple(decision.unknown_words),
+                decision.judged_by, decision.judged_sentence, verdict(decision)),
             gates=GatesExplain(decision.min_similarity_for_hybrid, decision.min_chunks_for_hybrid,
                                decision.min_total_context_chars, decision.usable_chunks,
                                decision.usable_context_chars, decision.gates_passed),

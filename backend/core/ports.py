@@ -336,6 +336,17 @@ class Embedder(Protocol):
 
 
 @runtime_checkable
+class AnswerReader(Protocol):
+    """Reads a question against sentences: the probability that each answers it (the answer
+    decision's model, ``retrieval.answerability.reader``)."""
+
+    def score(self, question: str, texts: Sequence[str]) -> Any:
+        """One probability in [0, 1] per text (a numpy array), in input order. A text is
+        ``heading | sentence`` when the sentence stands under a heading."""
+        ...
+
+
+@runtime_checkable
 class Reranker(Protocol):
     """Scores (query, passage) pairs for a second-stage ordering of the top candidates."""
 

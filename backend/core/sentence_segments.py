@@ -24,6 +24,8 @@ _CLOSING = re.compile(r"[.!?:;,]\s*$")
 #: a line ending like this continues on the next line; it is never a heading
 _OPEN_END = re.compile(r"(,|\b(or|and|to|of|the|a|an|with|for|by|in|on|at))\s*$")
 _ENDED = re.compile(r"[.!?:;)\"'\]]\s*$")
+#: the end of a list item the chunk boundary cut: a bare number (its unit is on the next chunk) or a word that goes on
+_CUT_ITEM = re.compile(r"(\d|,|\b(or|and|to|of|the|a|an|with|for|by|in|on|at|than|per))\s*$", re.IGNORECASE)
 
 
 def _is_table_row(line: str) -> bool:
@@ -140,7 +142,7 @@ def _units(text: str, state: ReadingState = (None, None)) -> tuple[list[tuple[st
 
 def segment(text: str) -> list[tuple[str | None, str]]:
     """``(heading, sentence)`` pairs of a passage: headings are context, list markers
-    dropped, table rows kept whole, tiny fragments (< 3 words) skipped."""
+    dropped, table rows kept whole, tiny fragments (< 3 words; < 2 for a list item) skipped."""
     return [(heading, sentence) for heading, _, sentence in segment_kinds(text)]
 
 
@@ -160,9 +162,15 @@ def segment_chunk(text: str, state: ReadingState = (None, None)) -> tuple[list[t
     flat = " ".join(_FIGURE_MARK.sub(" ", text).split())
     for n, (heading, kind, body) in enumerate(units):
         parts = [body] if kind in ("row", "meta") else _SENTENCE_END.split(body)
-        if n == len(units) - 1 and kind not in ("row", "meta") and not _ENDED.search(body) and flat.endswith(body[-40:]):
-            parts = parts[:-1]  # the chunk was cut mid-sentence; the next chunk repeats it whole (overlap)
-        out.extend((heading, kind, s.strip(), n) for s in parts if len(WORD.findall(s)) >= 3)
+        if n == len(units) - 1 and kind != "row" and kind != "meta" and not _ENDED.search(body) \
+                and flat.endswith(body[-40:]) and (kind == "para" or _CUT_ITEM.search(body)):
+            # the chunk was cut mid-sentence; the next chunk repeats it whole (overlap). A list item needs no
+            # full stop ("- S3 safety boots"): it counts as cut only when it ends on a number or a word that
+            # goes on ("RPO 15", "boots and")
+            parts = parts[:-1]
+        # a list item is a sentence with or without a full stop ("- S3 safety boots"), and may be short
+        least = 2 if kind == "item" else 3
+        out.extend((heading, kind, s.strip(), n) for s in parts if len(WORD.findall(s)) >= least)
     return out, end
 
 

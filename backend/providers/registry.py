@@ -15,7 +15,7 @@ from backend.common.config import (ChatProviderSettings, EmbeddingSettings, Enri
 from backend.common.errors import ConfigError
 from backend.common.token_bucket import TokenBucket
 from backend.core.metadata_schema import Schema
-from backend.core.ports import ChatModel, CombinedStore, Embedder, EnrichmentCache, Enricher, Reranker, Stores
+from backend.core.ports import AnswerReader, ChatModel, CombinedStore, Embedder, EnrichmentCache, Enricher, Reranker, Stores
 
 
 class StoreFacade(CombinedStore, Protocol):
@@ -70,7 +70,18 @@ def _extractive_chat(provider: ChatProviderSettings, settings: Settings) -> Chat
     embedder = build_embedder(settings) if settings.embeddings.provider == "local" else None
     answerability = settings.retrieval.answerability if settings.retrieval.judges_sentences else None
     return ExtractiveChatModel(embedder, max_sentences=provider.max_sentences, answerability=answerability,
-                               max_answer_chars=provider.max_answer_chars)
+                               max_answer_chars=provider.max_answer_chars, reader=build_answer_reader(settings))
+
+
+def build_answer_reader(settings: Settings) -> AnswerReader | None:
+    """The trained answer reader when ``retrieval.answerability.reader.enabled`` (and sentences are
+    judged at all), loaded once per process from the committed folder; None otherwise."""
+    reader = settings.retrieval.answerability.reader
+    if not (reader.enabled and settings.retrieval.judges_sentences):
+        return None
+    from backend.providers.local.answer_reader import load_reader
+
+    return load_reader(settings.resolve_path(reader.path), max_length=reader.max_length)
 
 
 def _local_llm_chat(provider: ChatProviderSettings, settings: Settings) -> ChatModel:

@@ -244,3 +244,19 @@ def test_the_shipped_model_prefers_the_sentence_that_answers_over_its_look_alike
     assert by_text[YALE_TEXT] > by_text[HARVARD]
     harvard_only = judge.judge(YALE, [chunk(HARVARD)], [0.6])
     assert harvard_only[0].probability < by_text[YALE_TEXT]
+
+
+def test_a_list_item_without_a_full_stop_is_a_sentence_and_a_question_is_never_quotable(embedder: Any) -> None:
+    """Issue 42, item 7: the last item of a list keeps its place even unpunctuated, and a sentence that
+    is a question (an FAQ entry restating what is asked) says nothing, whoever judges it."""
+    from backend.core.sentence_segments import segment_kinds
+
+    text = "PPE kit\n\nThe kit holds:\n- S3 safety boots\n- A hard hat\n- Ear plugs rated 30 dB"
+    assert [s for _, k, s in segment_kinds(text) if k == "item"] == ["S3 safety boots", "A hard hat",
+                                                                      "Ear plugs rated 30 dB"]
+    faq = chunk("Which boots are in the PPE kit? The kit has S3 safety boots.")
+    judged = AnswerabilityJudge(SentenceScorer(embedder), model_from(AnswerabilitySettings())).judge(
+        "Which boots are in the PPE kit?", [faq], [0.6])
+    reading = QuestionReading.of("Which boots are in the PPE kit?")
+    quotable = {j.sentence.text: j.quotable(reading) for j in judged}
+    assert quotable == {"Which boots are in the PPE kit?": False, "The kit has S3 safety boots.": True}

@@ -197,8 +197,16 @@ export function renderWhy(container, explain, question) {
     const lines = el("ul", { className: "answerability" },
       el("li", { text: none ? `No sentence could be weighed (a sentence counts as an answer from ${bar}).`
         : `The best sentence has a ${judged.best_sentence.toFixed(2)} chance of answering the question (it counts as an answer from ${bar}).` }));
+    if (judged.verdict) {
+      lines.prepend(el("li", { className: "verdict", text: judged.verdict.charAt(0).toUpperCase() + judged.verdict.slice(1) + "." }));
+    }
     if (judged.unknown_words && judged.unknown_words.length) {
       lines.append(el("li", { text: `Words the knowledge base never uses: ${judged.unknown_words.join(", ")}` }));
+    }
+    if (judged.judged_by) {
+      lines.append(el("li", { className: "note", text: judged.judged_by === "reader"
+        ? "Judged by the answer reader, a model trained to tell an answer from a look-alike."
+        : "Judged by the answerability features (word and meaning overlap)." }));
     }
     container.append(el("h3", { text: "Does any sentence answer it?" }), lines);
   }

@@ -75,6 +75,7 @@ from backend.common.config.metadata import (
 )
 from backend.common.config.retrieval import (
     AnswerabilitySettings,
+    ReaderSettings,
     FreshnessSettings,
     HybridGateSettings,
     RetrievalSettings,
@@ -153,6 +154,7 @@ __all__ = [
     "AdminSettings",
     "AliasSettings",
     "AnswerabilitySettings",
+    "ReaderSettings",
     "BUILTIN_FILTER_FIELDS",
     "BatchingSettings",
     "CHUNK_COLUMNS",

@@ -37,6 +37,18 @@ class HybridGateSettings(_Model):
     max_context_chars: int = Field(6000, ge=100, description="Prompt context budget.")
 
 
+class ReaderSettings(_Model):
+    """The answer reader: a cross-encoder trained here (``rag train answerability``) that reads the
+    question against each sentence and gives its probability of answering (docs/CALIBRATION.md)."""
+
+    enabled: bool = Field(
+        False, description="Judge sentences with the trained reader: its probability is the sentence's answerability "
+        "(the logistic features stay as explanations), and no word of the question vetoes a sentence.")
+    path: str = Field("models/answer-reader", description="Folder with the reader's ONNX file, tokenizer and card "
+                      "(relative to the repository root; committed, never downloaded).")
+    max_length: int = Field(128, ge=16, le=512, description="Tokens per (question, sentence) pair; the sentence is cut.")
+
+
 class AnswerabilitySettings(_Model):
     """The answerability model (``decision_score: answerability``): logistic weights per
     feature, fitted by ``rag calibrate --answerability`` (docs/CALIBRATION.md)."""
@@ -52,12 +64,13 @@ class AnswerabilitySettings(_Model):
                                  "novelty": 0.2104, "unknown_words": -1.1472, "conflict": -3.163},
         description="Weight per feature (see docs/CALIBRATION.md for each: dense, lexical, answer_type, passage_cover, "
         "context_cover, missing_topic, entity_cover, entity_missing, similarity, name_cover, number_missing, "
-        "bigram_cover, novelty, unknown_words, evidence, conflict); a feature left out weighs 0.")
+        "bigram_cover, novelty, unknown_words, evidence, conflict, reader); a feature left out weighs 0.")
     min_sentence_relevance: float = Field(
         0.2, ge=0, le=1, description="decision_score evidence or answerability: hybrid needs a sentence at or above "
         "this probability that may be quoted (shares a content word with the question, asks nothing beyond the "
         "context), and quotes only such sentences; rag (the high threshold reached) needs one quotable sentence of "
         "any probability. No quotable sentence means fallback, whatever the thresholds.")
+    reader: ReaderSettings = ReaderSettings()
 
     @field_validator("weights")
     @classmethod

@@ -59,7 +59,7 @@ if TYPE_CHECKING:
 
 FEATURES: tuple[str, ...] = ("dense", "lexical", "answer_type", "passage_cover", "context_cover", "missing_topic",
                              "entity_cover", "entity_missing", "similarity", "name_cover", "number_missing",
-                             "bigram_cover", "novelty", "unknown_words", "evidence", "conflict")
+                             "bigram_cover", "novelty", "unknown_words", "evidence", "conflict", "reader")
 
 #: what each feature means, for ``decision_explain`` (a user reads these)
 FEATURE_WORDS: Mapping[str, str] = {
@@ -79,7 +79,16 @@ FEATURE_WORDS: Mapping[str, str] = {
     "unknown_words": "question words the knowledge base never uses",
     "evidence": "sentence score times the squared topic-word coverage (decision_score evidence)",
     "conflict": "names a sibling of a term of the question instead of it (full-time for part-time, C200 for C800)",
+    "reader": "the trained reader's probability that the sentence answers the question",
 }
+
+#: between a sentence's heading and the sentence in what the reader reads (``heading | sentence``)
+HEADING_SEPARATOR = " | "
+
+
+def reader_text(sentence: str, heading: str | None) -> str:
+    """What the answer reader reads beside the question: the sentence after its heading."""
+    return f"{heading}{HEADING_SEPARATOR}{sentence}" if heading else sentence
 
 MISSING_CAP = 3.0
 _ENTITY_MISSING, _UNKNOWN_WORDS = FEATURES.index("entity_missing"), FEATURES.index("unknown_words")
@@ -330,6 +339,8 @@ class SentenceJudgement:
     scored: ScoredSentence
     features: tuple[float, ...]
     probability: float
+    #: the probability is the trained reader's (no word of the question vetoes the sentence)
+    read: bool = False
 
     @property
     def sentence(self) -> Sentence:
@@ -347,12 +358,23 @@ class SentenceJudgement:
         is about a neighbouring subject, and its closest sentence answers another question."""
         return self.features[_ENTITY_MISSING] > 0 or self.features[_UNKNOWN_WORDS] > 0
 
+    @property
+    def says_something(self) -> bool:
+        """Neither a document's fact line, nor a framing sentence ("This policy explains ..."), nor
+        a question (an FAQ entry restating the question answers nothing)."""
+        text = self.sentence.text.rstrip()
+        return self.sentence.kind != "meta" and not FRAMING.match(text) and not text.endswith("?")
+
     def quotable(self, reading: QuestionReading) -> bool:
-        """May be quoted at all: shares a word with the question, is neither a document's fact
-        line nor a framing sentence ("This policy explains ..."), and the question asks nothing
-        beyond the context (:attr:`asks_beyond_context`)."""
-        return (self.shares_key_term(reading) and self.sentence.kind != "meta"
-                and not FRAMING.match(self.sentence.text) and not self.asks_beyond_context
+        """May be quoted at all: it :attr:`says_something`; judged by the reader, nothing more
+        (meaning is the reader's to judge, not shared words); judged by the features, it also
+        shares a word with the question, the question asks nothing beyond the context
+        (:attr:`asks_beyond_context`) and it names no sibling of the question's terms."""
+        if not self.says_something:
+            return False
+        if self.read:
+            return True
+        return (self.shares_key_term(reading) and not self.asks_beyond_context
                 and not self.features[_CONFLICT])
 
 
@@ -419,10 +441,11 @@ def passage_text(chunk: Chunk) -> str:
 
 
 def feature_matrix(reading: QuestionReading, scored: Sequence[ScoredSentence], chunks: Sequence[Chunk],
-                   similarities: Sequence[float], unknown_words: int = 0) -> np.ndarray:
+                   similarities: Sequence[float], unknown_words: int = 0,
+                   reader: Sequence[float] | np.ndarray | None = None) -> np.ndarray:
     """One row of :data:`FEATURES` per scored sentence. ``chunks`` are the passages in
-    context order (a sentence's ``passage`` is its 1-based position) and ``similarities``
-    their retrieval similarities."""
+    context order (a sentence's ``passage`` is its 1-based position), ``similarities``
+    their retrieval similarities and ``reader`` the reader's probabilities (0 without one)."""
     texts = [passage_text(c) for c in chunks]
     passage_words = [_words(t) for t in texts]
     passage_tokens = [_plain_tokens(t) for t in texts]
@@ -456,13 +479,15 @@ def feature_matrix(reading: QuestionReading, scored: Sequence[ScoredSentence], c
         rows[i] = (s.dense, s.lexical, float(answer_type), passage_cover, context_cover, missing,
                    entity_cover, entity_missing, sim, name_cover, number_missing, bigram_cover, novelty,
                    min(float(unknown_words), MISSING_CAP), s.score / SCORE_SCALE * context_cover ** COVERAGE_POWER,
-                   float(conflicts(reading.compounds, s.sentence.text)))
+                   float(conflicts(reading.compounds, s.sentence.text)), float(reader[i]) if reader is not None else 0.0)
     return rows
 
 
 class AnswerabilityJudge:
-    """Scores every sentence of the context with the model; shared by the mode decision
-    and the extractive answerer so both read the same probabilities."""
+    """Scores every sentence of the context; shared by the mode decision and the extractive
+    answerer so both read the same probabilities. With a reader on the scorer
+    (``SentenceScorer.reader``) a sentence's probability is the reader's, and the features are
+    computed beside it as its explanation; without one, the logistic model's."""
 
     def __init__(self, scorer: SentenceScorer, model: AnswerabilityModel) -> None:
         self.scorer = scorer
@@ -479,9 +504,13 @@ class AnswerabilityJudge:
             return []
         scored = self.scorer.score(question, sentences)
         sims = list(similarities) if similarities is not None else [0.0] * len(chunks)
-        features = feature_matrix(QuestionReading.of(question), scored, chunks, sims, unknown_words)
-        probs = self.model.probabilities(features)
-        return [SentenceJudgement(s, tuple(float(x) for x in f), float(p)) for s, f, p in zip(scored, features, probs)]
+        read = self.scorer.reader is not None
+        reader = self.scorer.read(question, [reader_text(s.sentence.text, s.sentence.heading) for s in scored]) \
+            if read else None
+        features = feature_matrix(QuestionReading.of(question), scored, chunks, sims, unknown_words, reader)
+        probs = reader if reader is not None else self.model.probabilities(features)
+        return [SentenceJudgement(s, tuple(float(x) for x in f), float(p), read)
+                for s, f, p in zip(scored, features, probs)]
 
 
 def logit(p: float) -> float:
@@ -511,6 +540,11 @@ class Scored:
 
     candidates: list["Candidate"]
     unknown_words: tuple[str, ...] = ()
+    #: the quotable sentence judged most likely to answer, its probability, and who judged it
+    #: (``reader``: the trained reader; ``features``: the logistic model)
+    best_sentence: str | None = None
+    best_probability: float | None = None
+    judged_by: str | None = None
 
 
 def attach_answerability(candidates: Sequence["Candidate"], question: str, scorer: SentenceScorer,
@@ -527,17 +561,23 @@ def attach_answerability(candidates: Sequence["Candidate"], question: str, score
     if not context:
         return Scored(list(candidates))
     chunks = [c.chunk for c in context]
-    unknown = probe(question, chunks) if probe is not None else ()
+    # the reader judges meaning: a word the knowledge base never uses is no reason to refuse
+    unknown = probe(question, chunks) if probe is not None and scorer.reader is None else ()
     judge = AnswerabilityJudge(scorer, model_from(settings.answerability))
     reading = QuestionReading.of(question)
     best: dict[str, float] = {c.chunk.chunk_id: 0.0 for c in context}
+    top: SentenceJudgement | None = None
     for j in judge.judge(question, chunks, [c.similarity for c in context], len(unknown)):
         if j.quotable(reading):
             cid = j.sentence.chunk_id
             best[cid] = max(best[cid], round(j.probability, 6))
+            if top is None or j.probability > top.probability:
+                top = j
     decides = settings.decision_score == "answerability"
     return Scored([replace(c, relevance=best[c.chunk.chunk_id], evidence=best[c.chunk.chunk_id] if decides else c.evidence)
-                   if c.chunk.chunk_id in best else c for c in candidates], unknown)
+                   if c.chunk.chunk_id in best else c for c in candidates], unknown,
+                  top.sentence.text if top else None, round(top.probability, 6) if top else None,
+                  "reader" if scorer.reader is not None else "features")
 
 
 def attach_scores(candidates: Sequence["Candidate"], question: str, scorer: SentenceScorer | None,

@@ -91,7 +91,7 @@ def judge_query(qid: str, golden: str, group: str, expected_mode: str, must_cont
 SIGNS: dict[str, int] = {"dense": 1, "lexical": 1, "answer_type": 1, "passage_cover": 1, "context_cover": 1,
                          "missing_topic": -1, "entity_cover": 1, "entity_missing": -1, "similarity": 1,
                          "name_cover": 1, "number_missing": -1, "bigram_cover": 1, "novelty": 0, "unknown_words": -1,
-                         "evidence": 1, "conflict": -1}
+                         "evidence": 1, "conflict": -1, "reader": 1}
 
 
 def fit_model(queries: Sequence[JudgedQuery], c: float = 1.0) -> AnswerabilityModel:

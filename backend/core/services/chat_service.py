@@ -295,6 +295,11 @@ class ChatService:
             return []
         return self.conversations.conversation_turns(conversation_key(conversation_id), principal)
 
+    @property
+    def scorer(self) -> SentenceScorer | None:
+        """The sentence scorer the decision judges with (and its answer reader, if any)."""
+        return self._evidence
+
     def delete_conversation(self, conversation_id: str, principal: str | None) -> int:
         if self.conversations is None:
             return 0
@@ -316,7 +321,8 @@ class ChatService:
                                    self._searches[route.profile].probe(outcome.version, query.visibility))
             candidates = scored.candidates
             decision = replace(decide_answer_mode(candidates, self._settings, short),
-                               unknown_words=scored.unknown_words)
+                               unknown_words=scored.unknown_words, judged_sentence=scored.best_sentence,
+                               judged_by=scored.judged_by)
             telemetry.annotate({"rag.mode": decision.mode, "rag.candidates": len(candidates),
                                 "rag.context_chunks": len(decision.context.used),
                                 "rag.top_score": round(decision.max_similarity, 6)

@@ -120,7 +120,8 @@ class Evaluator:
                  retrieval: RetrievalSettings, evaluation: EvaluationSettings, chat: ChatService | None = None,
                  sanitize: SanitizeSettings | None = None, access: AccessSettings | None = None,
                  reranker: Reranker | None = None,
-                 rerankers: Callable[[RerankSettings], Reranker | None] | None = None) -> None:
+                 rerankers: Callable[[RerankSettings], Reranker | None] | None = None,
+                 scorer: SentenceScorer | None = None) -> None:
         self._store = store
         #: the configured reranker, so the gate evaluates the order users will get; ``rerankers``
         #: builds the one a version's stamp names when it differs (``registry.reranker_factory``)
@@ -134,18 +135,20 @@ class Evaluator:
         self._chat = chat
         #: redact mode: golden queries (and missing phrases) are redacted in the report like chat questions
         self._sanitize = sanitize or (chat.sanitize_settings if chat is not None else None)
-        self._scorer: SentenceScorer | None = None  # made when decision_score is evidence and chat is None
+        #: judges sentences when chat is None (the runtime's, with its answer reader); made on first use otherwise
+        self._scorer: SentenceScorer | None = scorer
         self._access = access or AccessSettings()
 
     @classmethod
     def from_settings(cls, settings: Settings, vectors: VectorStore, admin: IndexAdmin, embedder: Embedder, *,
                       chat: ChatService | None = None, reranker: Reranker | None = None,
-                      rerankers: Callable[[RerankSettings], Reranker | None] | None = None) -> Evaluator:
+                      rerankers: Callable[[RerankSettings], Reranker | None] | None = None,
+                      scorer: SentenceScorer | None = None) -> Evaluator:
         """The evaluator the configured gate uses: ``settings``' embeddings, retrieval, evaluation,
         sanitize and access slices; ``chat`` answers every golden query (modes exactly as ``/chat``)."""
         return cls(vectors, admin, embedder, embeddings=settings.embeddings, retrieval=settings.retrieval,
                    evaluation=settings.evaluation, chat=chat, sanitize=settings.sanitize, access=settings.access,
-                   reranker=reranker, rerankers=rerankers)
+                   reranker=reranker, rerankers=rerankers, scorer=scorer)
 
     def _visibility(self, q: GoldenQuery) -> Visibility | None:
         """What a golden query may see: its principal's visibility, or None (unrestricted)."""

@@ -36,7 +36,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from backend.core.ports import Embedder
+from backend.core.ports import AnswerReader, Embedder
 from backend.core.sentence_segments import ReadingState, segment_chunk, table_cells
 from backend.core.sentence_words import cached_content_words
 from backend.core.types import Chunk
@@ -169,9 +169,39 @@ class SentenceScorer:
     """Scores context sentences for a question with the embedder (cosine; sentence
     vectors cached in an LRU) or, without one, by words and answer type alone."""
 
-    def __init__(self, embedder: Embedder | None = None, cache_size: int = 20_000) -> None:
+    def __init__(self, embedder: Embedder | None = None, cache_size: int = 20_000,
+                 reader: AnswerReader | None = None) -> None:
         self._embedder = embedder
         self._cache = _shared_cache(embedder, cache_size)
+        #: the trained answer reader (``retrieval.answerability.reader``): with it, a sentence's
+        #: answerability is the reader's probability (``answerability.AnswerabilityJudge``)
+        self.reader = reader
+        self._read: OrderedDict[tuple[str, str], float] = OrderedDict()
+        self._read_capacity = cache_size
+        self._read_lock = threading.Lock()
+
+    def forget_reads(self) -> None:
+        """Drop the cached reader probabilities (a benchmark times questions as if never asked)."""
+        with self._read_lock:
+            self._read.clear()
+
+    def read(self, question: str, texts: Sequence[str]) -> np.ndarray:
+        """The reader's probability per text (``heading | sentence``), cached per (question, text): the
+        decision and the answerer read the same pairs once."""
+        if self.reader is None:
+            raise ValueError("SentenceScorer.read needs a reader")
+        with self._read_lock:
+            known = {t: self._read[(question, t)] for t in texts if (question, t) in self._read}
+        todo = list(dict.fromkeys(t for t in texts if t not in known))
+        if todo:
+            fresh = np.asarray(self.reader.score(question, todo), dtype=np.float64).reshape(-1)
+            with self._read_lock:
+                for t, p in zip(todo, fresh):
+                    known[t] = float(p)
+                    self._read[(question, t)] = float(p)
+                while len(self._read) > self._read_capacity:
+                    self._read.popitem(last=False)
+        return np.array([known[t] for t in texts], dtype=np.float64)
 
     @staticmethod
     def sentences(chunks: Sequence[Chunk]) -> list[Sentence]:

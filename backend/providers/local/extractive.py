@@ -45,7 +45,7 @@ import re
 from typing import Any
 
 from backend.common.config import AnswerabilitySettings
-from backend.core.ports import Embedder
+from backend.core.ports import AnswerReader, Embedder
 from backend.core.services.answerability import AnswerabilityJudge, QuestionReading, model_from
 from backend.core.services.evidence import (  # noqa: F401 - re-exported: the answerer's vocabulary
     ANAPHORA,
@@ -75,11 +75,13 @@ class ExtractiveChatModel:
     name = "extractive"
 
     def __init__(self, embedder: Embedder | None = None, max_sentences: int = 4, cache_size: int = 20_000,
-                 answerability: AnswerabilitySettings | None = None, max_answer_chars: int = 1200) -> None:
+                 answerability: AnswerabilitySettings | None = None, max_answer_chars: int = 1200,
+                 reader: AnswerReader | None = None) -> None:
         self._max_sentences = max_sentences
         self._max_chars = max_answer_chars
-        #: the sentence scorer, shared with the chat service's evidence decision (one vector cache)
-        self.scorer = SentenceScorer(embedder, cache_size)
+        #: the sentence scorer, shared with the chat service's evidence decision (one vector cache); with
+        #: the trained ``reader`` its probabilities choose the sentences (``answerability.reader``)
+        self.scorer = SentenceScorer(embedder, cache_size, reader)
         #: with it, sentences are chosen by their probability of answering (``answerability``), and a
         #: sentence below ``min_sentence_relevance`` or sharing no word with the question is never quoted
         self._judge = AnswerabilityJudge(self.scorer, model_from(answerability)) if answerability else None
