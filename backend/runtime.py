@@ -151,13 +151,17 @@ def build_runtime(settings: Settings, *, stores: Stores | None = None, embedder:
                             rerankers=rerankers)
         for name, profile in settings.embeddings.profiles.items()
     }
-    # the extractive answerer's sentence scorer when it is the primary (one vector cache), else a new one
+    # the extractive answerer's sentence scorer when it is the primary (one vector cache), else a new one;
+    # either way it reads with the configured answer reader, so the decision and the answer agree
     scorer = getattr(primary, "scorer", None)
+    reader = registry.build_answer_reader(settings)
+    if isinstance(scorer, SentenceScorer) and scorer.reader is None and reader is not None:
+        scorer.use_reader(reader, settings.retrieval.answerability.reader.max_sentences)
     chat = ChatService(
         searches, Routing.from_settings(settings.embeddings), settings.retrieval, settings.llm.prompts,
         primary, fallback, admin=stores.admin, interactions=stores.interactions, sanitize=settings.sanitize,
         evidence=scorer if isinstance(scorer, SentenceScorer) else SentenceScorer(
-            embedder, reader=registry.build_answer_reader(settings)),
+            embedder, reader=reader, reader_sentences=settings.retrieval.answerability.reader.max_sentences),
         conversations=stores.conversations,
         condense_llm=primary if primary.name in LLM_PROVIDERS else None,
     )

@@ -82,3 +82,13 @@ def sqlite_store(tmp_path: Path) -> Any:
     store = SqliteVectorStore(tmp_path / "store.sqlite")
     yield store
     store.close()
+
+
+def decision_scorer(settings: Settings, embedder: Any) -> Any:
+    """The sentence scorer the configured decision judges with (the answer reader when the profile
+    enables it), as ``build_runtime`` makes it: for tests that build an ``Evaluator`` by hand."""
+    from backend.core.services.evidence import SentenceScorer
+    from backend.providers.registry import build_answer_reader
+
+    return SentenceScorer(embedder, reader=build_answer_reader(settings),
+                          reader_sentences=settings.retrieval.answerability.reader.max_sentences)

@@ -69,3 +69,49 @@ def test_the_answers_section_prints_every_figure_and_target(tmp_path: Path, embe
         assert "fallback" in figures[f"{name}, default (evidence)"] and "fallback" in figures[f"{name}, answerability"]
     assert set(figures["answerability block for a profile"]["weights"]) >= {"dense", "conflict", "unknown_words"}
     assert "MET" in section.render() or "MISSED" in section.render()
+
+
+def test_the_answer_reader_section_prints_its_targets_side_by_side(tmp_path: Path, embedder: Any,
+                                                                    monkeypatch: Any) -> None:
+    """``rag bench --section answers`` (issue 42) on small sets: the reader profile and the shipped
+    default through the real chat path, the SQuAD articles the reader's card holds out, every target."""
+    from backend.benchmarks import answer_decision as ad
+
+    small = tmp_path / "small"
+    small.mkdir()
+    for name, rows in (("sample.jsonl", [
+        {"id": "a", "query": "How many days of annual leave do full-time employees get per year?",
+         "expected_sources": {"annual-leave": 1}, "expected_mode": "rag", "must_contain": ["25 days"]},
+        {"id": "b", "query": "What is the capital of Peru?", "expected_sources": {}, "expected_mode": "fallback",
+         "must_contain": []}]),
+            ("off.jsonl", [{"id": "o", "query": "Write me a poem about cats", "expected_sources": {},
+                            "expected_mode": "fallback", "must_contain": []}])):
+        (small / name).write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (small / "blind.jsonl").write_text(json.dumps(
+        {"id": "b-1", "domain": None, "query": "How many days off do full-timers get a year?", "kind": "paraphrase",
+         "expected_mode": "rag", "expected_sources": {"annual-leave": 1}, "must_contain": ["25 days"], "note": ""})
+        + "\n" + json.dumps({"id": "b-2", "domain": None, "query": "Who won the 1998 World Cup?", "kind": "offtopic",
+                             "expected_mode": "fallback", "expected_sources": {}, "must_contain": [], "note": ""}) + "\n")
+    monkeypatch.setattr(ad, "SHIPPED", (str(small / "sample.jsonl"),))
+    monkeypatch.setattr(ad, "OFFTOPIC", str(small / "off.jsonl"))
+    monkeypatch.setattr(ad, "OFFTOPIC_HELDOUT", str(small / "off.jsonl"))
+    monkeypatch.setattr(ad, "BLIND_QUESTIONS", str(small / "blind.jsonl"))
+    monkeypatch.setattr(ad, "FOLLOWUPS", str(small / "none.jsonl"))
+    monkeypatch.setattr(ad, "BLIND_FOLLOWUPS", str(small / "none.jsonl"))
+    monkeypatch.setattr(ad, "BLIND_DOMAINS", {})
+    source = squad_file(tmp_path / "s.json")
+    data = json.loads(source.read_text())
+    data["data"][1]["title"] = "Solar energy"  # an article the committed reader's card holds out
+    source.write_text(json.dumps(data))
+    section = ad.measure(DEFAULT_CONFIG, embedder, tmp_path / "work", source=source)
+    names = [t[0] for t in section.targets]
+    for wanted in ("squad held out: ROC AUC of the decision score", "squad held out: unanswerable answered rag",
+                   "blind: answerable answered with the expected fact", "blind: unanswerable or off-topic answered rag",
+                   "shipped golden sets: mode accuracy (thresholds in-sample)", "/chat p50 (ms)", "/chat p95 (ms)",
+                   "first streamed token p50 (ms)"):
+        assert wanted in names, names
+    figures = section.figures
+    assert figures["squad held out, reader"].startswith("4 questions (2 unanswerable)")
+    assert "answerable 1:" in figures["blind sets, reader"] and "answerable 1:" in figures["blind sets, default"]
+    assert figures["shipped golden sets, default"].startswith("2 questions")
+    assert "MET" in section.render() or "MISSED" in section.render()

@@ -112,6 +112,12 @@ def run(cisi_dir: Path, sizes: tuple[int, ...], sections: tuple[str, ...], confi
             out.append(section)
             emit(section.render())
         if "answers" in sections:
+            from backend.benchmarks import answer_decision
+
+            section = answer_decision.measure(config, embedder, work, quick=quick)
+            out.append(section)
+            emit(section.render())
+        if "answers-features" in sections:
             from backend.benchmarks import answers
 
             section = answers.measure(config, embedder, work, quick=quick)

@@ -193,7 +193,8 @@ def collect_judged(settings: Settings, services: Runtime, sets: list[tuple[str, 
                    on_query: Callable[[], Any] = lambda: None) -> list[JudgedQuery]:
     """Search every golden query once and keep the features of its context sentences."""
     retrieval = settings.retrieval
-    judge = AnswerabilityJudge(SentenceScorer(services.embedder), AnswerabilityModel(0.0, {}))
+    # the runtime's scorer: its answer reader (when the profile enables one) gives the ``reader`` feature
+    judge = AnswerabilityJudge(services.chat.scorer or SentenceScorer(services.embedder), AnswerabilityModel(0.0, {}))
     out = []
     for version, golden_path in sets:
         golden = load_golden_set(settings.resolve_path(golden_path))

@@ -90,7 +90,7 @@ def run_and_report(ctx: click.Context, settings: Settings, key: str, source: Pat
     # the gate evaluates the order users get: the configured reranker, and the one a version's stamp names
     result = ingest_into_candidate(settings, runtime.stores, runtime.embedder, key, source, principal=None,
                                    promote=True, bars=bars, reranker=runtime.reranker, rerankers=runtime.rerankers,
-                                   enricher_for=enricher_factory(settings))
+                                   scorer=runtime.chat.scorer, enricher_for=enricher_factory(settings))
     if as_json:
         click.echo(json.dumps({**(head or {}), **result.to_dict(), "gate_refused": result.gate_refused},
                               indent=2, default=str))

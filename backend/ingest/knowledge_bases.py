@@ -262,7 +262,7 @@ def ingest_into_candidate(settings: Settings, store: Any, embedder: Any, key: st
                           lines: list[dict[str, Any]] | Path, *, principal: str | None,
                           progress: Progress | None = None, promote: bool, bars: bool = False,
                           reranker: Any = None, rerankers: Any = None, chat: Any = None,
-                          enricher_for: EnricherFactory = no_enricher,
+                          scorer: Any = None, enricher_for: EnricherFactory = no_enricher,
                           ingest_progress: IngestProgress | None = None) -> KbRunResult:
     """Ingest ``lines`` (manifest lines, or a folder walked by ``walk_folder``) into a candidate
     version of knowledge base ``key`` (``default``: the default alias), evaluate it against the live
@@ -270,7 +270,8 @@ def ingest_into_candidate(settings: Settings, store: Any, embedder: Any, key: st
     folder) are allowed roots for the run. Never raises ``GateFailed``: a refusal is
     ``result.gate_refused``. ``chat``: answer the golden queries through it (as the server's
     promote does, so an upload's figures match the promotion's); without it the modes come from
-    the search hits (as ``rag ingest --update-alias``). ``enricher_for``: the profiles' enrichers
+    the search hits (as ``rag ingest --update-alias``), judged by ``scorer`` (the runtime's sentence
+    scorer, with the answer reader when the profile enables it; ``chat``'s when given). ``enricher_for``: the profiles' enrichers
     (the provider registry's, from the caller); ``ingest_progress``: documents/chunks rates and ETA
     of the ingest step (the jobs page reads its snapshot)."""
     settings = apply_registry(settings)
@@ -309,6 +310,7 @@ def ingest_into_candidate(settings: Settings, store: Any, embedder: Any, key: st
         step("evaluate", 0, 1)
         try:
             evaluator = Evaluator.from_settings(settings, stores.vectors, stores.admin, embedder, chat=chat,
+                                                scorer=scorer if scorer is not None else getattr(chat, "scorer", None),
                                                 reranker=reranker, rerankers=rerankers)
             promotion = promote_configured(settings, stores, evaluator, domain_key=domain_key,
                                            version=report.version, locks=locks, rotate=promote)

@@ -70,7 +70,8 @@ def _extractive_chat(provider: ChatProviderSettings, settings: Settings) -> Chat
     embedder = build_embedder(settings) if settings.embeddings.provider == "local" else None
     answerability = settings.retrieval.answerability if settings.retrieval.judges_sentences else None
     return ExtractiveChatModel(embedder, max_sentences=provider.max_sentences, answerability=answerability,
-                               max_answer_chars=provider.max_answer_chars, reader=build_answer_reader(settings))
+                               max_answer_chars=provider.max_answer_chars, reader=build_answer_reader(settings),
+                               reader_sentences=settings.retrieval.answerability.reader.max_sentences)
 
 
 def build_answer_reader(settings: Settings) -> AnswerReader | None:

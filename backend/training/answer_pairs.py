@@ -309,7 +309,12 @@ def squad_pairs(articles: Sequence[Mapping[str, Any]], rng: random.Random, *, pe
             pairs.append(Pair(question, sentence, 1, "positive", title, title))
             others = [s for s in texts if s != sentence and answer["text"].lower() not in s.lower()]
             if others:
-                pairs.append(Pair(question, rng.choice(others), 0, "same_para", title, title))
+                # the hardest: the sentence sharing the most words with the question (topical, not the answer)
+                hardest = max(others, key=lambda s: _overlap(question, s))
+                pairs.append(Pair(question, hardest, 0, "same_para", title, title))
+                rest = [s for s in others if s != hardest]
+                if rest:
+                    pairs.append(Pair(question, rng.choice(rest), 0, "same_para", title, title))
             if rng.random() < other_paragraph_rate:
                 pool = [s for s in by_title[title] if s not in texts]
                 if pool:
@@ -323,6 +328,17 @@ def squad_pairs(articles: Sequence[Mapping[str, Any]], rng: random.Random, *, pe
                             perturbations_per_question)
             pairs.extend(Pair(mq, sentence, 0, kind, title, title) for kind, mq in made)
     return pairs
+
+
+_WORD = re.compile(r"[a-z0-9]+")
+_STOP = frozenset("the a an of in on at to for by with and or is was were are did does do what which who whom when "
+                  "where why how many much did its their his her from as that this".split())
+
+
+def _overlap(question: str, sentence: str) -> int:
+    """Content words the question and the sentence share."""
+    q = set(_WORD.findall(question.lower())) - _STOP
+    return len(q & set(_WORD.findall(sentence.lower())))
 
 
 def _material(article: Mapping[str, Any], tagged: Mapping[str, Tagged]) -> ArticleMaterial:

@@ -46,10 +46,10 @@ class TrainConfig:
     #: SQuAD articles never trained on: the held-out figures are measured on them
     held_out_articles: tuple[str, ...] = ("Spectre (2015 film)", "To Kill a Mockingbird", "Solar energy")
     seed: int = 13
-    epochs: float = 1.0
+    epochs: float = 2.0
     max_pairs: int | None = None
     batch_size: int = 32
-    learning_rate: float = 4e-5
+    learning_rate: float = 5e-5
     max_length: int = 128
     warmup: float = 0.06
     threads: int | None = None
@@ -344,7 +344,8 @@ def write_card(folder: Path, config: TrainConfig, result: TrainResult) -> None:
             "settings": {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(config).items()},
             "device": result.device, "seconds": result.seconds, "held_out": result.held_out,
             "onnx_parity_max_abs_diff": result.parity,
-            "command": "rag train answerability --seed {seed} --epochs {epochs}".format(**asdict(config))}
+            "command": "rag train answerability --seed {seed} --epochs {epochs:g} --learning-rate {learning_rate:g} "
+                       "--batch-size {batch_size}".format(**asdict(config))}
     (folder / "card.json").write_text(json.dumps(card, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     held = result.held_out
     lines = [

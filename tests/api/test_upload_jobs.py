@@ -23,6 +23,7 @@ from backend.api.app import build_services, create_app
 from backend.common.config import Settings
 from tests.conftest import make_settings
 from tests.ingest.kb_files import write_docx, write_kb_folder
+from tests.conftest import decision_scorer
 
 LIMIT = 100_000
 CHANGED_TXT = """Greenhouse watering rota
@@ -48,7 +49,8 @@ def kb_settings(tmp_path_factory: pytest.TempPathFactory, embedder: Any) -> Iter
     settings = make_settings(tmp, knowledge_bases={"max_upload_bytes": LIMIT, "max_files_per_upload": 6},
                              server={"rate_limit": {"enabled": False}})
     store = SqliteVectorStore(settings.resolve_path(settings.store.sqlite.path))
-    first = ingest_into_candidate(settings, store, embedder, "garden", folder, principal="test", promote=True)
+    first = ingest_into_candidate(settings, store, embedder, "garden", folder, principal="test", promote=True,
+                                  scorer=decision_scorer(settings, embedder))
     assert first.promoted, first.evaluation
     yield settings, store
     store.close()

@@ -29,6 +29,7 @@ def query(qid: str, group: str, answerable: bool, rng: np.random.Generator, gold
     an unanswerable query's sentences look alike but miss a question word (unknown_words 1)."""
     x = rng.uniform(0.2, 0.4, size=(3, len(FEATURES)))
     x[:, FEATURES.index("unknown_words")] = 0.0 if answerable else 1.0
+    x[:, FEATURES.index("reader")] = 0.0  # no answer reader: its feature is 0
     if answerable:
         x[0, FEATURES.index("dense")] = rng.uniform(0.7, 0.9)
         x[0, FEATURES.index("bigram_cover")] = rng.uniform(0.6, 1.0)
@@ -65,6 +66,18 @@ def test_weights_keep_the_sign_their_meaning_gives_them(queries: list[JudgedQuer
         assert (w >= 0 if sign > 0 else w <= 0 if sign < 0 else True), (name, w)
     assert model.weights["unknown_words"] == 0.0
     assert fit_model(queries).weights["unknown_words"] < 0
+
+
+def test_with_the_reader_only_meaning_features_are_blended_with_it(queries: list[JudgedQuery]) -> None:
+    from backend.core.services.answerability_fit import READER_FEATURES
+
+    read = [JudgedQuery(q.id, q.golden, q.group, q.expected_mode, q.short_query, q.candidates,
+                        np.where(np.arange(len(FEATURES)) == FEATURES.index("reader"),
+                                 np.where(q.features[:, [FEATURES.index("dense")]] > 0.6, 4.0, -4.0), q.features),
+                        q.chunk_ids, q.key_term, q.labels) for q in queries]
+    model = fit_model(read)
+    assert model.weights["reader"] > 0
+    assert all(w == 0.0 for name, w in model.weights.items() if name not in READER_FEATURES)
 
 
 def test_a_set_with_one_kind_of_sentence_cannot_be_fitted(queries: list[JudgedQuery]) -> None:

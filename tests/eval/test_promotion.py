@@ -18,6 +18,7 @@ from backend.core.services.promotion import (
 )
 from backend.core.types import VersionSpec
 from tests.eval.conftest import SAMPLE_GOLDEN
+from tests.conftest import decision_scorer
 from tests.promoting import promote
 
 ALIAS = "KB_ACTIVE"
@@ -28,7 +29,7 @@ OFF_TOPIC = ("s39", "s40", "s41", "s42", "s43", "s44")
 
 def _evaluator(settings: Settings, store: Any, embedder: Any, chat: Any = None) -> Evaluator:
     return Evaluator(store, store, embedder, embeddings=settings.embeddings, retrieval=settings.retrieval,
-                     evaluation=settings.evaluation, chat=chat)
+                     evaluation=settings.evaluation, chat=chat, scorer=decision_scorer(settings, embedder))
 
 
 def test_full_sample_golden_set_passes_the_default_gates(eval_settings: Settings, eval_store: Any, embedder: Any,

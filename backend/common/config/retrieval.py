@@ -47,6 +47,9 @@ class ReaderSettings(_Model):
     path: str = Field("models/answer-reader", description="Folder with the reader's ONNX file, tokenizer and card "
                       "(relative to the repository root; committed, never downloaded).")
     max_length: int = Field(128, ge=16, le=512, description="Tokens per (question, sentence) pair; the sentence is cut.")
+    max_sentences: int = Field(
+        24, ge=1, le=1000, description="The reader reads this many sentences per question: those the sentence scorer "
+        "(meaning and words, already computed) ranks first; the others count as not answering. Bounds /chat's cost.")
 
 
 class AnswerabilitySettings(_Model):

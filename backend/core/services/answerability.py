@@ -79,7 +79,7 @@ FEATURE_WORDS: Mapping[str, str] = {
     "unknown_words": "question words the knowledge base never uses",
     "evidence": "sentence score times the squared topic-word coverage (decision_score evidence)",
     "conflict": "names a sibling of a term of the question instead of it (full-time for part-time, C200 for C800)",
-    "reader": "the trained reader's probability that the sentence answers the question",
+    "reader": "the trained reader's log-odds that the sentence answers the question",
 }
 
 #: between a sentence's heading and the sentence in what the reader reads (``heading | sentence``)
@@ -445,7 +445,8 @@ def feature_matrix(reading: QuestionReading, scored: Sequence[ScoredSentence], c
                    reader: Sequence[float] | np.ndarray | None = None) -> np.ndarray:
     """One row of :data:`FEATURES` per scored sentence. ``chunks`` are the passages in
     context order (a sentence's ``passage`` is its 1-based position), ``similarities``
-    their retrieval similarities and ``reader`` the reader's probabilities (0 without one)."""
+    their retrieval similarities and ``reader`` the reader's probabilities (the ``reader`` feature is
+    their log-odds; 0 without a reader)."""
     texts = [passage_text(c) for c in chunks]
     passage_words = [_words(t) for t in texts]
     passage_tokens = [_plain_tokens(t) for t in texts]
@@ -479,8 +480,19 @@ def feature_matrix(reading: QuestionReading, scored: Sequence[ScoredSentence], c
         rows[i] = (s.dense, s.lexical, float(answer_type), passage_cover, context_cover, missing,
                    entity_cover, entity_missing, sim, name_cover, number_missing, bigram_cover, novelty,
                    min(float(unknown_words), MISSING_CAP), s.score / SCORE_SCALE * context_cover ** COVERAGE_POWER,
-                   float(conflicts(reading.compounds, s.sentence.text)), float(reader[i]) if reader is not None else 0.0)
+                   float(conflicts(reading.compounds, s.sentence.text)),
+                   reader_logit(float(reader[i])) if reader is not None else 0.0)
     return rows
+
+
+#: the reader's log-odds are clipped to this (a sentence the reader did not read has probability 0)
+READER_LOGIT_CAP = 8.0
+
+
+def reader_logit(p: float) -> float:
+    """The ``reader`` feature: the reader's probability as log-odds, within +-``READER_LOGIT_CAP``."""
+    p = min(1.0 - 1e-6, max(1e-6, p))
+    return max(-READER_LOGIT_CAP, min(READER_LOGIT_CAP, math.log(p / (1.0 - p))))
 
 
 class AnswerabilityJudge:
@@ -505,12 +517,26 @@ class AnswerabilityJudge:
         scored = self.scorer.score(question, sentences)
         sims = list(similarities) if similarities is not None else [0.0] * len(chunks)
         read = self.scorer.reader is not None
-        reader = self.scorer.read(question, [reader_text(s.sentence.text, s.sentence.heading) for s in scored]) \
-            if read else None
+        reader = self._read(question, scored) if read else None
         features = feature_matrix(QuestionReading.of(question), scored, chunks, sims, unknown_words, reader)
-        probs = reader if reader is not None else self.model.probabilities(features)
+        # with a weight for the reader, the logistic model blends it with the other features (fitted by
+        # ``rag calibrate --answerability``); without one the reader's probability is the answer
+        blended = reader is None or self.model.weights.get("reader", 0.0) != 0.0
+        probs = reader if reader is not None and not blended else self.model.probabilities(features)
         return [SentenceJudgement(s, tuple(float(x) for x in f), float(p), read)
                 for s, f, p in zip(scored, features, probs)]
+
+
+    def _read(self, question: str, scored: Sequence[ScoredSentence]) -> np.ndarray:
+        """The reader's probability for the ``reader_sentences`` sentences the scorer ranks first (meaning
+        and words, computed anyway); 0 for the rest, which no answer is drawn from."""
+        limit = self.scorer.reader_sentences
+        order = sorted(range(len(scored)), key=lambda i: -scored[i].score)[:limit]
+        out = np.zeros(len(scored), dtype=np.float64)
+        if order:
+            texts = [reader_text(scored[i].sentence.text, scored[i].sentence.heading) for i in order]
+            out[order] = self.scorer.read(question, texts)
+        return out
 
 
 def logit(p: float) -> float:

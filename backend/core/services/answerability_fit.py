@@ -94,6 +94,10 @@ SIGNS: dict[str, int] = {"dense": 1, "lexical": 1, "answer_type": 1, "passage_co
                          "evidence": 1, "conflict": -1, "reader": 1}
 
 
+#: the features blended with the answer reader's log-odds when it judges (the rest weigh 0)
+READER_FEATURES = ("reader", "dense", "lexical", "answer_type")
+
+
 def fit_model(queries: Sequence[JudgedQuery], c: float = 1.0) -> AnswerabilityModel:
     """Logistic regression over the labelled sentences of ``queries``, each golden set
     weighing the same, each weight held to its sign in :data:`SIGNS` (L-BFGS-B, L2 ``1/c``)."""
@@ -119,7 +123,12 @@ def fit_model(queries: Sequence[JudgedQuery], c: float = 1.0) -> AnswerabilityMo
         grad[:-1] += 2 * l2 * theta[:-1]
         return value, grad
 
-    bounds = [(0.0, None) if SIGNS[f] > 0 else (None, 0.0) if SIGNS[f] < 0 else (None, None) for f in FEATURES]
+    # with the answer reader, only what reads meaning (and the kind of answer) is blended with it: word
+    # overlaps and word lists, which the reader makes redundant, weigh 0
+    read = bool(np.any(x[:, FEATURES.index("reader")] != 0))
+    allowed = READER_FEATURES if read else FEATURES
+    bounds = [(0.0, 0.0) if f not in allowed else (0.0, None) if SIGNS[f] > 0 else (None, 0.0) if SIGNS[f] < 0
+              else (None, None) for f in FEATURES]
     fitted = minimize(loss, np.zeros(len(FEATURES) + 1), jac=True, method="L-BFGS-B",
                       bounds=[*bounds, (None, None)])
     weights = {name: round(float(w), 4) for name, w in zip(FEATURES, fitted.x[:-1])}

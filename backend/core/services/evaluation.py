@@ -246,6 +246,11 @@ class Evaluator:
         else:
             if self._retrieval.decision_score != "similarity":
                 if self._scorer is None:
+                    if self._retrieval.judges_sentences and self._retrieval.answerability.reader.enabled:
+                        raise ConfigError("the evaluator judges sentences with the answer reader "
+                                          "(retrieval.answerability.reader): pass scorer= or chat= "
+                                          "(build_runtime and Runtime.evaluator do)",
+                                          field="retrieval.answerability.reader")
                     self._scorer = SentenceScorer(self._embedder)
                 candidates = attach_scores(candidates, question, self._scorer, self._retrieval,
                                            store_probe(self._store, version, visibility)).candidates

@@ -170,15 +170,24 @@ class SentenceScorer:
     vectors cached in an LRU) or, without one, by words and answer type alone."""
 
     def __init__(self, embedder: Embedder | None = None, cache_size: int = 20_000,
-                 reader: AnswerReader | None = None) -> None:
+                 reader: AnswerReader | None = None, reader_sentences: int = 24) -> None:
         self._embedder = embedder
         self._cache = _shared_cache(embedder, cache_size)
         #: the trained answer reader (``retrieval.answerability.reader``): with it, a sentence's
         #: answerability is the reader's probability (``answerability.AnswerabilityJudge``)
         self.reader = reader
+        #: the reader reads at most this many sentences per question, the scorer's best first
+        self.reader_sentences = reader_sentences
         self._read: OrderedDict[tuple[str, str], float] = OrderedDict()
         self._read_capacity = cache_size
         self._read_lock = threading.Lock()
+
+    def use_reader(self, reader: AnswerReader, max_sentences: int) -> None:
+        """Read with ``reader`` from now on (the composition root hands the configured reader to an
+        answerer's scorer that was built without one)."""
+        with self._read_lock:
+            self.reader, self.reader_sentences = reader, max_sentences
+            self._read.clear()
 
     def forget_reads(self) -> None:
         """Drop the cached reader probabilities (a benchmark times questions as if never asked)."""

@@ -76,12 +76,12 @@ class ExtractiveChatModel:
 
     def __init__(self, embedder: Embedder | None = None, max_sentences: int = 4, cache_size: int = 20_000,
                  answerability: AnswerabilitySettings | None = None, max_answer_chars: int = 1200,
-                 reader: AnswerReader | None = None) -> None:
+                 reader: AnswerReader | None = None, reader_sentences: int = 24) -> None:
         self._max_sentences = max_sentences
         self._max_chars = max_answer_chars
         #: the sentence scorer, shared with the chat service's evidence decision (one vector cache); with
         #: the trained ``reader`` its probabilities choose the sentences (``answerability.reader``)
-        self.scorer = SentenceScorer(embedder, cache_size, reader)
+        self.scorer = SentenceScorer(embedder, cache_size, reader, reader_sentences)
         #: with it, sentences are chosen by their probability of answering (``answerability``), and a
         #: sentence below ``min_sentence_relevance`` or sharing no word with the question is never quoted
         self._judge = AnswerabilityJudge(self.scorer, model_from(answerability)) if answerability else None
