@@ -87,21 +87,11 @@ def workspace_settings(base_config: Path, work: Path, squad_golden: Path | None)
 
 
 def ingest_all(settings: Settings, store: Any, embedder: Any, squad_manifest: Path | None) -> None:
-    from backend.ingest.pipeline import IngestPipeline
-    from backend.runtime import enricher_factory
+    """The shipped corpora, the blind corpora and SQuAD, each behind its alias (``answers.ingest_all``)."""
+    from backend.benchmarks.answers import ingest_all as ingest_shipped
 
-    jobs: list[tuple[Path, str | None]] = [(REPO_ROOT / "manifests" / "sample.jsonl", None),
-                                           (REPO_ROOT / "manifests" / "handbook.jsonl", "handbook")]
-    jobs += [(REPO_ROOT / m, k) for k, m in BLIND_DOMAINS.items() if (REPO_ROOT / m).is_file()]
-    if squad_manifest is not None:
-        jobs.append((squad_manifest, squad.DOMAIN))
-    for manifest, key in jobs:
-        report = IngestPipeline.from_settings(settings, store, embedder, progress=False,
-                                              enricher_for=enricher_factory(settings)).run(manifest, domain_key=key)
-        if not report.ok or report.version is None:
-            raise RuntimeError(f"benchmark ingest of {manifest} failed: {report.render()}")
-        alias = settings.embeddings.domains[key].alias_name if key else settings.embeddings.alias.name
-        store.point_alias(alias, report.version, reason="benchmark")
+    extra = [(REPO_ROOT / m, k) for k, m in BLIND_DOMAINS.items() if (REPO_ROOT / m).is_file()]
+    ingest_shipped(settings, store, embedder, squad_manifest, extra)
 
 
 def held_out_articles(settings: Settings, source: Path) -> tuple[str, ...]:

@@ -85,12 +85,14 @@ def workspace_settings(base_config: Path, work: Path, squad_golden: Path | None)
     }, env={})
 
 
-def ingest_all(settings: Settings, store: Any, embedder: Any, squad_manifest: Path | None) -> None:
+def ingest_all(settings: Settings, store: Any, embedder: Any, squad_manifest: Path | None,
+               extra: Sequence[tuple[Path, str | None]] = ()) -> None:
+    """The shipped corpora, ``extra`` (manifest, domain key) jobs and SQuAD, each behind its alias."""
     from backend.ingest.pipeline import IngestPipeline
     from backend.runtime import enricher_factory
 
     jobs: list[tuple[Path, str | None]] = [(REPO_ROOT / "manifests" / "sample.jsonl", None),
-                                           (REPO_ROOT / "manifests" / "handbook.jsonl", "handbook")]
+                                           (REPO_ROOT / "manifests" / "handbook.jsonl", "handbook"), *extra]
     if squad_manifest is not None:
         jobs.append((squad_manifest, squad.DOMAIN))
     for manifest, key in jobs:

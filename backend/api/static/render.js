@@ -113,10 +113,13 @@ function plural(n, one, many) {
 export function renderWhy(container, explain, question) {
   container.replaceChildren();
   const th = explain.thresholds;
-  // with decision_score "evidence" the thresholds compare sentence evidence; without any, show similarity
-  const evidence = explain.decision_score === "evidence" && typeof explain.max_evidence === "number";
+  // with decision_score "evidence" or "answerability" the thresholds compare a sentence score; without any, show similarity
+  const bySentence = explain.decision_score === "evidence" || explain.decision_score === "answerability";
+  const evidence = bySentence && typeof explain.max_evidence === "number";
   const score = evidence ? explain.max_evidence : explain.max_similarity;
-  const scoreName = evidence ? "How well the best sentences support an answer" : "How close the best passage is to the question";
+  const scoreName = !evidence ? "How close the best passage is to the question"
+    : explain.decision_score === "answerability" ? "How likely the best sentence answers the question"
+    : "How well the best sentences support an answer";
   const values = [th.low, th.high, score ?? th.low].filter((v) => typeof v === "number");
   const lo = Math.min(0, ...values);
   const hi = Math.max(1, ...values);
@@ -157,7 +160,7 @@ export function renderWhy(container, explain, question) {
       el("span", { className: "zone-label", text: `This question: ${fmt(score)}` })));
   }
   container.append(scale, legend);
-  if (explain.decision_score === "evidence" && !evidence) {
+  if (bySentence && !evidence) {
     container.append(el("p", { className: "note" },
       "No passage was close enough to weigh its sentences, so the closeness of the best passage is shown."));
   }
