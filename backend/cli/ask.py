@@ -17,21 +17,25 @@ from backend.runtime import build_runtime
 def render(answer: ChatAnswer) -> str:
     explain = answer.decision_explain
     th = explain["thresholds"]
-    by_evidence = explain.get("decision_score") == "evidence"
+    score = explain.get("decision_score")
+    by_evidence = score in ("evidence", "answerability")
     best = explain["max_evidence"] if by_evidence else explain["max_eligible_similarity"]
+    label = {"evidence": "max evidence", "answerability": "best sentence's answerability"}.get(str(score), "max similarity")
+    judged = explain.get("answerability") or {}
     why = explain.get("answer_explain") or {}
     lines = [
         answer.answer,
         "",
         f"mode: {answer.mode}  (used_llm={answer.used_llm}, answered_by={explain['answered_by']}, "
         f"sources_used={answer.sources_used})",
-        f"max {'evidence' if by_evidence else 'similarity'}: {'-' if best is None else f'{best:.4f}'}  "
+        f"{label}: {'-' if best is None else f'{best:.4f}'}  "
         f"vs  low={th['low']:.4g} high={th['high']:.4g} "
         f"({th['kind']}{', short query' if explain['short_query_active'] else ''})",
         f"gates: {explain['gates']['usable_chunks']} usable chunks (min {explain['gates']['min_chunks_for_hybrid']}), "
         f"{explain['gates']['usable_context_chars']} chars (min {explain['gates']['min_total_context_chars']})",
         f"target: {explain['retrieval_target']} -> {explain['version']}  strategy={explain['strategy']}",
         "reasons: " + "; ".join(explain["reasons"]),
+        *([f"verdict: {judged['verdict']}"] if judged.get("verdict") else []),
     ]
     # the answer's markers were renumbered in answer order; the explanation keeps context positions
     shown = {c.chunk_id: c.marker for c in answer.citations if c.marker}
