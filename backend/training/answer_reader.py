@@ -19,7 +19,6 @@ import os
 import random
 import shutil
 import time
-import warnings
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
@@ -29,8 +28,6 @@ import numpy as np
 from backend.core.services.answerability import reader_text
 from backend.training.answer_pairs import Pair, counts, read_triples, squad_pairs, stranger_pairs, title_of
 
-INPUT_NAMES = ("input_ids", "attention_mask", "token_type_ids")
-OPSET = 17
 #: the reader's files, as the runtime loads them (``retrieval.answerability.reader.path``)
 MODEL_FILE = "model-int8.onnx"
 FP32_FILE = "model-fp32.onnx"
@@ -199,30 +196,10 @@ def train(config: TrainConfig, progress: Callable[[str], None] = print) -> Train
 
 # --- export -------------------------------------------------------------------------------------------
 def export_onnx(model: Any, path: Path) -> None:
-    import torch
+    """The trained reader to ONNX: one logit per pair (the embedder's exporter, ``logits`` out)."""
+    from backend.providers.local.onnx_export import export_bert
 
-    class _Logit(torch.nn.Module):
-        def __init__(self, inner: torch.nn.Module) -> None:
-            super().__init__()
-            self.inner = inner
-
-        def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor,
-                    token_type_ids: torch.Tensor) -> torch.Tensor:
-            return self.inner(input_ids=input_ids, attention_mask=attention_mask,
-                              token_type_ids=token_type_ids).logits
-
-    sample = torch.ones((2, 8), dtype=torch.long)
-    sample[1, 5:] = 0
-    dynamic = {name: {0: "batch", 1: "tokens"} for name in INPUT_NAMES}
-    dynamic["logits"] = {0: "batch"}
-    with torch.no_grad(), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        # a fresh wrapper is in training mode, and export restores the mode it found on it (which would
-        # switch the inner model's dropout back on): both stay in eval mode
-        torch.onnx.export(_Logit(model).eval(), (sample, sample, torch.zeros_like(sample)), str(path),
-                          input_names=list(INPUT_NAMES), output_names=["logits"], dynamic_axes=dynamic,
-                          opset_version=OPSET, do_constant_folding=True, dynamo=False)
-    model.eval()
+    export_bert(model, path, "logits", {0: "batch"})
 
 
 def quantize_int8(fp32: Path, out: Path) -> None:

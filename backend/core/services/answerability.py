@@ -516,16 +516,14 @@ class AnswerabilityJudge:
             return []
         scored = self.scorer.score(question, sentences)
         sims = list(similarities) if similarities is not None else [0.0] * len(chunks)
-        read = self.scorer.reader is not None
-        reader = self._read(question, scored) if read else None
+        reader = self._read(question, scored) if self.scorer.reader is not None else None
         features = feature_matrix(QuestionReading.of(question), scored, chunks, sims, unknown_words, reader)
-        # with a weight for the reader, the logistic model blends it with the other features (fitted by
-        # ``rag calibrate --answerability``); without one the reader's probability is the answer
-        blended = reader is None or self.model.weights.get("reader", 0.0) != 0.0
-        probs = reader if reader is not None and not blended else self.model.probabilities(features)
-        return [SentenceJudgement(s, tuple(float(x) for x in f), float(p), read)
+        # the reader's probability is the answer unless the model gives the reader a weight: then the logistic
+        # model blends it with the other features (fitted by ``rag calibrate --answerability``)
+        probs = reader if reader is not None and not self.model.weights.get("reader") \
+            else self.model.probabilities(features)
+        return [SentenceJudgement(s, tuple(float(x) for x in f), float(p), reader is not None)
                 for s, f, p in zip(scored, features, probs)]
-
 
     def _read(self, question: str, scored: Sequence[ScoredSentence]) -> np.ndarray:
         """The reader's probability for the ``reader_sentences`` sentences the scorer ranks first (meaning
@@ -566,10 +564,9 @@ class Scored:
 
     candidates: list["Candidate"]
     unknown_words: tuple[str, ...] = ()
-    #: the quotable sentence judged most likely to answer, its probability, and who judged it
-    #: (``reader``: the trained reader; ``features``: the logistic model)
+    #: the quotable sentence judged most likely to answer, and who judged it (``reader``: the trained
+    #: reader; ``features``: the logistic model)
     best_sentence: str | None = None
-    best_probability: float | None = None
     judged_by: str | None = None
 
 
@@ -602,8 +599,7 @@ def attach_answerability(candidates: Sequence["Candidate"], question: str, score
     decides = settings.decision_score == "answerability"
     return Scored([replace(c, relevance=best[c.chunk.chunk_id], evidence=best[c.chunk.chunk_id] if decides else c.evidence)
                    if c.chunk.chunk_id in best else c for c in candidates], unknown,
-                  top.sentence.text if top else None, round(top.probability, 6) if top else None,
-                  "reader" if scorer.reader is not None else "features")
+                  top.sentence.text if top else None, "reader" if scorer.reader is not None else "features")
 
 
 def attach_scores(candidates: Sequence["Candidate"], question: str, scorer: SentenceScorer | None,

@@ -20,7 +20,7 @@ import time
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 import structlog
 
@@ -91,31 +91,39 @@ def _atomic_write(final: Path, produce: Callable[[Path], object]) -> None:
 def _export_fp32(model_dir: Path, out: Path) -> None:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    import torch
     from transformers import AutoModel
 
     model = AutoModel.from_pretrained(str(model_dir), local_files_only=True)
     model.eval()
+    export_bert(model, out, "last_hidden_state", {0: "batch", 1: "tokens"})
 
-    class _Encoder(torch.nn.Module):
+
+def export_bert(model: Any, out: Path, output: str, output_axes: dict[int, str]) -> None:
+    """A BERT-style transformers model to ONNX (:data:`INPUT_NAMES` in, its ``output`` field out, batch
+    and token axes dynamic), in eval mode, and left in eval mode (a fresh wrapper module is in training
+    mode, and the export restores the mode it found on it, which would switch dropout back on)."""
+    import torch
+
+    class _Wrapper(torch.nn.Module):
         def __init__(self, inner: torch.nn.Module) -> None:
             super().__init__()
             self.inner = inner
 
         def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor,
                     token_type_ids: torch.Tensor) -> torch.Tensor:
-            return self.inner(input_ids=input_ids, attention_mask=attention_mask,
-                              token_type_ids=token_type_ids).last_hidden_state
+            return getattr(self.inner(input_ids=input_ids, attention_mask=attention_mask,
+                                      token_type_ids=token_type_ids), output)
 
     sample = torch.ones((2, 8), dtype=torch.long)
     sample[1, 5:] = 0
     dynamic = {name: {0: "batch", 1: "tokens"} for name in INPUT_NAMES}
-    dynamic["last_hidden_state"] = {0: "batch", 1: "tokens"}
+    dynamic[output] = output_axes
     with torch.no_grad(), warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        torch.onnx.export(_Encoder(model), (sample, sample, torch.zeros_like(sample)), str(out),
-                          input_names=list(INPUT_NAMES), output_names=["last_hidden_state"],
+        torch.onnx.export(_Wrapper(model).eval(), (sample, sample, torch.zeros_like(sample)), str(out),
+                          input_names=list(INPUT_NAMES), output_names=[output],
                           dynamic_axes=dynamic, opset_version=OPSET, do_constant_folding=True, dynamo=False)
+    model.eval()
 
 
 def _ffn_output_matmuls(fp32: Path) -> list[str]:
