@@ -534,15 +534,42 @@ class FakeVar:
         return self.values
 
 
+#: What python-oracledb's thin driver calls a query: the statement's first keyword, after blanks,
+#: comments and opening parentheses (``impl/thin/statement.pyx``, ``_determine_statement_type``).
+_QUERY_KEYWORDS = ("SELECT", "WITH")
+_LEADING = re.compile(r"(?:\s+|--[^\n]*\n|/\*.*?\*/|\()*", re.DOTALL)
+
+
+def is_query(statement: str) -> bool:
+    """Whether the driver lets ``fetchone``/``fetchall`` follow ``statement`` (review 4, N1)."""
+    head = statement[_LEADING.match(statement).end():]  # type: ignore[union-attr]
+    word = re.match(r"[A-Za-z]+", head)
+    return word is not None and word.group(0).upper() in _QUERY_KEYWORDS
+
+
+def not_a_query() -> BaseException:
+    """The driver's own DPY-1003, made by python-oracledb (``cursor._verify_fetch``)."""
+    from oracledb import errors
+
+    try:
+        errors._raise_err(errors.ERR_NOT_A_QUERY)
+    except oracledb.Error as exc:
+        return exc
+    raise AssertionError("python-oracledb did not raise DPY-1003")  # pragma: no cover
+
+
 class FakeCursor:
     """The parts of a python-oracledb cursor the adapter uses, logging every call into
-    ``db.log``; a subclass answers statements (``_answer``) the way its fake database does."""
+    ``db.log``; a subclass answers statements (``_answer``) the way its fake database does.
+    Like the thin driver, it refuses to fetch after a statement that is not a query (DPY-1003):
+    ``EXPLAIN PLAN``, DML, DDL and PL/SQL return no rows to fetch (review 4, N1)."""
 
     def __init__(self, db: Any) -> None:
         self.db = db
         self.rows: list[tuple[Any, ...]] = []
         self.rowcount = 0
         self.many: list[dict[str, Any]] = []
+        self.query = False
 
     def _answer(self, statement: str, binds: dict[str, Any]) -> list[tuple[Any, ...]]:
         raise NotImplementedError
@@ -557,6 +584,7 @@ class FakeCursor:
         binds = dict(binds or {})
         self.db.log.append(("execute", statement))
         self.db.log.append(("binds", binds))
+        self.query = is_query(statement)
         self.rows = list(self._answer(statement, binds))
         outs = [v for v in binds.values() if isinstance(v, FakeVar)]
         for i, out in enumerate(outs):  # RETURNING ... INTO: the answer's rows fill the out binds
@@ -568,6 +596,7 @@ class FakeCursor:
         self.db.log.append(("executemany", statement))
         self.db.log.append(("rows", rows))
         self.many = rows
+        self.query = False
 
     def getbatcherrors(self) -> list[Any]:
         return []
@@ -578,10 +607,16 @@ class FakeCursor:
     def setinputsizes(self, **sizes: Any) -> None:
         self.db.log.append(("inputsizes", sizes))
 
+    def _verify_fetch(self) -> None:
+        if not self.query:
+            raise not_a_query()
+
     def fetchone(self) -> tuple[Any, ...] | None:
+        self._verify_fetch()
         return self.rows[0] if self.rows else None
 
     def fetchall(self) -> list[tuple[Any, ...]]:
+        self._verify_fetch()
         return self.rows
 
 

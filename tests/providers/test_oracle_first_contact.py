@@ -377,3 +377,23 @@ def test_plan_uses_reads_ivf_and_domain_index_rows() -> None:
     assert fc.plan_uses(ivf, "vector", V, VIDX) == "used"
     assert fc.plan_uses([(0, "TABLE ACCESS", "FULL", V)], "text", V, TIDX) == "full scan"
     assert fc.plan_uses([(0, "DOMAIN INDEX", None, MIDX)], "text", V, TIDX) == "not used"
+
+
+def test_n1_explain_plan_is_executed_never_fetched(profile: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Review 4, N1 (fails at 18552a8): ``FirstContact.rows`` fetched after ``EXPLAIN PLAN`` and the
+    ``DELETE`` of its rows, which the thin driver refuses (DPY-1003): every plan check failed and the
+    command exited 1 on any database with a version. The stand-in now refuses the fetch exactly as
+    python-oracledb does (its own error), and every search shape gets a plan row."""
+    from tests.providers.oracle_fake import is_query, not_a_query
+
+    assert [is_query(s) for s in ("SELECT 1 FROM SYS.DUAL", "  /* hint */ (WITH a AS (SELECT 1 FROM SYS.DUAL) "
+                                  "SELECT * FROM a)", "EXPLAIN PLAN SET STATEMENT_ID = 'X' FOR SELECT 1 FROM SYS.DUAL",
+                                  "DELETE FROM PLAN_TABLE", "BEGIN NULL; END;", "-- note\nselect 1 from sys.dual")] \
+        == [True, True, False, False, False, True]
+    assert str(not_a_query()).startswith("DPY-1003: the executed statement does not return rows")
+    db = ScriptedDb()
+    result = invoke(db, profile, monkeypatch, "--json")
+    assert result.exit_code == 0, result.output
+    shapes = {name: c for name, c in checks(result).items() if name.startswith("plan: ")}
+    assert len(shapes) == 6 and all(c["status"] == "pass" and c["plan"] for c in shapes.values()), shapes
+    assert "DPY-1003" not in result.output

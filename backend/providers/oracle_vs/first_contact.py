@@ -92,6 +92,22 @@ class FirstContact:
         cur.execute(statement, binds or {})
         return list(cur.fetchall())
 
+    def execute(self, statement: str, binds: dict[str, Any] | None = None) -> None:
+        """A statement that returns no rows (``EXPLAIN PLAN``, the ``DELETE`` of its rows): executed,
+        never fetched. The thin driver classifies a statement by its first keyword and refuses to fetch
+        after anything but ``SELECT``/``WITH`` (DPY-1003; review 4, N1)."""
+        self.con.cursor().execute(statement, binds or {})
+
+    def try_execute(self, statement: str, binds: dict[str, Any] | None = None) -> str:
+        """``execute``; the driver's error as a message ("" when it ran)."""
+        import oracledb
+
+        try:
+            self.execute(statement, binds)
+            return ""
+        except oracledb.Error as exc:
+            return message(exc)
+
     def try_rows(self, statement: str, binds: dict[str, Any] | None = None) -> tuple[list[tuple[Any, ...]] | None, str]:
         import oracledb
 

@@ -122,7 +122,7 @@ class VersionChecks:
         for i, (name, covers, statement, kind, required) in enumerate(self.shapes(version)):
             sid = f"RAG_CHECK_{self.contact.run_id}_{i}"
             try:
-                self.contact.rows(explain_sql(sid, statement), self.probe_binds(version, statement))
+                self.contact.execute(explain_sql(sid, statement), self.probe_binds(version, statement))
                 rows = self.contact.rows(PLAN_ROWS_SQL, {"sid": sid})
             except Exception as exc:  # noqa: BLE001 - any driver error is the check's answer
                 self.contact.add(name, "fail" if required else "warn", f"EXPLAIN PLAN failed: {message(exc)}",
@@ -130,7 +130,7 @@ class VersionChecks:
                          required=required, statement=statement)
                 continue
             finally:
-                self.contact.try_rows(DELETE_PLAN_SQL, {"sid": sid})
+                self.contact.try_execute(DELETE_PLAN_SQL, {"sid": sid})
             lines = [" ".join(str(p) for p in (op, opts, obj) if p) for _id, op, opts, obj in rows]
             verdict = plan_uses(rows, kind, version.name, {"vector": vidx, "text": tidx, "json": midx, "acl": aidx}[kind])
             label = {"vector": f"vector index {vidx}", "text": f"Oracle Text index {tidx}",
