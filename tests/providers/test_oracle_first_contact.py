@@ -85,6 +85,7 @@ class ScriptedDb:
             sql.INDEX_STATUS_SQL: [(VIDX, "VALID", None), (TIDX, "VALID", "VALID"), (MIDX, "VALID", "VALID"),
                                    (AIDX, "VALID", None), ("KB_V1_PK", "VALID", None)],
             "SELECT 'question'": [],
+            sql.POISONED_CACHE_SQL: [(0,)],
             "SELECT t.chunk_id, SCORE(1)": [],
         }
         self.script.update({k.replace("__", " "): v for k, v in overrides.items()})
@@ -397,3 +398,15 @@ def test_n1_explain_plan_is_executed_never_fetched(profile: Path, monkeypatch: p
     shapes = {name: c for name, c in checks(result).items() if name.startswith("plan: ")}
     assert len(shapes) == 6 and all(c["status"] == "pass" and c["plan"] for c in shapes.values()), shapes
     assert "DPY-1003" not in result.output
+
+
+def test_n2_poisoned_cache_rows_are_counted_with_the_statement_that_removes_them(
+        profile: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Review 4, N2: the check counts cache rows an int8 version wrote before the fix and prints the
+    DELETE; a clean cache passes; neither fails the check (the rows are read as misses)."""
+    assert checks(invoke(ScriptedDb(), profile, monkeypatch, "--json"))["embedding cache"]["status"] == "pass"
+    result = invoke(ScriptedDb(**{sql.POISONED_CACHE_SQL: [(42,)]}), profile, monkeypatch, "--json")
+    assert result.exit_code == 0
+    found = checks(result)["embedding cache"]
+    assert found["status"] == "warn" and found["detail"].startswith("42 rows hold an int8 version's scaled integers")
+    assert found["fix"] == "DELETE FROM RAG_EMBEDDING_CACHE WHERE VECTOR_NORM(embedding) >= 127; COMMIT;"

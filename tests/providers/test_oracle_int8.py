@@ -59,3 +59,37 @@ def test_a_version_of_another_format_is_never_copied() -> None:
     with pytest.raises(VersionConflict, match="format change is built from scratch"):
         store.create_version(VersionSpec("KB_V2", "mini-lm", 3, "cosine", parent="KB_V1", retrieval=INT8))
     assert "KB_V2" not in db.versions
+
+
+def test_n2_the_embedding_cache_keeps_the_embedders_float32_vector_of_an_int8_version() -> None:
+    """Review 4, N2 (fails at 18552a8): an int8 version wrote its ``array('b')`` bind (scaled by
+    127/max|x|) into ``RAG_EMBEDDING_CACHE``, keyed by model and text only, so the next float32 build
+    of the model reused scaled integers as embeddings. The cache rows must be the embedder's vectors."""
+    db = RecordingDb(registry(V1_INT8))
+    written = doc("d1", 2)
+    make_store(db).write_documents("KB_V1", [written])
+    at = next(i for i, (k, s) in enumerate(db.log) if k == "executemany" and s == sql.MERGE_CACHE_SQL)
+    rows = db.log[at + 1][1]
+    assert len(rows) == 2 and all(isinstance(r["embedding"], array.array) and r["embedding"].typecode == "f"
+                                  for r in rows)
+    cached = sorted((list(r["embedding"]) for r in rows), key=lambda v: v[0])
+    np.testing.assert_allclose(cached, np.asarray(written.vectors), rtol=1e-6)
+    assert max(abs(x) for v in cached for x in v) < 1.0  # not the 127-scaled integers
+
+
+def test_n2_a_poisoned_cache_row_is_a_miss_and_the_next_write_replaces_it() -> None:
+    """Review 4, N2: rows an int8 version wrote before the fix (whole numbers, largest 127) are not
+    returned as embeddings; the MERGE replaces them (``WHEN MATCHED ... VECTOR_NORM >= 127``) and
+    ``rag oracle check`` counts what is left with the statement that deletes it."""
+    from backend.providers.oracle_vs.binds import is_quantized
+
+    good = array.array("f", [0.6, 0.8, 0.0])
+    poisoned = array.array("f", [76.0, 102.0, 127.0])
+    db = RecordingDb([when("FROM RAG_EMBEDDING_CACHE", [("h-good", good), ("h-bad", poisoned)])])
+    got = make_store(db).cached_vectors("mini-lm", ["h-good", "h-bad"])
+    assert list(got) == ["h-good"]
+    assert [is_quantized(v) for v in ([0.0, 0.5, -1.0], [127.0, -3.0], [127.0, 0.5], [0.0, 0.0])] == \
+        [False, True, False, False]
+    assert "WHEN MATCHED THEN UPDATE SET c.embedding = s.embedding WHERE VECTOR_NORM(c.embedding) >= 127" \
+        in sql.MERGE_CACHE_SQL
+    assert sql.PURGE_POISONED_CACHE_SQL == "DELETE FROM RAG_EMBEDDING_CACHE WHERE VECTOR_NORM(embedding) >= 127"

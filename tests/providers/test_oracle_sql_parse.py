@@ -215,7 +215,7 @@ def builder_statements() -> Iterator[str]:
         yield sql.doc_chunks_sql(name, 1)
         yield sql.doc_chunks_sql(name, sql.DOCS_PER_READ)
     yield sql.drop_alias_ddl("KB_ACTIVE")
-    yield sql.MERGE_CACHE_SQL
+    yield from (sql.MERGE_CACHE_SQL, sql.POISONED_CACHE_SQL, sql.PURGE_POISONED_CACHE_SQL)
     yield sql.cached_vectors_sql(1)
     yield sql.cached_vectors_sql(500)
     yield from (sql.FIND_VERSION_SQL, sql.RESOLVE_TARGET_SQL, sql.PROTECTED_SQL, sql.PROTECTED_ONE_SQL,

@@ -28,6 +28,13 @@ def vector_bind(values: np.ndarray, vector_format: str) -> array.array:
     return to_float32(values)
 
 
+def is_quantized(values: Any) -> bool:
+    """Whether a cached vector is an int8 version's scaled integers rather than the embedder's output
+    (review 4, N2): every component a whole number and the largest magnitude exactly 127."""
+    x = np.asarray(values, dtype=np.float32)
+    return bool(x.size) and float(np.abs(x).max()) == 127.0 and bool(np.all(x == np.rint(x)))
+
+
 def vector_out(value: Any, vector_format: str) -> np.ndarray:
     """A stored chunk vector as float32; an int8 one as the unit vector it points along."""
     raw = np.asarray(value, dtype=np.float32)

@@ -138,6 +138,7 @@ class FirstContact:
                 self.check_vpd(version)
                 checks.check_enrichment_union(version)
                 checks.check_long_text_query(version)
+            self.check_embedding_cache()
             self.add_by_hand()
         finally:
             try:
@@ -314,6 +315,24 @@ class FirstContact:
             self.add("VPD policy", "fail", f"no {vpd.POLICY} policy on {version.name} {error}".strip(),
                      "rag ingest finishes the load (finish_load adds it); DBMS_RLS needs Enterprise Edition and "
                      "EXECUTE ON DBMS_RLS (in DB_DEVELOPER_ROLE)", covers="§2.7")
+
+    # --- the embedding cache (review 4, N2) -------------------------------------------------
+    def check_embedding_cache(self) -> None:
+        """Rows an int8 version wrote before N2 was fixed (scaled integers, norm >= 127): harmless now
+        (read as misses, replaced by the next write of their text), but they cost an embedding each."""
+        rows, error = self.try_rows(sql.POISONED_CACHE_SQL)
+        if rows is None:
+            self.add("embedding cache", "skip", f"RAG_EMBEDDING_CACHE not readable ({error})",
+                     "created by the first rag ingest", covers="N2", required=False)
+            return
+        poisoned = int(rows[0][0] or 0)
+        if poisoned:
+            self.add("embedding cache", "warn", f"{poisoned} rows hold an int8 version's scaled integers, not "
+                     "embeddings (written before the fix of review 4 N2; read as misses)",
+                     f"{sql.PURGE_POISONED_CACHE_SQL}; COMMIT;", covers="N2", required=False)
+        else:
+            self.add("embedding cache", "pass", "every cached vector is an embedder's output (none with norm >= "
+                     f"{sql.POISONED_NORM})", covers="N2", required=False)
 
     def add_by_hand(self) -> None:
         for covers, name, what in (

@@ -40,7 +40,8 @@ from backend.providers.oracle_vs.write_sql import (  # noqa: F401
     insert_question_sql, insert_summary_sql, delete_enrichment_sql, delete_chunk_questions_sql, doc_enrichment_sql,
     WRITE_COLUMNS, insert_chunk_sql, update_chunk_sql, chunk_binds, chunk_input_sizes, COMPARED_COLUMNS,
     doc_chunks_sql, delete_chunk_sql, delete_document_sql, document_hashes_sql, document_list_sql, vectors_sql,
-    counts_sql, row_count_sql, MERGE_CACHE_SQL, cached_vectors_sql,
+    counts_sql, row_count_sql, MERGE_CACHE_SQL, cached_vectors_sql, POISONED_CACHE_SQL, PURGE_POISONED_CACHE_SQL,
+    POISONED_NORM,
 )
 from backend.providers.oracle_vs.search_sql import (  # noqa: F401
     COLUMN_FIELDS, question_search_sql, question_count_sql, summary_search_sql, asset_refs_sql, filter_clause,

@@ -36,7 +36,7 @@ from backend.core.types import (
 from backend.core.vector_format import stamped_format
 from backend.providers.enrichment_rows import summary_from_row, summary_kinds
 from backend.providers.oracle_vs import search_plan, sql
-from backend.providers.oracle_vs.binds import column_text, row_to_chunk, to_float32, vector_out
+from backend.providers.oracle_vs.binds import column_text, is_quantized, row_to_chunk, to_float32, vector_out
 from backend.providers.oracle_vs.connection import OracleConnector
 from backend.providers.oracle_vs.index_admin import OracleIndexAdmin
 from backend.providers.oracle_vs.versions import VersionRow, json_value
@@ -130,7 +130,11 @@ class OracleVectors:
             return [StoredDocument(r[0], r[1], r[2], int(r[3])) for r in cur.fetchall()]
 
     def cached_vectors(self, model: str, text_hashes: Sequence[str]) -> dict[str, np.ndarray]:
+        """Cached vectors by text hash; a row an int8 version wrote before review 4's N2 (scaled
+        integers, ``binds.is_quantized``) is a miss, so the text is embedded again and the write
+        replaces the row (``MERGE_CACHE_SQL``)."""
         out: dict[str, np.ndarray] = {}
+        poisoned = 0
         unique = list(dict.fromkeys(text_hashes))
         with self.connector.connection("reading the embedding cache") as con:
             cur = con.cursor()
@@ -139,7 +143,13 @@ class OracleVectors:
                 binds: dict[str, Any] = {"embed_model": model, **sql.in_binds("h", part)}
                 cur.execute(sql.cached_vectors_sql(len(part)), binds)
                 for text_hash, vector in cur.fetchall():
+                    if is_quantized(vector):  # written by an int8 version before N2: embed again
+                        poisoned += 1
+                        continue
                     out[text_hash] = np.asarray(vector, dtype=np.float32)
+        if poisoned:
+            log.warning("store.embedding_cache_poisoned", model=model, rows=poisoned,
+                        fix="the next write of each text replaces it; `rag oracle check` counts the rest")
         return out
 
     # --- reads ---------------------------------------------------------------------

@@ -133,11 +133,21 @@ def row_count_sql(version: str) -> str:
     return f"SELECT COUNT(*) FROM {version_table(version)}"
 
 
+#: The norm at or above which a cached vector is one an int8 version wrote before review 4's N2: scaled
+#: so its largest component is 127, its norm is at least 127, where no embedding model's output lies
+#: (unit-norm models give 1). ``binds.is_quantized`` is the exact test on the rows read back.
+POISONED_NORM = 127
+#: The embedder's float32 vector of a text (never a version's int8 bind, N2). A row an int8 version
+#: poisoned before that fix is replaced by the first write of its text (``WHEN MATCHED ... WHERE``).
 MERGE_CACHE_SQL = (
     "MERGE INTO RAG_EMBEDDING_CACHE c USING (SELECT :embed_model AS embed_model, :text_hash AS text_hash, "
     ":embedding AS embedding FROM SYS.DUAL) s ON (c.embed_model = s.embed_model AND c.text_hash = s.text_hash) "
+    f"WHEN MATCHED THEN UPDATE SET c.embedding = s.embedding WHERE VECTOR_NORM(c.embedding) >= {POISONED_NORM} "
     "WHEN NOT MATCHED THEN INSERT (embed_model, text_hash, embedding) VALUES (s.embed_model, s.text_hash, s.embedding)"
 )
+#: How many poisoned rows the cache holds (``rag oracle check``), and the statement that removes them.
+POISONED_CACHE_SQL = f"SELECT COUNT(*) FROM RAG_EMBEDDING_CACHE WHERE VECTOR_NORM(embedding) >= {POISONED_NORM}"
+PURGE_POISONED_CACHE_SQL = f"DELETE FROM RAG_EMBEDDING_CACHE WHERE VECTOR_NORM(embedding) >= {POISONED_NORM}"
 
 
 def cached_vectors_sql(count: int) -> str:

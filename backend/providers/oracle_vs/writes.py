@@ -106,6 +106,8 @@ class OracleVectorWriter:
                     "content_hash": c.content_hash,
                     "metadata": json_safe(c.metadata),
                     "embedding": vector_bind(vec, stamped_format(v.retrieval)),
+                    # the cache keeps what the embedder made, whatever the version stores (N2)
+                    "cache_vector": to_float32(vec),
                     "embed_hash": content_hash(c.text_to_embed),
                 })
         return rows
@@ -287,14 +289,17 @@ class OracleVectorWriter:
 
     @staticmethod
     def _cache(cur: Any, model: str, rows: list[dict[str, Any]]) -> None:
-        """Vectors into the embedding cache. Two ingests of the same text race on its key: the second
+        """Vectors into the embedding cache: the embedder's float32 vectors, never a version's bind (an
+        int8 version binds scaled integers, which a float32 build of the model must not reuse; review 4,
+        N2). The vector format is therefore not part of the key: every row is the model's own output.
+        Two ingests of the same text race on its key: the second
         MERGE fails that row with ORA-00001, which must not roll back the document write (the vector
         is in the cache either way), so rows are sent with ``batcherrors`` and ORA-00001 is ignored.
         Rows go sorted by ``text_hash``: two ingests inserting the same keys in document order could each
         wait on the other's uncommitted key (ORA-00060); in one global order they never cross (L1)."""
         import oracledb
 
-        cache = {r["embed_hash"]: r["embedding"] for r in rows}
+        cache = {r["embed_hash"]: r["cache_vector"] for r in rows}
         binds = [{"embed_model": model, "text_hash": h, "embedding": cache[h]} for h in sorted(cache)]
         cur.setinputsizes(embedding=oracledb.DB_TYPE_VECTOR)
         cur.executemany(sql.MERGE_CACHE_SQL, binds, batcherrors=True)
