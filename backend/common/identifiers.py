@@ -43,6 +43,8 @@ DERIVED_SUFFIXES = ("_QUESTIONS", "_SUMMARIES", "_DOC", "_CHUNK", "_EMB", "_VIDX
 #: dictionary view (``user_guides_v1``, ``all_docs``) stay allowed.
 SYSTEM_NAMES = frozenset({
     "DUAL", "SYS", "SYSTEM", "CTXSYS", "MDSYS", "XDB", "PUBLIC",
+    # EXPLAIN PLAN writes to and rag oracle check reads PLAN_TABLE unqualified (review 4, N4)
+    "PLAN_TABLE",
     *(f"{scope}_{view}" for scope in ("USER", "ALL", "DBA", "CDB") for view in (
         "TABLES", "TAB_COLUMNS", "INDEXES", "IND_COLUMNS", "OBJECTS", "VIEWS", "SEQUENCES", "SYNONYMS",
         "CONSTRAINTS", "LOBS", "SEGMENTS", "TAB_PRIVS", "SYS_PRIVS", "ROLE_PRIVS", "USERS", "SOURCE",

@@ -23,6 +23,13 @@ import numpy as np
 VECTOR_FORMATS = ("float32", "int8")
 DEFAULT_FORMAT = "float32"
 INT8_MAX = 127
+#: Bytes one dimension takes in each format (review 4, N3: sizes and the pool advisor follow the format).
+BYTES_PER_DIMENSION = {"float32": 4, "int8": 1}
+
+
+def bytes_per_dimension(stamp: Mapping[str, Any] | None) -> int:
+    """Pure: bytes one dimension of a version's vectors takes (4 for float32, 1 for int8)."""
+    return BYTES_PER_DIMENSION[stamped_format(stamp)]
 
 
 def stamped_format(stamp: Mapping[str, Any] | None) -> str:

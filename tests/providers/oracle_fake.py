@@ -28,7 +28,8 @@ What else it models of Oracle, because defects slipped through where it did not 
 - **Name resolution.** An unqualified name is looked up in the user's schema first, then among the
   public synonyms: a local table ``DUAL`` is what ``FROM dual`` reads (a ``MERGE`` whose source is an
   empty local ``DUAL`` merges nothing; one with several rows fails with ORA-30926), and a local
-  ``USER_TABLES`` / ``ALL_*`` shadows the dictionary view (ORA-00904 on its columns). ``SYS.DUAL``
+  ``USER_TABLES`` / ``ALL_*`` shadows the dictionary view (ORA-00904 on its columns), and a local
+  ``PLAN_TABLE`` the public synonym EXPLAIN PLAN writes to (review 4, N4). ``SYS.DUAL``
   and ``SYS.USER_*`` are never shadowed.
 - **Read committed and row locks on the registry.** An ``UPDATE`` of a ``RAG_VERSIONS`` row, or
   ``SELECT ... FOR UPDATE`` of it, locks the row for the session until it commits or rolls back;
@@ -295,7 +296,8 @@ class CatalogDb:
         """Rows of a local ``DUAL`` an unqualified ``FROM dual`` reads (None when it reads SYS.DUAL);
         a local table named like a dictionary view read unqualified is ORA-00904 (not its columns)."""
         rows = None
-        for m in re.finditer(r"\bFROM\s+(SYS\.)?(DUAL|USER_\w+|ALL_\w+)\b", statement, re.IGNORECASE):
+        for m in re.finditer(r"\b(?:FROM|INTO)\s+(SYS\.)?(DUAL|USER_\w+|ALL_\w+|PLAN_TABLE)\b", statement,
+                             re.IGNORECASE):
             name = m.group(2).upper()
             if m.group(1) or self.kind(name) is None:
                 continue  # SYS's object, or the public synonym

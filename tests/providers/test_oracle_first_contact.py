@@ -410,3 +410,19 @@ def test_n2_poisoned_cache_rows_are_counted_with_the_statement_that_removes_them
     found = checks(result)["embedding cache"]
     assert found["status"] == "warn" and found["detail"].startswith("42 rows hold an int8 version's scaled integers")
     assert found["fix"] == "DELETE FROM RAG_EMBEDDING_CACHE WHERE VECTOR_NORM(embedding) >= 127; COMMIT;"
+
+
+def test_n3_the_advisor_is_asked_in_the_versions_format(profile: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Review 4, N3 (fails at 18552a8): the check always passed ``DIM_TYPE 'FLOAT32'`` and the formula
+    counted 4 bytes a dimension, a pool need 4x too high for an int8 version."""
+    int8 = (V, "mini-lm", 384, "cosine", "hnsw", None, "2026-11-25", None, 3, None, None,
+            '{"format": 1, "vector_format": "int8"}')
+    db = ScriptedDb(**{fc.LATEST_VERSION_SQL: [int8]})
+    found = checks(invoke(db, profile, monkeypatch, "--json"))["vector memory advisor"]
+    advisor = [b for (kind, s), (_, b) in zip(db.log, db.log[1:]) if kind == "execute" and s == fc.ADVISOR_SQL]
+    assert [b["dim_type"] for b in advisor] == ["INT8"]
+    assert f"formula 1.3 x vectors x dims x 1 = {int(1.3 * 1204 * 384)} bytes" in found["detail"]
+    db = ScriptedDb()
+    invoke(db, profile, monkeypatch, "--json")
+    assert [b["dim_type"] for (kind, s), (_, b) in zip(db.log, db.log[1:])
+            if kind == "execute" and s == fc.ADVISOR_SQL] == ["FLOAT32"]

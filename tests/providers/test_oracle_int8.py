@@ -93,3 +93,14 @@ def test_n2_a_poisoned_cache_row_is_a_miss_and_the_next_write_replaces_it() -> N
     assert "WHEN MATCHED THEN UPDATE SET c.embedding = s.embedding WHERE VECTOR_NORM(c.embedding) >= 127" \
         in sql.MERGE_CACHE_SQL
     assert sql.PURGE_POISONED_CACHE_SQL == "DELETE FROM RAG_EMBEDDING_CACHE WHERE VECTOR_NORM(embedding) >= 127"
+
+
+def test_n3_an_int8_version_is_sized_at_one_byte_per_dimension() -> None:
+    """Review 4, N3 (fails at 18552a8): ``rag index list`` sized every version at 4 bytes per
+    dimension; an int8 version's vectors take 1."""
+    counts = when("COUNT(DISTINCT", [(1000, 10, 5000)])
+    int8 = make_store(RecordingDb([when("FROM RAG_VERSIONS v ORDER BY", [V1_INT8]), counts])).list_versions()
+    float32 = make_store(RecordingDb([when("FROM RAG_VERSIONS v ORDER BY", [(*V1, 0, None, None, None)]),
+                                      counts])).list_versions()
+    assert [v.size_bytes for v in int8] == [1000 * 3 * 1 + 5000]
+    assert [v.size_bytes for v in float32] == [1000 * 3 * 4 + 5000]

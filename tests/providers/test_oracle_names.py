@@ -33,6 +33,9 @@ def spec(name: str) -> VersionSpec:
     ("dual", "index_name", lambda s, n: s.create_version(spec(n)), "DUAL is reserved for the database"),
     ("Dual", "alias name", lambda s, n: s.point_alias(n, "KB_V1"), "DUAL is reserved for the database"),
     ("user_tables", "index_name", lambda s, n: s.create_version(spec(n)), "USER_TABLES is reserved"),
+    # review 4, N4 (accepted at 18552a8): a version PLAN_TABLE would take EXPLAIN PLAN's rows
+    ("plan_table", "index_name", lambda s, n: s.create_version(spec(n)), "PLAN_TABLE is reserved"),
+    ("Plan_Table", "alias name", lambda s, n: s.point_alias(n, "KB_V1"), "PLAN_TABLE is reserved"),
     ("all_tab_columns", "index_name", lambda s, n: s.create_version(spec(n)), "ALL_TAB_COLUMNS is"),
     ("dbms_lob", "alias name", lambda s, n: s.point_alias(n, "KB_V1"), "names starting with DBMS_ are"),
     ("sys", "retrieval target", lambda s, n: s.search(n, None, 1), "SYS is reserved for the database"),

@@ -56,6 +56,8 @@ class SampleVersion:
     distance: str
     index_type: str
     rows: int = 0
+    #: ``float32`` or ``int8`` (the version's stamp): the advisor's DIM_TYPE and the formula's bytes (N3)
+    vector_format: str = "float32"
 
 
 def render(report: Report, echo: Callable[[str], None]) -> None:

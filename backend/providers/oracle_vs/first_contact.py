@@ -24,9 +24,11 @@ import uuid
 from typing import Any
 
 from backend.common.config import OracleSettings
+from backend.core.vector_format import BYTES_PER_DIMENSION, stamped_format
 from backend.providers.oracle_vs import sql, vpd
 from backend.providers.oracle_vs.check_report import Check, Report, SampleVersion, message
 from backend.providers.oracle_vs.plan_checks import VersionChecks
+from backend.providers.oracle_vs.versions import json_value
 
 # re-exported: the CLI and the tests read these here
 from backend.providers.oracle_vs.check_report import Status, render  # noqa: F401
@@ -232,7 +234,9 @@ class FirstContact:
                      covers="U1 U2 U3 U7", required=False)
             return None
         name, _model, dimension, distance, index_type = rows[0][:5]
-        version = SampleVersion(str(name), int(dimension), str(distance), str(index_type))
+        retrieval = json_value(rows[0][11]) if len(rows[0]) > 11 else None
+        version = SampleVersion(str(name), int(dimension), str(distance), str(index_type),
+                                vector_format=stamped_format(retrieval if isinstance(retrieval, dict) else None))
         counted, error = self.try_rows(row_count_sql(version.name))
         version.rows = int(counted[0][0]) if counted else 0
         self.add("sample version", "pass" if counted else "warn",
@@ -270,13 +274,15 @@ class FirstContact:
 
         rows = max(version.rows if version else 0, 1)
         dimension = version.dimension if version else 1024
+        fmt = version.vector_format if version else "float32"
+        dim_type, width = fmt.upper(), BYTES_PER_DIMENSION[fmt]
         parameters = ({"neighbors": index.neighbors} if index_type == "hnsw"
                       else {"neighbor_partitions": index.neighbor_partitions})
         cur = self.con.cursor()
         response = cur.var(oracledb.DB_TYPE_CLOB)
         try:
             cur.execute(ADVISOR_SQL, {"index_type": index_type.upper(), "num_vectors": rows, "dim_count": dimension,
-                                      "dim_type": "FLOAT32", "parameters": json.dumps(parameters), "response": response})
+                                      "dim_type": dim_type, "parameters": json.dumps(parameters), "response": response})
         except oracledb.Error as exc:
             self.add("vector memory advisor", "warn", f"DBMS_VECTOR.INDEX_VECTOR_MEMORY_ADVISOR failed: {message(exc)}",
                      "not in this release or not granted (EXECUTE ON DBMS_VECTOR): size the pool with docs/ORACLE.md's formula",
@@ -285,10 +291,10 @@ class FirstContact:
         value = response.getvalue()
         text = value[0] if isinstance(value, list) and value else value
         text = text.read() if hasattr(text, "read") else str(text or "")
-        formula = int(1.3 * rows * dimension * 4)
+        formula = int(1.3 * rows * dimension * width)
         self.add("vector memory advisor", "pass",
-                 f"{index_type.upper()} {rows} x {dimension}: advisor {' '.join(text.split())[:300]}; "
-                 f"docs/ORACLE.md formula 1.3 x vectors x dims x 4 = {formula} bytes",
+                 f"{index_type.upper()} {rows} x {dimension} {dim_type}: advisor {' '.join(text.split())[:300]}; "
+                 f"docs/ORACLE.md formula 1.3 x vectors x dims x {width} = {formula} bytes",
                  covers="U8", required=False)
 
     # --- VPD (review §2.7) -------------------------------------------------------------------

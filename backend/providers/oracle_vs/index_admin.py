@@ -28,7 +28,7 @@ from backend.common.config import OracleSettings
 from backend.common.errors import AliasNotFound, ConfigError, StoreError, VersionChanged, VersionConflict, VersionNotFound
 from backend.core.model_stamp import same_model
 from backend.core.types import AliasChange, IndexVersion, LockHolder, VersionSpec
-from backend.core.vector_format import stamped_format
+from backend.core.vector_format import bytes_per_dimension, stamped_format
 from backend.providers.oracle_vs import sql, vpd
 from backend.providers.oracle_vs.connection import RESUMES, OracleConnector
 from backend.providers.oracle_vs.admin_lock import admin_lock
@@ -144,7 +144,8 @@ class OracleIndexAdmin:
                             target=target)
 
     def _to_version(self, cur: Any, row: VersionRow) -> IndexVersion:
-        """``size_bytes`` = rows x dimension x 4 (FLOAT32 vectors, exact) + characters of text and of
+        """``size_bytes`` = rows x dimension x bytes per dimension (4 for FLOAT32, 1 for INT8: review 4,
+        N3; exact) + characters of text and of
         serialized metadata, summed in the same scan that counts the rows. Not ``USER_SEGMENTS``:
         segments grow in extents (64 KB at least, none at all before the first row with deferred
         segment creation) and do not shrink when rows are deleted, so they would not follow the rows.
@@ -157,7 +158,7 @@ class OracleIndexAdmin:
             cur.execute(sql.counts_sql(row.name))
             recorded = cur.fetchone()
         chunks, docs, chars = recorded
-        size = int(chunks) * row.dimension * 4 + int(chars or 0)
+        size = int(chunks) * row.dimension * bytes_per_dimension(row.retrieval) + int(chars or 0)
         return IndexVersion(row.name, row.model, row.dimension, row.distance, row.created_at,  # type: ignore[arg-type]
                             int(chunks), int(docs), row.profile, row.evaluation, generation=row.generation,
                             parent=row.parent, size_bytes=size, retrieval=row.retrieval)
