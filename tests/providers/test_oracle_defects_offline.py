@@ -376,3 +376,32 @@ def test_a_read_of_a_version_while_gc_drops_it_says_the_version_is_gone() -> Non
     assert "KB_OLD" in str(race["error"]) and "ORA-00942" in str(race["error"])
     with pytest.raises((VersionNotFound, AliasNotFound)):  # and once the registry row is gone, as before
         store.search("KB_OLD", query, k=3)
+
+
+@pytest.mark.parametrize("read,pattern", [
+    (lambda s, q: s.search_questions("KB_ACTIVE", q, 3), r"KB_V1_QUESTIONS"),
+    (lambda s, q: s.search_summaries("KB_ACTIVE", q, 3), r"KB_V1_SUMMARIES"),
+    (lambda s, q: s.fetch_chunks("KB_ACTIVE", ["d#0"]), r"FROM KB_V1 "),
+    (lambda s, q: s.similarities("KB_ACTIVE", q, ["d#0"]), r"FROM KB_V1 "),
+    (lambda s, q: s.chunk_vectors("KB_ACTIVE", ["d#0"]), r"FROM KB_V1 "),
+    (lambda s, q: s.chunk_texts("KB_ACTIVE", ["d#0"]), r"FROM KB_V1 "),
+    (lambda s, q: s.asset_refs("KB_V1"), r"FROM KB_V1\b"),
+    (lambda s, q: s.document_list("KB_V1"), r"FROM KB_V1\b"),
+])
+def test_m3_every_read_retries_once_when_gc_dropped_the_version_it_resolved(read: Any, pattern: str) -> None:
+    """Review 4, M3 (fails at 18552a8): only dense and lexical reads re-resolved after ORA-00942; the
+    question, summary, by-id, asset and document-list reads surfaced it as a StoreError."""
+    import numpy as np
+
+    from backend.core.types import QueryVector
+
+    db = CatalogDb()
+    db.add_version("KB_V1", rows=3)
+    store = catalog_store(db)
+    store.point_alias("KB_ACTIVE", "KB_V1")
+    db.fail_on(pattern, 942)
+    failed_at = len(db.statements())
+    read(store, QueryVector(np.ones(3, dtype=np.float32), "mini-lm"))  # the second attempt answers
+    assert db.injected[0][2] == 0  # the ORA-00942 was raised, and the read went on
+    resolves = [s for s in db.statements()[failed_at:] if s == sql.RESOLVE_TARGET_SQL or s == sql.FIND_VERSION_SQL]
+    assert len(resolves) == 2  # the target resolved again after the drop

@@ -105,6 +105,9 @@ class OracleVectors:
 
 
     def asset_refs(self, version: str, *, visibility: Visibility | None = None) -> set[str]:
+        return _reread(version, lambda: self._asset_refs_once(version, visibility))
+
+    def _asset_refs_once(self, version: str, visibility: Visibility | None) -> set[str]:
         version = sql.oracle_name(version, "index_name")
         where, binds = sql.filter_clause((visibility.as_filter(),)) if visibility is not None else ("1=1", {})
         with self.connector.connection(f"reading the assets of {version}") as con:
@@ -122,6 +125,9 @@ class OracleVectors:
             return {r[0]: r[1] for r in cur.fetchall()}
 
     def document_list(self, version: str) -> list[StoredDocument]:
+        return _reread(version, lambda: self._document_list_once(version))
+
+    def _document_list_once(self, version: str) -> list[StoredDocument]:
         version = sql.oracle_name(version, "index_name")
         with self.connector.connection("reading") as con:
             cur = con.cursor()
@@ -208,7 +214,12 @@ class OracleVectors:
 
     def _read_by_id(self, version: str, chunk_ids: Sequence[str], visibility: Visibility | None, columns: str,
                     purpose: str, query: QueryVector | None = None) -> tuple[VersionRow, list[Any]]:
-        """``_by_id`` on its own connection, the version resolved (and the query checked) first."""
+        """``_by_id`` on its own connection, the version resolved (and the query checked) first; once
+        more if gc dropped the version it resolved meanwhile (``_reread``, review 4 M3)."""
+        return _reread(version, lambda: self._read_by_id_once(version, chunk_ids, visibility, columns, purpose, query))
+
+    def _read_by_id_once(self, version: str, chunk_ids: Sequence[str], visibility: Visibility | None, columns: str,
+                         purpose: str, query: QueryVector | None = None) -> tuple[VersionRow, list[Any]]:
         sql.oracle_name(version, "retrieval target")
         with self.connector.connection(f"{purpose} of {version}") as con:
             cur = con.cursor()
@@ -311,6 +322,10 @@ class OracleVectors:
 
     def search_questions(self, target: str, query: QueryVector, k: int, filters: Sequence[FieldFilter] = (), *,
                          visibility: Visibility | None = None) -> QuestionResult:
+        return _reread(target, lambda: self._search_questions_once(target, query, k, filters, visibility))
+
+    def _search_questions_once(self, target: str, query: QueryVector, k: int, filters: Sequence[FieldFilter],
+                               visibility: Visibility | None) -> QuestionResult:
         """The parent chunk's filters and ACL in the WHERE, one row per chunk. With a vector index: the
         questions' approximate top ``k`` x ``candidate_factor`` first (``_QVIDX``), widened by the factor
         while fewer than ``k`` chunks survive, exact once the depth covers every question (as
@@ -346,6 +361,10 @@ class OracleVectors:
     def search_summaries(self, target: str, query: QueryVector, k: int, filters: Sequence[FieldFilter] = (), *,
                          kinds: Sequence[SummaryKind] = ("page_summary", "artifact_summary"),
                          visibility: Visibility | None = None) -> SummaryResult:
+        return _reread(target, lambda: self._search_summaries_once(target, query, k, filters, kinds, visibility))
+
+    def _search_summaries_once(self, target: str, query: QueryVector, k: int, filters: Sequence[FieldFilter],
+                               kinds: Sequence[SummaryKind], visibility: Visibility | None) -> SummaryResult:
         filters, where, fbinds = _search_conditions(target, k, filters, visibility)
         wanted = summary_kinds(kinds)
         with self.connector.connection(f"searching the summaries of {target}") as con:
