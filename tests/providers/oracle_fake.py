@@ -104,6 +104,7 @@ class CatalogDb:
         self.sessions = itertools.count(1)
         self.injected: list[list[Any]] = []  # [regex, ORA code, times left, batch row] (``fail_on``)
         self.version_locks: dict[str, int | None] = {}  # RAG_VERSIONS row -> session holding its lock
+        self.waiting_for: dict[int | None, str] = {}  # session -> the RAG_VERSIONS row it waits for
         self.pending: dict[int | None, dict[str, list[Any]]] = {}  # each session's uncommitted registry updates
         self.ddl_lock_timeout: dict[int | None, int] = {}  # ALTER SESSION SET DDL_LOCK_TIMEOUT, per session
         self.lock_wait_s = 10.0  # a server waits for a row lock forever; the stand-in fails the test instead
@@ -248,17 +249,37 @@ class CatalogDb:
         return self.pending.get(self._session, {}).get(name, self.versions[name])
 
     def _lock_version(self, name: str) -> None:
-        """Lock a registry row for this session, waiting while another session holds it."""
+        """Lock a registry row for this session, waiting while another session holds it. A wait that
+        closes a cycle (this session waits for a row held by a session that waits, through others, for
+        a row this session holds) is a deadlock: Oracle rolls back that statement with ORA-00060
+        (Concepts, *Deadlocks*), so the stand-in raises it to the session that closed the cycle."""
         session = self._session
         deadline = time.monotonic() + self.lock_wait_s
         with self.locks_changed:
-            while self.version_locks.get(name, session) != session:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise AssertionError(f"the stand-in waited {self.lock_wait_s}s for the RAG_VERSIONS row {name} "
-                                         "(a server would wait for ever): a lock is never released")
-                self.locks_changed.wait(left)
+            try:
+                while self.version_locks.get(name, session) != session:
+                    self.waiting_for[session] = name
+                    if self._closes_cycle(session, name):
+                        raise ora(60)
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        raise AssertionError(f"the stand-in waited {self.lock_wait_s}s for the RAG_VERSIONS row {name} "
+                                             "(a server would wait for ever): a lock is never released")
+                    self.locks_changed.wait(min(left, 0.05))
+            finally:
+                self.waiting_for.pop(session, None)
             self.version_locks[name] = session
+        self._start_race(f"#ROW LOCK {name}")  # a racer may run between the rows one statement locks
+
+    def _closes_cycle(self, session: int | None, name: str) -> bool:
+        holder, seen = self.version_locks.get(name), set()
+        while holder is not None and holder not in seen:
+            if holder == session:
+                return True
+            seen.add(holder)
+            wanted = self.waiting_for.get(holder)
+            holder = self.version_locks.get(wanted) if wanted is not None else None
+        return False
 
     def _update_version(self, name: str, change: Callable[[list[Any]], None]) -> list[Any] | None:
         """An UPDATE of one registry row: lock it, change this session's copy (committed on commit)."""
@@ -491,9 +512,14 @@ class CatalogDb:
             return []
         if s.startswith("SELECT name, generation FROM RAG_VERSIONS WHERE name IN (:version, :previous) FOR UPDATE"):
             names = [n for n in dict.fromkeys((b["version"], b["previous"])) if n in self.versions]
-            for n in sorted(names):
+            for n in names:  # in access-path order, which SQL does not fix: the binds' order here (review 4, M5)
                 self._lock_version(n)  # waits for a write holding the row, then reads the committed row
             return [(n, (self._visible(n) or [0] * 9)[8]) for n in names]
+        if s.startswith("SELECT name, generation FROM RAG_VERSIONS WHERE name = :name FOR UPDATE"):
+            if b["name"] not in self.versions:
+                return []
+            self._lock_version(b["name"])
+            return [(b["name"], (self._visible(b["name"]) or [0] * 9)[8])]
         if s.startswith("SELECT name FROM RAG_VERSIONS WHERE name IN (:version, :previous) FOR UPDATE"):
             names = [n for n in dict.fromkeys((b["version"], b["previous"])) if n in self.versions]
             for n in sorted(names):

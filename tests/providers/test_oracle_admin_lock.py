@@ -176,3 +176,23 @@ class TestOracleAdminConcurrency(AdminConcurrencyTest):
     @pytest.fixture
     def model(self) -> str:
         return "mini-lm"
+
+
+def test_m5_crossed_rotations_of_two_aliases_never_deadlock() -> None:
+    """Review 4, M5 (fails at 18552a8): rotations of two aliases that swap versions (A: V1 -> V2,
+    B: V2 -> V1) hold disjoint admin keys, and each locked both registry rows in one ``IN (...)
+    FOR UPDATE``, in access-path order: A held V2 and waited for V1 while B held V1 and waited for V2,
+    ORA-00060. The stand-in locks such a statement's rows in bind order and detects the cycle; the
+    rows are now locked one statement each, in name order, so the second rotation waits instead."""
+    db = CatalogDb()
+    for name in ("KB_V1", "KB_V2"):
+        db.add_version(name, rows=1)
+    store = catalog_store(db)
+    store.point_alias("KB_A", "KB_V1")
+    store.point_alias("KB_B", "KB_V2")
+    db.race_at("#ROW LOCK", lambda: catalog_store(db).point_alias("KB_B", "KB_V1"), window=0.3)
+    store.point_alias("KB_A", "KB_V2")  # its first row locked, B's rotation starts, then A goes on
+    race = db.finish_race()
+    assert "error" not in race, race
+    assert db.aliases == {"KB_A": "KB_V2", "KB_B": "KB_V1"}
+    assert db.views["KB_A"] == "KB_V2" and db.views["KB_B"] == "KB_V1"

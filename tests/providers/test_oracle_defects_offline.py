@@ -116,8 +116,7 @@ def test_an_update_of_a_registry_row_is_the_sessions_own_until_it_commits_and_lo
     w.execute(sql.FIND_VERSION_SQL, {"name": "KB_V1"})
     assert w.fetchone()[8] == 1  # its own change
     got: list[Any] = []
-    lock = "SELECT name, generation FROM RAG_VERSIONS WHERE name IN (:version, :previous) FOR UPDATE"
-    waiting = threading.Thread(target=lambda: (r.execute(lock, {"version": "KB_V1", "previous": "KB_V1"}),
+    waiting = threading.Thread(target=lambda: (r.execute(sql.LOCK_VERSION_ROW_SQL, {"name": "KB_V1"}),
                                                got.extend(r.fetchall())))
     waiting.start()
     waiting.join(0.3)

@@ -314,8 +314,7 @@ class _WriteWhileRotating(CatalogDb):
     racer: Any = None
 
     def run(self, statement: str, binds: dict[str, Any], session: int | None = None) -> list[tuple[Any, ...]]:
-        if self.racer is not None and statement.startswith("SELECT name") and "FROM RAG_VERSIONS WHERE name IN" \
-                in statement and statement.endswith("FOR UPDATE"):
+        if self.racer is not None and statement == sql.LOCK_VERSION_ROW_SQL:
             racer, self.racer = self.racer, None
             racer()
         return super().run(statement, binds, session)
@@ -335,7 +334,7 @@ def test_a_write_that_commits_while_the_rotation_waits_for_the_lock_refuses_the_
     assert db.racer is None and db.versions["KB_V2"][8] == 4  # the write did commit, in between
     assert db.aliases == {"KB_ACTIVE": "KB_V1"} and db.views["KB_ACTIVE"] == "KB_V1"  # view restored
     assert [h[2] for h in db.history] == ["KB_V1"]
-    assert sql.LOCK_ALIAS_VERSIONS_SQL in db.statements()
+    assert sql.LOCK_VERSION_ROW_SQL in db.statements()
     assert store.point_alias("KB_ACTIVE", "KB_V2", expected_generation=4).previous == "KB_V1"
     assert db.views["KB_ACTIVE"] == "KB_V2"
 

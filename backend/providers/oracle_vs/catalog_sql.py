@@ -171,6 +171,10 @@ RESOLVE_TARGET_SQL = (f"SELECT {VERSION_SELECT} FROM RAG_VERSIONS v WHERE v.name
 #: too, so a write and a rotation serialize) and returns what the write needs, in one round trip.
 #: ``point_alias`` locks the registry rows of the version it serves and of the one it replaces, and
 #: reads the generation under that lock (a ``FOR UPDATE`` that waited sees the committed row).
-LOCK_ALIAS_VERSIONS_SQL = "SELECT name, generation FROM RAG_VERSIONS WHERE name IN (:version, :previous) FOR UPDATE"
+#: One registry row locked (and its generation read under the lock). A rotation locks its two rows with
+#: one statement each, in name order: one ``IN (...) FOR UPDATE`` locks them in access-path order, so two
+#: rotations swapping versions between two aliases could each hold one and wait for the other
+#: (ORA-00060; review 4, M5). In one global order they queue instead.
+LOCK_VERSION_ROW_SQL = "SELECT name, generation FROM RAG_VERSIONS WHERE name = :name FOR UPDATE"
 BUMP_GENERATION_SQL = ("UPDATE RAG_VERSIONS SET generation = generation + 1 WHERE name = :name "
                        "RETURNING embed_model, dimension INTO :r_model, :r_dimension")

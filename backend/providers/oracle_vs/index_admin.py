@@ -422,8 +422,10 @@ class OracleIndexAdmin:
                 # lock the registry rows of both versions: a write holding one finishes first, a write
                 # that comes later sees the new protection (see write_documents). The generation is
                 # read again under that lock: a write that committed while this waited is seen (C6)
-                cur.execute(sql.LOCK_ALIAS_VERSIONS_SQL, {"version": version, "previous": previous or version})
-                locked = {str(name): int(generation or 0) for name, generation in cur.fetchall()}
+                locked = {}
+                for name in sorted({version, previous or version}):  # name order: crossed rotations queue (M5)
+                    cur.execute(sql.LOCK_VERSION_ROW_SQL, {"name": name})
+                    locked.update({str(n): int(generation or 0) for n, generation in cur.fetchall()})
                 if expected_generation is not None and version not in locked:
                     raise self.not_found(version)
                 self._check_generation(alias, version, locked.get(version, 0), expected_generation)

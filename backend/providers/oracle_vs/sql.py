@@ -26,7 +26,7 @@ from backend.providers.oracle_vs.sql_names import (  # noqa: F401
 from backend.providers.oracle_vs.catalog_sql import (  # noqa: F401
     ALREADY_EXISTS, COLUMN_EXISTS, CATALOG_DDL, CATALOG_INDEXES, CATALOG_UPGRADES, CATALOG_COLUMNS_SQL,
     MISSING_ENRICHMENT_SQL, DERIVED_CLAIMS_SQL, alias_view_ddl, drop_alias_ddl, PROTECTED_SQL, PROTECTED_ONE_SQL,
-    VERSION_COLUMNS, VERSION_SELECT, FIND_VERSION_SQL, RESOLVE_TARGET_SQL, LOCK_ALIAS_VERSIONS_SQL,
+    VERSION_COLUMNS, VERSION_SELECT, FIND_VERSION_SQL, RESOLVE_TARGET_SQL, LOCK_VERSION_ROW_SQL,
     BUMP_GENERATION_SQL,
 )
 from backend.providers.oracle_vs.version_ddl import (  # noqa: F401
