@@ -19,7 +19,7 @@ from click.testing import CliRunner
 from backend.cli import oracle as oracle_cli
 from backend.cli.main import cli
 from backend.providers.oracle_vs import first_contact as fc
-from backend.providers.oracle_vs import sql
+from backend.providers.oracle_vs import sql, vpd
 from backend.providers.oracle_vs.connection import OracleConnector
 from tests.providers.oracle_fake import FakeCursor, ora
 from tests.providers.test_oracle_sql_parse import check as check_sql
@@ -86,6 +86,7 @@ class ScriptedDb:
                                    (AIDX, "VALID", None), ("KB_V1_PK", "VALID", None)],
             "SELECT 'question'": [],
             sql.POISONED_CACHE_SQL: [(0,)],
+            vpd.CURRENT_SOURCE_SQL: [(1,)],
             "SELECT t.chunk_id, SCORE(1)": [],
         }
         self.script.update({k.replace("__", " "): v for k, v in overrides.items()})

@@ -272,14 +272,22 @@ def test_vpd_objects_are_created_once_when_missing() -> None:
         check(statement)
 
     class Present(CatalogDb):
+        current = 1
+
         def _dml(self, s: str, b: dict[str, Any]) -> list[tuple[Any, ...]]:
             if s == vpd.OBJECTS_SQL:
                 return [("RAG_ACL_PREDICATE", "FUNCTION"), ("RAG_ACL_CTX", "PACKAGE"), ("RAG_ACL_CTX", "PACKAGE BODY")]
+            if s == vpd.CURRENT_SOURCE_SQL:
+                return [(self.current,)]
             return super()._dml(s, b)
 
     db = Present()
     catalog_store(db, vpd="on").ensure_catalog()
     assert not any(s.startswith("CREATE OR REPLACE F") for s in db.statements())
+    db = Present()
+    db.current = 0  # objects of before review 4 M4 (the shared RAG_ACL context): replaced
+    catalog_store(db, vpd="on").ensure_catalog()
+    assert sum(s.startswith("CREATE OR REPLACE") for s in db.statements()) == 3
     db = CatalogDb()
     catalog_store(db).ensure_catalog()
     assert not any("RAG_ACL" in s for s in db.statements())
@@ -314,9 +322,9 @@ def test_without_vpd_no_dbms_rls_call_is_made() -> None:
 
 def test_the_policy_predicate_is_the_runtime_acl_condition_over_the_context_labels() -> None:
     assert "JSON_EXISTS(metadata, '$.rag_acl?(@ == $f0)' PASSING l.label AS \"f0\")" in vpd.PREDICATE
-    assert "SYS_CONTEXT('RAG_ACL', 'LABELS', 4000)" in vpd.PREDICATE and '\'["public"]\'' in vpd.PREDICATE
+    assert "SYS_CONTEXT('RAG_ACL_RAG_APP', 'LABELS', 4000)" in vpd.predicate("rag_app")
     assert check(vpd.predicate_probe_sql("KB_V1")) == "sqlglot"
-    assert vpd.context_ddl("rag_app") == "CREATE OR REPLACE CONTEXT RAG_ACL USING RAG_APP.RAG_ACL_CTX"
+    assert vpd.context_ddl("rag_app") == "CREATE OR REPLACE CONTEXT RAG_ACL_RAG_APP USING RAG_APP.RAG_ACL_CTX"
     with pytest.raises(Exception, match="schema"):
         vpd.context_ddl("x; DROP USER y")
 
@@ -379,7 +387,7 @@ def test_the_check_reports_the_vpd_objects_and_policy(tmp_path: Any, monkeypatch
     found = _first_contact(ScriptedDb(**{vpd.OBJECTS_SQL: objects, vpd.POLICIES_SQL: [(V,)]}), tmp_path, monkeypatch,
                            vpd="on")
     assert found["VPD objects"]["status"] == "pass" and found["VPD policy"]["status"] == "pass"
-    assert "CREATE OR REPLACE CONTEXT RAG_ACL USING RAG.RAG_ACL_CTX" in found["VPD policy"]["detail"]
+    assert "CREATE OR REPLACE CONTEXT RAG_ACL_RAG USING RAG.RAG_ACL_CTX" in found["VPD policy"]["detail"]
     found = _first_contact(ScriptedDb(**{vpd.OBJECTS_SQL: objects[:1], vpd.POLICIES_SQL: []}), tmp_path, monkeypatch,
                            vpd="on")
     assert found["VPD objects"]["status"] == "fail" and found["VPD policy"]["status"] == "fail"
@@ -425,3 +433,20 @@ def test_a_version_loaded_before_the_acl_index_is_advisory_in_the_check(tmp_path
     row = found["ACL multivalue index"]
     assert row["status"] == "fail" and not row["required"] and "finish_load" in row["fix"]
     assert found["vector index"]["status"] == "pass"
+
+
+def test_m4_each_schema_has_its_own_context_and_public_rows_are_always_visible() -> None:
+    """Review 4, M4 (fails at 18552a8): the context ``RAG_ACL`` was one name per database, so a second
+    schema (staging beside production) rebound it to its own package and broke the first; and the
+    predicate showed ``public`` rows only when the context was unset, unlike the runtime's
+    ``Visibility``, which always adds ``public``."""
+    assert vpd.context_ddl("rag_prod") != vpd.context_ddl("rag_stage")
+    assert vpd.context_ddl("rag_stage") == "CREATE OR REPLACE CONTEXT RAG_ACL_RAG_STAGE USING RAG_STAGE.RAG_ACL_CTX"
+    # public is ORed in whatever the context says; no context means no other label
+    assert vpd.PREDICATE.startswith("(JSON_EXISTS(metadata, '$.rag_acl?(@ == $f0)' PASSING 'public' AS \"f0\") OR EXISTS (")
+    assert "NVL(SYS_CONTEXT('#CTX#', 'LABELS', 4000), '[]')" in vpd.PREDICATE
+    # the function names its owner's context, the package sets its owner's: nothing names a shared one
+    for ddl in (vpd.FUNCTION_DDL, vpd.PACKAGE_BODY_DDL):
+        assert "'RAG_ACL'" not in ddl and "SUBSTR('RAG_ACL_' || " in ddl
+        check(ddl)
+    assert check(vpd.predicate_probe_sql("KB_V1", "rag_prod")) == "sqlglot"

@@ -101,15 +101,19 @@ _JSON_PATH = re.compile(r"'\$(\[\*\]|\.[A-Za-z][A-Za-z0-9_]*(\?\(@ == \$f\d+( \|
 #: function returns is checked as SQL (``vpd.predicate_probe_sql``), and must be ``vpd.PREDICATE``.
 _PLSQL = (
     re.compile(r"CREATE OR REPLACE FUNCTION (?P<f>RAG_ACL_PREDICATE) \(p_schema IN VARCHAR2, p_object IN VARCHAR2\) "
-               r"RETURN VARCHAR2 AS\nBEGIN\n  IF SYS_CONTEXT\('USERENV', 'SESSION_USER'\) = p_schema THEN\n"
-               r"    RETURN NULL;\n  END IF;\n  RETURN q'~(?P<predicate>[^~]+)~';\nEND (?P=f);"),
+               r"RETURN VARCHAR2 AS\nBEGIN\n  -- rag-vpd 2: [^\n]+\n"
+               r"  IF SYS_CONTEXT\('USERENV', 'SESSION_USER'\) = p_schema THEN\n"
+               r"    RETURN NULL;\n  END IF;\n  RETURN REPLACE\(q'~(?P<predicate>[^~]+)~', '#CTX#', "
+               r"SUBSTR\('RAG_ACL_' \|\| p_schema, 1, 128\)\);\nEND (?P=f);"),
     re.compile(r"CREATE OR REPLACE PACKAGE (?P<p>RAG_ACL_CTX) AS\n  PROCEDURE set_labels\(p_labels IN VARCHAR2\);\n"
                r"  PROCEDURE clear_labels;\nEND (?P=p);"),
     re.compile(r"CREATE OR REPLACE PACKAGE BODY (?P<p>RAG_ACL_CTX) AS\n"
                r"  PROCEDURE set_labels\(p_labels IN VARCHAR2\) IS\n  BEGIN\n"
-               r"    DBMS_SESSION\.SET_CONTEXT\('RAG_ACL', 'LABELS', p_labels\);\n  END set_labels;\n"
+               r"    DBMS_SESSION\.SET_CONTEXT\(SUBSTR\('RAG_ACL_' \|\| \$\$PLSQL_UNIT_OWNER, 1, 128\), 'LABELS', "
+               r"p_labels\);\n  END set_labels;\n"
                r"  PROCEDURE clear_labels IS\n  BEGIN\n"
-               r"    DBMS_SESSION\.CLEAR_CONTEXT\('RAG_ACL', NULL, 'LABELS'\);\n  END clear_labels;\nEND (?P=p);"),
+               r"    DBMS_SESSION\.CLEAR_CONTEXT\(SUBSTR\('RAG_ACL_' \|\| \$\$PLSQL_UNIT_OWNER, 1, 128\), NULL, "
+               r"'LABELS'\);\n  END clear_labels;\nEND (?P=p);"),
 )
 
 
@@ -222,7 +226,7 @@ def builder_statements() -> Iterator[str]:
                 sql.BUMP_GENERATION_SQL, sql.INDEX_STATUS_SQL, sql.TABLE_COLUMNS_SQL, sql.CATALOG_COLUMNS_SQL)
     yield from (sql.OPTIMIZE_TEXT_INDEX_SQL, sql.GATHER_TABLE_STATS_SQL)
     yield from (sql.VECTOR_POOL_SQL, sql.ADVISOR_SQL)
-    yield from (vpd.OBJECTS_SQL, vpd.ADD_POLICY_SQL, vpd.DROP_POLICY_SQL, vpd.POLICIES_SQL)
+    yield from (vpd.OBJECTS_SQL, vpd.CURRENT_SOURCE_SQL, vpd.ADD_POLICY_SQL, vpd.DROP_POLICY_SQL, vpd.POLICIES_SQL)
     yield from (ddl_lock_timeout_sql(0), ddl_lock_timeout_sql(30), ddl_lock_timeout_sql(1_000_000))
     yield from (series_lock.REGISTER_SQL, series_lock.SAY_HOLDER_SQL, series_lock.HOLDER_SQL,
                 series_lock.FORGET_HOLDER_SQL, series_lock.lock_sql(0), series_lock.lock_sql(1800))

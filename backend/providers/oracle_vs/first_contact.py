@@ -305,18 +305,27 @@ class FirstContact:
         if self.settings.vpd != "on":
             return
         objects, error = self.try_rows(vpd.OBJECTS_SQL)
-        owner = self.user or "<owner>"
+        current, _ = self.try_rows(vpd.CURRENT_SOURCE_SQL)
+        context = (vpd.context_ddl(self.user) if self.user else
+                   f"CREATE OR REPLACE CONTEXT {vpd.CONTEXT_PREFIX}<OWNER> USING <OWNER>.{vpd.PACKAGE}")
         if objects is None or len(objects) < 3:
             self.add("VPD objects", "fail", f"{vpd.FUNCTION} / {vpd.PACKAGE} missing or invalid {error}".strip(),
                      "restart the API or run any rag command against this store (ensure_catalog creates them); "
                      "the user needs CREATE PROCEDURE", covers="§2.7")
+        elif not current or not int(current[0][0] or 0):
+            self.add("VPD objects", "fail", f"{vpd.FUNCTION} predates review 4 M4: it reads the shared RAG_ACL "
+                     "context (which another schema can rebind) and hides public rows once labels are set",
+                     f"run any rag command against this store (ensure_catalog replaces them), then: {context}",
+                     covers="§2.7 M4")
         else:
-            self.add("VPD objects", "pass", f"{vpd.FUNCTION} and {vpd.PACKAGE} valid", covers="§2.7")
+            self.add("VPD objects", "pass", f"{vpd.FUNCTION} and {vpd.PACKAGE} valid; context "
+                     f"{vpd.context_name(self.user) if self.user else vpd.CONTEXT_PREFIX + '<OWNER>'}",
+                     covers="§2.7 M4")
         policies, error = self.try_rows(vpd.POLICIES_SQL)
         names = {str(r[0]).upper() for r in policies or []}
         if version.name in names:
             self.add("VPD policy", "pass", f"{vpd.POLICY} on {version.name}; readers see their context's labels "
-                     f"(a DBA creates the context once: {vpd.context_ddl(owner)})", covers="§2.7")
+                     f"(a DBA creates the context once: {context})", covers="§2.7")
         else:
             self.add("VPD policy", "fail", f"no {vpd.POLICY} policy on {version.name} {error}".strip(),
                      "rag ingest finishes the load (finish_load adds it); DBMS_RLS needs Enterprise Edition and "
