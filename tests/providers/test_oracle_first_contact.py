@@ -87,6 +87,7 @@ class ScriptedDb:
             "SELECT 'question'": [],
             sql.POISONED_CACHE_SQL: [(0,)],
             vpd.CURRENT_SOURCE_SQL: [(1,)],
+            sql.POOL_MODE_SQL: [(None, "0")],
             "SELECT t.chunk_id, SCORE(1)": [],
         }
         self.script.update({k.replace("__", " "): v for k, v in overrides.items()})
@@ -427,3 +428,21 @@ def test_n3_the_advisor_is_asked_in_the_versions_format(profile: Path, monkeypat
     invoke(db, profile, monkeypatch, "--json")
     assert [b["dim_type"] for (kind, s), (_, b) in zip(db.log, db.log[1:])
             if kind == "execute" and s == fc.ADVISOR_SQL] == ["FLOAT32"]
+
+
+@pytest.mark.parametrize("mode,why", [
+    (("OLTP", "0"), "Autonomous Database (CLOUD_SERVICE OLTP)"),
+    ((None, "1"), "an elastic vector pool (VECTOR_MEMORY_SIZE=1)"),
+    ((None, "2147483648"), "VECTOR_MEMORY_SIZE 2147483648 is above the 0 bytes allocated"),
+])
+def test_m1_a_pool_that_grows_on_demand_is_not_reported_empty(profile: Path, monkeypatch: pytest.MonkeyPatch,
+                                                              mode: tuple[Any, Any], why: str) -> None:
+    """Review 4, M1 (fails at 18552a8): on Autonomous Database, an elastic pool or a PDB quota the
+    allocation is 0 or small until HNSW indexes are built, and the check failed "vector pool empty"."""
+    db = ScriptedDb(**{fc.VECTOR_POOL_SQL: [("1MB POOL", 0, 0, "DONE")], sql.POOL_MODE_SQL: [mode]})
+    result = invoke(db, profile, monkeypatch, "--json")
+    found = checks(result)["vector pool"]
+    assert found["status"] == "pass" and why in found["detail"], found
+    assert result.exit_code == 0
+    db = ScriptedDb(**{fc.VECTOR_POOL_SQL: [("1MB POOL", 0, 0, "DONE")], sql.POOL_MODE_SQL: [(None, "0")]})
+    assert checks(invoke(db, profile, monkeypatch, "--json"))["vector pool"]["status"] == "fail"

@@ -147,9 +147,10 @@ def test_no_acl_index_when_switched_off() -> None:
 class PoolDb(CatalogDb):
     """``CatalogDb`` whose vector pool and advisor answer as a test says; records the type change."""
 
-    def __init__(self, free: int | None, advised: str | None = "Suggested vector memory pool size: 1000 Bytes") -> None:
+    def __init__(self, free: int | None, advised: str | None = "Suggested vector memory pool size: 1000 Bytes",
+                 mode: tuple[Any, Any] = (None, "0")) -> None:
         super().__init__()
-        self.free, self.advised = free, advised
+        self.free, self.advised, self.mode = free, advised, mode
         self.advisor_calls: list[dict[str, Any]] = []
 
     def _dml(self, s: str, b: dict[str, Any]) -> list[tuple[Any, ...]]:
@@ -157,6 +158,8 @@ class PoolDb(CatalogDb):
             if self.free is None:
                 return []
             return [("1MB POOL", self.free + 4096, 4096, "DONE"), ("64KB POOL", 0, 0, "DONE")]
+        if s == sql.POOL_MODE_SQL:
+            return [self.mode]
         if s == sql.ADVISOR_SQL:
             self.advisor_calls.append({k: v for k, v in b.items() if k != "response"})
             if self.advised is None:
@@ -197,7 +200,7 @@ def test_an_int8_graph_is_sized_as_int8() -> None:
 def test_a_short_pool_falls_back_to_ivf_and_the_version_records_it() -> None:
     db = PoolDb(free=500)
     _old_hnsw(db)
-    store = catalog_store(db)
+    store = catalog_store(db, vector_index={"pool_shortfall": "ivf"})
     store.finish_load("KB_V1")
     built = [s for s in db.statements() if s.startswith("CREATE VECTOR INDEX")]
     assert built and all("TYPE IVF" in s for s in built)
@@ -213,7 +216,7 @@ def test_a_short_pool_fails_before_anything_is_dropped_naming_the_figures_and_th
     _old_hnsw(db)
     with pytest.raises(StoreError, match=r"need about 1000 bytes .* has 500 bytes free: nothing was dropped or "
                                          r"changed\. raise VECTOR_MEMORY_SIZE by at least 500 bytes"):
-        catalog_store(db, vector_index={"pool_shortfall": "fail"}).finish_load("KB_V1")
+        catalog_store(db).finish_load("KB_V1")  # fail is the default (review 4, M1)
     statements = db.statements()
     assert not any(s.startswith(("DROP", "CREATE", "UPDATE", "BEGIN DBMS_STATS", "BEGIN CTX_DDL")) for s in statements)
     assert db.indexes["KB_V1_VIDX"] == ("KB_V1", "VALID", None) and db.versions["KB_V1"][4] == "hnsw"
@@ -234,8 +237,29 @@ def test_an_unreadable_pool_builds_hnsw_and_a_failing_advisor_falls_back_to_the_
     assert any("TYPE HNSW" in s for s in db.statements()) and db.advisor_calls == []
     db = PoolDb(free=40, advised=None)  # formula: 1.3 x 3 vectors x 3 dims x 4 bytes = 46 > 40
     _old_hnsw(db)
-    catalog_store(db).finish_load("KB_V1")
+    catalog_store(db, vector_index={"pool_shortfall": "ivf"}).finish_load("KB_V1")
     assert db.versions["KB_V1"][4] == "ivf"
+
+
+@pytest.mark.parametrize("mode", [("DWCS", "0"), (None, "1"), (None, "1000000")])
+def test_m1_a_pool_that_grows_on_demand_builds_hnsw_without_sizing_it(mode: tuple[Any, Any]) -> None:
+    """Review 4, M1 (fails at 18552a8): on Autonomous Database, with an elastic pool or under a PDB
+    quota above the allocation, allocated minus used says nothing about what a build gets; the default
+    then built IVF silently everywhere there. Now HNSW is built, and no advisor call is made."""
+    db = PoolDb(free=500, mode=mode)
+    _old_hnsw(db)
+    catalog_store(db).finish_load("KB_V1")
+    assert any(s.startswith("CREATE VECTOR INDEX KB_V1_VIDX") and "TYPE HNSW" in s for s in db.statements())
+    assert db.versions["KB_V1"][4] == "hnsw" and db.advisor_calls == []
+
+
+def test_m1_a_short_fixed_pool_fails_by_default() -> None:
+    """Review 4, M1: the fallback to IVF is a decision in config, not the default."""
+    from backend.common.config import OracleVectorIndexSettings
+
+    assert OracleVectorIndexSettings().pool_shortfall == "fail"
+    assert vector_pool.grows_on_demand(None, 805306368, 805306368) is None
+    assert vector_pool.pool_mode(("  ", "abc")) == (None, None)
 
 
 @pytest.mark.parametrize("response,expected", [
@@ -409,7 +433,7 @@ def test_the_advisor_sizes_the_question_graph_too_and_the_sum_decides() -> None:
     db = PoolDb(free=1500)  # each graph: 1000 bytes by the advisor; two do not fit
     _old_hnsw(db)
     db.tables["KB_V1_QUESTIONS"] = 7
-    catalog_store(db).finish_load("KB_V1")
+    catalog_store(db, vector_index={"pool_shortfall": "ivf"}).finish_load("KB_V1")
     assert [c["num_vectors"] for c in db.advisor_calls] == [3, 7]
     assert db.versions["KB_V1"][4] == "ivf"
 

@@ -225,7 +225,7 @@ def builder_statements() -> Iterator[str]:
     yield from (sql.FIND_VERSION_SQL, sql.RESOLVE_TARGET_SQL, sql.PROTECTED_SQL, sql.PROTECTED_ONE_SQL,
                 sql.BUMP_GENERATION_SQL, sql.INDEX_STATUS_SQL, sql.TABLE_COLUMNS_SQL, sql.CATALOG_COLUMNS_SQL)
     yield from (sql.OPTIMIZE_TEXT_INDEX_SQL, sql.GATHER_TABLE_STATS_SQL)
-    yield from (sql.VECTOR_POOL_SQL, sql.ADVISOR_SQL)
+    yield from (sql.VECTOR_POOL_SQL, sql.POOL_MODE_SQL, sql.ADVISOR_SQL)
     yield from (vpd.OBJECTS_SQL, vpd.CURRENT_SOURCE_SQL, vpd.ADD_POLICY_SQL, vpd.DROP_POLICY_SQL, vpd.POLICIES_SQL)
     yield from (ddl_lock_timeout_sql(0), ddl_lock_timeout_sql(30), ddl_lock_timeout_sql(1_000_000))
     yield from (series_lock.REGISTER_SQL, series_lock.SAY_HOLDER_SQL, series_lock.HOLDER_SQL,

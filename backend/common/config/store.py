@@ -52,10 +52,13 @@ class OracleVectorIndexSettings(_Model):
         4, ge=2, le=64, description="Broad filters: approximate candidates = k x this, multiplied again until k rows match."
     )
     pool_shortfall: Literal["ivf", "fail", "build"] = Field(
-        "ivf", description="HNSW only: what finish_load does when DBMS_VECTOR.INDEX_VECTOR_MEMORY_ADVISOR says the "
+        "fail", description="HNSW only: what finish_load does when DBMS_VECTOR.INDEX_VECTOR_MEMORY_ADVISOR says the "
         "version's graphs need more than the vector pool has free (V$VECTOR_MEMORY_POOL), decided before any index "
-        "is dropped: ivf = build IVF instead (recorded on the version), fail = stop naming the figures and "
-        "VECTOR_MEMORY_SIZE, build = build HNSW anyway (an elastic 26ai pool, VECTOR_MEMORY_SIZE=1).")
+        "is dropped: fail = stop naming the figures and VECTOR_MEMORY_SIZE (the default: a fallback is a decision), "
+        "ivf = build IVF instead (recorded on the version as its index type, logged with both figures), build = build "
+        "HNSW anyway. "
+        "Not asked where the pool grows on demand (Autonomous Database, VECTOR_MEMORY_SIZE=1, a PDB quota above "
+        "the allocation): HNSW is built.")
 
 
 class QueryInDatabaseSettings(_Model):

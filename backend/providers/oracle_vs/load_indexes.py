@@ -171,12 +171,22 @@ class OracleLoadFinisher:
             cur = con.cursor()
             try:
                 cur.execute(sql.VECTOR_POOL_SQL)
-                free = vector_pool.free_bytes(cur.fetchall())
+                pool = cur.fetchall()
+                free = vector_pool.free_bytes(pool)
             except oracledb.DatabaseError as exc:
                 log.warning("store.vector_pool_unreadable", version=name, error=str(exc).strip()[:200],
                             fix="GRANT SELECT_CATALOG_ROLE (or READ ON SYS.V_$VECTOR_MEMORY_POOL) to the store's user")
                 free = None
             if free is None:
+                return vector_pool.PoolVerdict("hnsw", None, None)
+            try:
+                cur.execute(sql.POOL_MODE_SQL)
+                service, size = vector_pool.pool_mode(cur.fetchone())
+            except oracledb.DatabaseError:
+                service, size = None, None  # V$PARAMETER unreadable: the free figure stands
+            grows = vector_pool.grows_on_demand(service, size, sum(int(r[1] or 0) for r in pool))
+            if grows:  # allocated minus used says nothing here (review 4, M1)
+                log.info("store.vector_pool_grows", version=name, why=grows)
                 return vector_pool.PoolVerdict("hnsw", None, None)
             questions = 0
             if questions_pending:

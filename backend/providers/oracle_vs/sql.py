@@ -30,7 +30,7 @@ from backend.providers.oracle_vs.catalog_sql import (  # noqa: F401
     BUMP_GENERATION_SQL,
 )
 from backend.providers.oracle_vs.version_ddl import (  # noqa: F401
-    INDEX_STATUS_SQL, drop_index_ddl, metadata_index_ddl, acl_index_ddl, VECTOR_POOL_SQL, ADVISOR_SQL,
+    INDEX_STATUS_SQL, drop_index_ddl, metadata_index_ddl, acl_index_ddl, VECTOR_POOL_SQL, POOL_MODE_SQL, ADVISOR_SQL,
     VECTOR_FORMATS, version_table_ddl, doc_index_ddl, vector_index_ddl, question_vector_index_ddl, text_index_ddl,
     OPTIMIZE_TEXT_INDEX_SQL, GATHER_TABLE_STATS_SQL, stats_tables, drop_version_ddl, QUESTION_COLUMNS,
     SUMMARY_COLUMNS, enrichment_ddl, drop_enrichment_ddl, copy_enrichment_sql, empty_enrichment_sql, TABLE_COLUMNS,

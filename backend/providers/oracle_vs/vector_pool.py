@@ -4,10 +4,12 @@ HNSW graphs live in the SGA's vector pool. A build that does not fit fails with 
 the old index was dropped. ``finish_load`` therefore asks first, before it drops or changes
 anything. ``DBMS_VECTOR.INDEX_VECTOR_MEMORY_ADVISOR`` says how much each graph needs (one call per
 indexed table: the chunks, and the HyDE questions when there are any). ``V$VECTOR_MEMORY_POOL``
-says what the pool has free (allocated minus used, over its sub-pools). When the graphs need more
-than that, ``vector_index.pool_shortfall`` decides: ``ivf`` builds IVF instead (its centroids
-are small; the vectors stay on disk), ``fail`` stops with the figures and the parameter to raise,
-and ``build`` goes ahead (an elastic 26ai pool, ``VECTOR_MEMORY_SIZE=1``, grows on demand).
+says what the pool has free (allocated minus used, over its sub-pools), except where the pool
+grows on demand (Autonomous Database, an elastic 26ai pool, a PDB quota above the allocation:
+``grows_on_demand``), where the free figure is unknown and HNSW is built. When the graphs need more
+than the pool has free, ``vector_index.pool_shortfall`` decides: ``fail`` (the default) stops with
+the figures and the parameter to raise, ``ivf`` builds IVF instead (its centroids are small; the
+vectors stay on disk) and says so in the ingest's report, and ``build`` goes ahead.
 
 The advisor's ``RESPONSE_JSON`` is documented only by example ("Suggested vector memory pool size:
 59918628 Bytes"; DBMS_VECTOR reference, ``INDEX_VECTOR_MEMORY_ADVISOR``), so ``advised_bytes``
@@ -75,6 +77,36 @@ def _flatten(data: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
         else:
             out.append((f"{prefix}{key}", value))
     return out
+
+
+def grows_on_demand(cloud_service: str | None, vector_memory_size: int | None, allocated: int) -> str | None:
+    """Why the pool's free bytes say nothing about what an HNSW build can get, or None when they do
+    (review 4, M1). On Autonomous Database the pool "dynamically grows and shrinks when HNSW indexes
+    are created or dropped"; with ``VECTOR_MEMORY_SIZE=1`` (26ai) it is elastic; and a PDB's
+    ``VECTOR_MEMORY_SIZE`` is "the maximum Vector Pool usage allowed by a PDB", a quota the
+    allocation grows into (AI Vector Search User's Guide, *Vector Memory Management*, *Size the
+    Vector Pool*). Pure: ``SYS_CONTEXT('USERENV','CLOUD_SERVICE')``, the parameter in bytes, and
+    ``V$VECTOR_MEMORY_POOL``'s allocated bytes."""
+    if cloud_service:
+        return f"Autonomous Database (CLOUD_SERVICE {cloud_service}): the vector pool grows with its HNSW indexes"
+    if vector_memory_size == 1:
+        return "an elastic vector pool (VECTOR_MEMORY_SIZE=1): it grows with its HNSW indexes"
+    if vector_memory_size is not None and vector_memory_size > allocated:
+        return (f"VECTOR_MEMORY_SIZE {vector_memory_size} is above the {allocated} bytes allocated: a quota the "
+                "pool grows into")
+    return None
+
+
+def pool_mode(row: Sequence[Any] | None) -> tuple[str | None, int | None]:
+    """``(cloud service, VECTOR_MEMORY_SIZE in bytes)`` from ``POOL_MODE_SQL``'s row (None: unknown)."""
+    if not row:
+        return None, None
+    service = (str(row[0]).strip() or None) if row[0] else None
+    try:
+        size = int(str(row[1]).strip()) if row[1] is not None else None
+    except ValueError:
+        size = None
+    return service, size
 
 
 def free_bytes(rows: Sequence[Sequence[Any]]) -> int | None:

@@ -49,6 +49,10 @@ def acl_index_ddl(version: str) -> str:
 
 #: The vector pool (review §2.6): bytes allocated to and used in each of its sub-pools.
 VECTOR_POOL_SQL = "SELECT pool, alloc_bytes, used_bytes, populate_status FROM SYS.V_$VECTOR_MEMORY_POOL"
+#: Whether the pool grows on demand (``vector_pool.grows_on_demand``): Autonomous Database's service, and
+#: the container's VECTOR_MEMORY_SIZE (review 4, M1).
+POOL_MODE_SQL = ("SELECT SYS_CONTEXT('USERENV', 'CLOUD_SERVICE'), (SELECT p.value FROM SYS.V_$PARAMETER p "
+                 "WHERE p.name = 'vector_memory_size') FROM SYS.DUAL")
 #: ``DBMS_VECTOR.INDEX_VECTOR_MEMORY_ADVISOR`` (vector-count form; DBMS_VECTOR reference, 23ai/26ai):
 #: ``PARAMETER_JSON`` takes one of ``{"neighbors": n}`` (HNSW), ``{"neighbor_partitions": n}`` (IVF)
 #: or ``{"accuracy": n}``; ``DIM_TYPE`` is the graph's vector format (FLOAT32, INT8); the response is a CLOB out bind.
