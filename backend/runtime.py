@@ -145,10 +145,13 @@ def build_runtime(settings: Settings, *, stores: Stores | None = None, embedder:
     fallback = fallback if fallback is not None else registry.build_chat_model(settings.llm.fallback, settings)
     reranker = registry.build_reranker(settings, embedder)
     rerankers = registry.reranker_factory(settings, embedder)
+    # the store embeds questions itself for versions cleared by a parity check: the query vector is then
+    # made here only when a read needs it (review 4, N5)
+    embeds_in_store = settings.store.backend == "oracle" and settings.store.oracle.query_embedding.enabled
     # each version is served with the retrieval settings stamped on it at ingest
     searches = {
         name: SearchService(stores.vectors, embedder, profile, settings.retrieval, reranker, follow_stamp=True,
-                            rerankers=rerankers)
+                            rerankers=rerankers, defer_query_vector=embeds_in_store)
         for name, profile in settings.embeddings.profiles.items()
     }
     # the extractive answerer's sentence scorer when it is the primary (one vector cache), else a new one;

@@ -99,12 +99,13 @@ def load_model(ctx: click.Context, name: str | None, output: Path | None, force:
         return
     connector = _open_connector(settings)
     try:
-        query_model.load_model(connector, model, text_model.path.read_bytes(), oracle_metadata())
+        sha = query_model.load_model(connector, model, text_model.path.read_bytes(), oracle_metadata())
         loaded = query_model.loaded_model(connector, model)
     finally:
         connector.close()
-    click.echo(f"loaded {model}: {loaded[1] if loaded else '?'} / {loaded[2] if loaded else '?'}; run "
-               "`rag oracle parity` for each version to serve with store.oracle.query_embedding.enabled")
+    click.echo(f"loaded {model} (sha256 {sha[:16]}): {loaded[1] if loaded else '?'} / {loaded[2] if loaded else '?'}; "
+               "earlier parity checks of this name no longer count: run `rag oracle parity` for each version to "
+               "serve with store.oracle.query_embedding.enabled")
 
 
 @click.command("parity")
@@ -120,6 +121,7 @@ def parity(ctx: click.Context, target: str | None, golden: Path | None, domain_k
     from backend.core.services.golden import load_golden_set
     from backend.core.services.promotion import resolve_target
     from backend.providers.local.embedder import make_local_embedder
+    from backend.common.errors import StoreError
     from backend.providers.oracle_vs import query_model
     from backend.runtime import open_stores
 
@@ -136,9 +138,17 @@ def parity(ctx: click.Context, target: str | None, golden: Path | None, domain_k
         local = make_local_embedder(embedder_settings_for(version.model, settings.embeddings)).embed_queries(texts)
         connector = _open_connector(settings)
         try:
+            sha = query_model.fingerprint(connector, cfg.model_name)
+            if sha is None:
+                raise StoreError(
+                    f"{query_model.model_name(cfg.model_name)} has no fingerprint in {query_model.MODELS_TABLE}: "
+                    "load it with `rag oracle load-model` (a check is tied to the graph it measured)")
             database = query_model.database_vectors(connector, cfg.model_name, texts)
+            if query_model.fingerprint(connector, cfg.model_name) != sha:
+                raise StoreError(f"{query_model.model_name(cfg.model_name)} was loaded again while it "
+                                           "was checked: run `rag oracle parity` again")
             check = query_model.compare(version.name, query_model.model_name(cfg.model_name), version.model, texts,
-                                        database, local, cfg.min_cosine)
+                                        database, local, cfg.min_cosine, model_sha256=sha)
             query_model.record_check(connector, check)
         finally:
             connector.close()

@@ -178,27 +178,73 @@ class Candidates:
     dense_index: Mapping[str, Any] | None = None
 
 
-@dataclass(frozen=True)
 class QueryVector:
     """A query embedding and the model stamp that made it; stores refuse a mismatch.
 
     ``accepts``: other stamps declared interchangeable with ``model``
-    (``embeddings.local.compatible_runtimes``, see ``backend.core.model_stamp``)."""
+    (``embeddings.local.compatible_runtimes``, see ``backend.core.model_stamp``).
 
-    values: Vector
-    model: str
-    accepts: frozenset[str] = frozenset()
-    #: the text that was embedded (prefix applied), for a store that can embed it itself
-    #: (Oracle's ``VECTOR_EMBEDDING``, ``store.oracle.query_embedding``); None when unknown
-    text: str | None = None
+    The vector may be **deferred** (``QueryVector.deferred``): made by ``compute`` the first time
+    ``values`` is read, at most once. A store that embeds the question itself (Oracle's
+    ``VECTOR_EMBEDDING`` for a version whose parity check passed, ``store.oracle.query_embedding``)
+    reads ``text`` instead and never ``values``, so the question is embedded once, on the database,
+    not also here (review 4, N5). ``dimension`` is known without computing."""
+
+    __slots__ = ("_values", "_compute", "_lock", "_dimension", "model", "accepts", "text")
+
+    def __init__(self, values: Vector | None, model: str, accepts: frozenset[str] = frozenset(),
+                 text: str | None = None) -> None:
+        self._values = values
+        self._compute: Any = None
+        self._lock: Any = None
+        self._dimension: int | None = None
+        self.model = model
+        self.accepts = accepts
+        #: the text that was embedded (prefix applied), for a store that can embed it itself
+        #: (Oracle's ``VECTOR_EMBEDDING``, ``store.oracle.query_embedding``); None when unknown
+        self.text = text
+
+    @classmethod
+    def deferred(cls, compute: Any, model: str, dimension: int, accepts: frozenset[str] = frozenset(),
+                 text: str | None = None) -> QueryVector:
+        """A query vector ``compute()`` makes when ``values`` is first read (thread-safe, once)."""
+        import threading
+
+        query = cls(None, model, accepts, text)
+        query._compute, query._lock, query._dimension = compute, threading.Lock(), int(dimension)
+        return query
+
+    @property
+    def values(self) -> Vector:
+        if self._values is None:
+            with self._lock:
+                if self._values is None:
+                    self._values = self._compute()
+        assert self._values is not None
+        return self._values
+
+    @property
+    def computed(self) -> bool:
+        """Whether the vector was made here (a deferred one that a store embedded itself was not)."""
+        return self._values is not None
+
+    def moved(self, values: Vector) -> QueryVector:
+        """Another vector for the same stamp, no longer the embedding of ``text`` (dense feedback):
+        a store must bind it, never re-embed the text."""
+        return QueryVector(values, self.model, self.accepts)
 
     @property
     def dimension(self) -> int:
+        if self._values is None and self._dimension is not None:
+            return self._dimension
         return int(self.values.shape[-1])
 
     def fits(self, model: str, dimension: int) -> bool:
         """Whether a version stamped ``model`` with ``dimension`` may be searched with this vector."""
         return (self.model == model or model in self.accepts) and self.dimension == dimension
+
+    def __repr__(self) -> str:
+        return f"QueryVector(model={self.model!r}, dimension={self.dimension}, computed={self.computed})"
 
 
 @dataclass(frozen=True)

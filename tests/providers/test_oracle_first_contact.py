@@ -19,7 +19,7 @@ from click.testing import CliRunner
 from backend.cli import oracle as oracle_cli
 from backend.cli.main import cli
 from backend.providers.oracle_vs import first_contact as fc
-from backend.providers.oracle_vs import sql, vpd
+from backend.providers.oracle_vs import query_model, sql, vpd
 from backend.providers.oracle_vs.connection import OracleConnector
 from tests.providers.oracle_fake import FakeCursor, ora
 from tests.providers.test_oracle_sql_parse import check as check_sql
@@ -88,6 +88,7 @@ class ScriptedDb:
             sql.POISONED_CACHE_SQL: [(0,)],
             vpd.CURRENT_SOURCE_SQL: [(1,)],
             sql.POOL_MODE_SQL: [(None, "0")],
+            query_model.MODEL_SQL: [],
             "SELECT t.chunk_id, SCORE(1)": [],
         }
         self.script.update({k.replace("__", " "): v for k, v in overrides.items()})
@@ -202,7 +203,7 @@ def test_a_database_that_passes_everything_exits_0(profile: Path, monkeypatch: p
     assert "INDEX RANGE SCAN (MULTI VALUE) KB_V1_AIDX" in found["plan: ACL count"]["plan"]
     assert "2MB" in found["vector memory advisor"]["detail"]
     assert {found[n]["covers"] for n in ("MERGE of a 5,000-byte payload", "IVF on the contract corpus",
-                                         "catalog ALTER under a row lock")} == {"U4", "U5", "U6"}
+                                         "a kill between an IVF build and its record")} == {"U4", "contract", "U9"}
     assert_read_only(db)
     explained = [b for (kind, s), (_, b) in zip(db.log, db.log[1:]) if kind == "execute" and s.startswith("EXPLAIN")]
     assert len(explained) == 6 and all(len(b["q"]) == 384 for b in explained if "q" in b)
@@ -298,7 +299,7 @@ def test_a_long_lexical_query_rejected_is_a_warning(profile: Path, monkeypatch: 
     result = invoke(db, profile, monkeypatch, "--json")
     assert result.exit_code == 0
     long = checks(result)["long lexical query"]
-    assert long["status"] == "warn" and long["covers"] == "U7" and "max_question_chars" in long["fix"]
+    assert long["status"] == "warn" and long["covers"] == "U8" and "max_question_chars" in long["fix"]
 
 
 def test_sqlite_backend_is_refused_with_exit_2(tmp_path: Path) -> None:
@@ -446,3 +447,68 @@ def test_m1_a_pool_that_grows_on_demand_is_not_reported_empty(profile: Path, mon
     assert result.exit_code == 0
     db = ScriptedDb(**{fc.VECTOR_POOL_SQL: [("1MB POOL", 0, 0, "DONE")], sql.POOL_MODE_SQL: [(None, "0")]})
     assert checks(invoke(db, profile, monkeypatch, "--json"))["vector pool"]["status"] == "fail"
+
+
+def _model_script(**extra: Any) -> dict[str, Any]:
+    from backend.providers.oracle_vs import model_checks
+
+    sha = "c" * 64
+    return {query_model.MODEL_SQL: [("RAG_QUERY_EMBEDDER", "EMBEDDING", "ONNX")],
+            query_model.FINGERPRINT_SQL: [(sha,)],
+            model_checks.dimension_sql("RAG_QUERY_EMBEDDER"): [(384,)],
+            model_checks.many_rows_sql("RAG_QUERY_EMBEDDER", V): [(100, 384)],
+            query_model.CHECK_SQL: [("mini-lm", 40, 0.99999, 0.999995, 0.9999, 1, "q", "now", sha)], **extra}
+
+
+def test_u5_m2_the_query_model_rows_say_what_the_database_does_with_the_graph(
+        profile: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Review 4, U5 and M2 (no such rows at 18552a8): the check asks whether Oracle runs the exported
+    graph (one text, and 100 of the version's rows in one statement), at the version's dimension,
+    whether its fingerprint is recorded, and whether the sample version's parity check counts."""
+    from backend.providers.oracle_vs import model_checks
+
+    db = ScriptedDb(**_model_script())
+    result = invoke(db, profile, monkeypatch, "--json")
+    assert result.exit_code == 0, result.output
+    found = checks(result)
+    assert found["query model"]["status"] == "pass" and "sha256 cccccccccccccccc" in found["query model"]["detail"]
+    assert found["VECTOR_EMBEDDING of one text"] == {**found["VECTOR_EMBEDDING of one text"], "status": "pass",
+                                                     "detail": "384 dimensions", "covers": "U5"}
+    assert found["VECTOR_EMBEDDING of 100 rows"]["detail"] == "100 rows embedded, 384 dimensions"
+    assert found["parity check"]["status"] == "pass" and "passed" in found["parity check"]["detail"]
+    binds = [b for (kind, s), (_, b) in zip(db.log, db.log[1:])
+             if kind == "execute" and s == model_checks.dimension_sql("RAG_QUERY_EMBEDDER")]
+    assert binds == [{"qtext": "rag oracle check"}]
+    assert_read_only(db)
+    # a graph the database refuses, and a wrong dimension, fail with the statement
+    refused = ScriptedDb(**_model_script(**{model_checks.dimension_sql("RAG_QUERY_EMBEDDER"):
+                                            ora(40284, "model does not exist")}))
+    row = checks(invoke(refused, profile, monkeypatch, "--json"))["VECTOR_EMBEDDING of one text"]
+    assert row["status"] == "fail" and "ORA-40284" in row["detail"] and "VECTOR_EMBEDDING" in row["statement"]
+    wrong = ScriptedDb(**_model_script(**{model_checks.dimension_sql("RAG_QUERY_EMBEDDER"): [(768,)]}))
+    assert checks(invoke(wrong, profile, monkeypatch, "--json"))["VECTOR_EMBEDDING of one text"]["detail"] \
+        == "768 dimensions; KB_V1 holds 384"
+    # no check for the graph loaded now (the JOIN on its fingerprint finds none)
+    unchecked = ScriptedDb(**_model_script(**{query_model.CHECK_SQL: []}))
+    row = checks(invoke(unchecked, profile, monkeypatch, "--json"))["parity check"]
+    assert row["status"] == "skip" and row["fix"] == "rag oracle parity --version KB_V1"
+
+
+def test_u6_ivf_on_an_empty_questions_table_is_read_from_what_the_load_left(
+        profile: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Review 4, U6 (no such row at 18552a8): an IVF version without questions shows whether Oracle
+    built its question index on the empty table."""
+    ivf = (V, "mini-lm", 384, "cosine", "ivf", None, "2026-11-25", None, 3, None, None, None)
+    q_index = sql.question_vector_index_name(V)
+    ok = ScriptedDb(**{fc.LATEST_VERSION_SQL: [ivf]})
+    version_indexes = ok.script.pop(sql.INDEX_STATUS_SQL)
+    # first match wins: the questions' count before the version's (its statement starts the same)
+    ok.script = {sql.question_count_sql(V): [(0,)],
+                 sql.INDEX_STATUS_SQL: lambda s, b: ([(q_index, "VALID", None)] if b["table_name"].endswith("_QUESTIONS")
+                                                     else list(version_indexes)),  # type: ignore[arg-type]
+                 **ok.script}
+
+    found = checks(invoke(ok, profile, monkeypatch, "--json"))["IVF on an empty questions table"]
+    assert found["status"] == "pass" and found["covers"] == "U6"
+    hnsw = checks(invoke(ScriptedDb(), profile, monkeypatch, "--json"))["IVF on an empty questions table"]
+    assert hnsw["status"] == "skip" and "vector_index.type: ivf" in hnsw["fix"]

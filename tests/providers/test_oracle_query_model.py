@@ -51,7 +51,17 @@ class ModelCatalogDb(CatalogDb):
         self.models: dict[str, tuple[bytes, str]] = {}
         self.runtimes: dict[str, Any] = {}
         self.checks: dict[tuple[str, str], tuple[Any, ...]] = {}
+        self.check_sha: dict[tuple[str, str], str | None] = {}  # each check's model_sha256
+        self.fingerprints: dict[str, str] = {}  # RAG_QUERY_MODELS
         self.checks_table = False  # catalog tables are always there in the base fake; this one is made late
+
+    def passed(self, version: str, row: tuple[Any, ...], sha: str = "a" * 64) -> None:
+        """A recorded check for ``version`` measured on the loaded graph (its fingerprint recorded)."""
+        self.checks_table = True
+        self.checks[(version, "RAG_QUERY_EMBEDDER")] = row
+        self.check_sha[(version, "RAG_QUERY_EMBEDDER")] = sha
+        self.fingerprints["RAG_QUERY_EMBEDDER"] = sha
+        self.models.setdefault("RAG_QUERY_EMBEDDER", (b"", ""))
 
     def _embed(self, model: str, text: str) -> array.array:
         if model not in self.models:
@@ -64,8 +74,21 @@ class ModelCatalogDb(CatalogDb):
 
     def run(self, statement: str, binds: dict[str, Any], session: int | None = None) -> list[tuple[Any, ...]]:
         s = statement
+        self._start_race(s)
         if s == query_model.CHECKS_DDL:
             self.checks_table = True  # then the base fake's DDL semantics (implicit commits)
+        if s == query_model.ADD_FINGERPRINT_COLUMN_SQL:
+            self.commit(session)
+            raise ora(1430, "column being added already exists in table")
+        if s == query_model.FINGERPRINT_SQL:
+            sha = self.fingerprints.get(binds["model_name"])
+            return [(sha,)] if sha else []
+        if s == query_model.FORGET_FINGERPRINT_SQL:
+            self.fingerprints.pop(binds["model_name"], None)
+            return []
+        if s == query_model.RECORD_FINGERPRINT_SQL:
+            self.fingerprints[binds["model_name"]] = binds["sha256"]
+            return []
         if s == query_model.LOAD_MODEL_SQL:
             name = binds["model_name"]
             if name in self.models:
@@ -93,18 +116,26 @@ class ModelCatalogDb(CatalogDb):
             self.checks.pop((binds["version_name"], binds["model_name"]), None)
             return []
         if s == query_model.INSERT_CHECK_SQL:
-            self.checks[(binds["version_name"], binds["model_name"])] = tuple(
+            key = (binds["version_name"], binds["model_name"])
+            self.checks[key] = tuple(
                 binds[c] for c in ("embed_model", "texts", "min_cosine", "mean_cosine", "threshold", "passed",
                                    "worst_text", "checked_at"))
+            self.check_sha[key] = binds["model_sha256"]
             return []
         if s == query_model.CHECK_SQL:
             if not self.checks_table:
                 raise ora(942, "table or view does not exist")
-            row = self.checks.get((binds["version_name"], binds["model_name"]))
-            return [row] if row else []
+            key = (binds["version_name"], binds["model_name"])
+            row = self.checks.get(key)
+            sha = self.check_sha.get(key)
+            # the JOIN: only while the loaded model has the fingerprint the check measured
+            return [(*row, sha)] if row and sha and self.fingerprints.get(key[1]) == sha else []
         if m := re.match(r"SELECT COUNT\(\*\) FROM (\w+) t WHERE", s):  # the search plan's counts
             return [(self.tables.get(m.group(1), 0),)]
         if "VECTOR_DISTANCE" in s:  # a search: the statement is what these tests read; no rows
+            for model in re.findall(r"VECTOR_EMBEDDING\((\w+) USING", s):
+                if model not in self.models:
+                    raise ora(40284, f"model {model} does not exist")
             return []
         return super().run(statement, binds, session)
 
@@ -176,7 +207,8 @@ def test_load_model_binds_the_blob_and_replaces_a_loaded_model(db: ModelCatalogD
     query_model.load_model(con, "rag_query_embedder", data, oracle_metadata())
     assert query_model.loaded_model(con, "RAG_QUERY_EMBEDDER") == ("RAG_QUERY_EMBEDDER", "EMBEDDING", "ONNX")
     db.checks[("KB_V1", "RAG_QUERY_EMBEDDER")] = (FP32, 1, 1.0, 1.0, 0.9999, 1, "x", "now")
-    query_model.load_model(con, "RAG_QUERY_EMBEDDER", data, oracle_metadata())  # a second load: dropped first
+    sha = query_model.load_model(con, "RAG_QUERY_EMBEDDER", data, oracle_metadata())  # a second load: dropped first
+    assert db.fingerprints == {"RAG_QUERY_EMBEDDER": sha} and len(sha) == 64
     sent = executed(db)
     assert sent.count(query_model.DROP_MODEL_SQL) == 1 and sent.count(query_model.LOAD_MODEL_SQL) == 2
     assert db.checks == {}  # checks of the replaced model are forgotten
@@ -218,8 +250,7 @@ def test_a_version_without_a_check_is_searched_with_the_local_vector(db: ModelCa
 
 
 def test_a_version_that_passed_embeds_the_question_in_the_search_statement(db: ModelCatalogDb) -> None:
-    db.checks_table = True
-    db.checks[("KB_V1", "RAG_QUERY_EMBEDDER")] = (FP32, 5, 0.99999, 0.999995, 0.9999, 1, "q", "now")
+    db.passed("KB_V1", (FP32, 5, 0.99999, 0.999995, 0.9999, 1, "q", "now"))
     searches = _search(db, FP32)
     assert searches and all("VECTOR_EMBEDDING(RAG_QUERY_EMBEDDER USING :qtext AS data)" in s for s in searches)
     assert all(not re.search(r":q\b", s) for s in searches)
@@ -232,8 +263,7 @@ def test_a_version_that_passed_embeds_the_question_in_the_search_statement(db: M
 def test_a_refused_or_stale_check_keeps_the_local_vector(db: ModelCatalogDb, row: tuple[Any, ...]) -> None:
     from structlog.testing import capture_logs
 
-    db.checks_table = True
-    db.checks[("KB_V1", "RAG_QUERY_EMBEDDER")] = row
+    db.passed("KB_V1", row)
     with capture_logs() as logs:
         assert all("VECTOR_EMBEDDING" not in s for s in _search(db, FP32))
     refused = [e for e in logs if e["event"] == "store.query_embedding_refused"]
@@ -272,7 +302,9 @@ def _new_statements() -> list[str]:
                 sql.candidate_search_sql("KB_V1", "cosine", "1=1", 95)]
     return [query_model.LOAD_MODEL_SQL, query_model.DROP_MODEL_SQL, query_model.MODEL_SQL, query_model.CHECKS_DDL,
             query_model.DELETE_CHECK_SQL, query_model.FORGET_MODEL_SQL, query_model.INSERT_CHECK_SQL,
-            query_model.CHECK_SQL, query_model.embed_sql("RAG_QUERY_EMBEDDER"),
+            query_model.CHECK_SQL, query_model.MODELS_DDL, query_model.FINGERPRINT_SQL,
+            query_model.FORGET_FINGERPRINT_SQL, query_model.RECORD_FINGERPRINT_SQL,
+            query_model.ADD_FINGERPRINT_COLUMN_SQL, query_model.embed_sql("RAG_QUERY_EMBEDDER"),
             *(query_model.embed_in_statement(s, "RAG_QUERY_EMBEDDER") for s in searches),
             sql.version_table_ddl("KB_V1", 384, "int8")]
 
@@ -332,7 +364,7 @@ def test_rag_oracle_load_model_proves_the_graph_then_loads_it(db: ModelCatalogDb
                                 env={"RAG_STORE__ORACLE__PASSWORD": "pw"})
     assert result.exit_code == 0, result.output
     assert "cosine min 1.0000" in result.output or "cosine min 0.9999" in result.output
-    assert "loaded RAG_QUERY_EMBEDDER: EMBEDDING / ONNX" in result.output
+    assert re.search(r"loaded RAG_QUERY_EMBEDDER \(sha256 [0-9a-f]{16}\): EMBEDDING / ONNX", result.output)
     assert set(db.models) == {"RAG_QUERY_EMBEDDER"}
     out = tmp_path / "m.onnx"
     only_file = CliRunner().invoke(cli, ["--config", str(profile), "oracle", "load-model", "--output", str(out)])
@@ -377,3 +409,133 @@ def test_rag_oracle_parity_records_and_prints_the_figures(db: ModelCatalogDb, te
     assert f"KB_V1: {verdict}: model RAG_QUERY_EMBEDDER vs {stamp} on 5 golden questions, cosine min" in result.output
     row = db.checks[("KB_V1", "RAG_QUERY_EMBEDDER")]
     assert row[0] == stamp and row[1] == 5 and row[5] == (1 if code == 0 else 0)
+
+
+# --- review 4: N5 (the question embedded once) and M2 (reloading the model) -------------------------
+class _Counting:
+    """The real local embedder, counting the questions it embeds."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner, self.calls = inner, 0
+        self.model_id, self.dimension = inner.model_id, inner.dimension
+        self.compatible_models = getattr(inner, "compatible_models", frozenset())
+
+    def embed_queries(self, texts: Any) -> Any:
+        self.calls += 1
+        return self.inner.embed_queries(texts)
+
+    def embed_documents(self, texts: Any) -> Any:
+        return self.inner.embed_documents(texts)
+
+
+def _service(db: ModelCatalogDb, embedder: Any) -> Any:
+    from backend.common.config import Settings
+    from backend.core.services.search_service import SearchService
+
+    settings = Settings()
+    store = catalog_store(db, query_embedding={"enabled": True})
+    return SearchService(store, embedder, settings.embeddings.profile_for(), settings.retrieval,
+                         defer_query_vector=True)
+
+
+def test_n5_a_cleared_version_is_searched_without_embedding_the_question_here(db: ModelCatalogDb, fp32: Any) -> None:
+    """Review 4, N5 (fails at 18552a8): the question was embedded by the local embedder on every
+    search and again by ``VECTOR_EMBEDDING`` in the statement; the question and summary reads and
+    the similarities still bound the local vector. Now a version cleared by its parity check is
+    searched, in every vector read, with the database's embedding only."""
+    from backend.core.search_request import SearchRequest
+
+    db.add_version("KB_V1", rows=3, model=fp32.model_id, dim=384)
+    db.passed("KB_V1", (fp32.model_id, 5, 0.99999, 0.999995, 0.9999, 1, "q", "now"))
+    counting = _Counting(fp32)
+    service = _service(db, counting)
+    before = len(db.log)
+    service.search(SearchRequest("How many days of annual leave?", "KB_V1", 5, strategy="dense"))
+    query = service.embed_query("How many days of annual leave?")
+    store = catalog_store(db, query_embedding={"enabled": True})
+    store.search_questions("KB_V1", query, 3)
+    store.search_summaries("KB_V1", query, 3)
+    store.similarities("KB_V1", query, ["d#0"])
+    reads = [s for kind, s in db.log[before:] if kind == "execute" and "VECTOR_DISTANCE" in s]
+    assert len(reads) >= 4 and all("VECTOR_EMBEDDING(RAG_QUERY_EMBEDDER USING :qtext AS data)" in s for s in reads)
+    assert counting.calls == 0 and not query.computed
+    # a version without a check: the question is embedded here, once
+    db.add_version("KB_V2", rows=3, model=fp32.model_id, dim=384)
+    service.search(SearchRequest("How many days of annual leave?", "KB_V2", 5, strategy="dense"))
+    assert counting.calls == 1
+
+
+def test_m2_reloading_forgets_the_checks_before_the_model_is_dropped(db: ModelCatalogDb, text_model: Any) -> None:
+    """Review 4, M2 (fails at 18552a8): ``load_model`` dropped the model, loaded the new one, and only
+    then forgot the parity checks: between the load's commit and the forget's, versions checked
+    against the old graph were served by the new, unchecked one. Now the checks and the fingerprint
+    go (committed) first, and the new graph's sha256 is recorded after it is loaded."""
+    con = _connector(db)
+    data = text_model.path.read_bytes()
+    query_model.load_model(con, "RAG_QUERY_EMBEDDER", data, oracle_metadata())
+    before = len(db.log)
+    query_model.load_model(con, "RAG_QUERY_EMBEDDER", data + b"\n", oracle_metadata())
+    sent = [s if kind != "commit" else "COMMIT" for kind, s in db.log[before:] if kind in ("execute", "commit")]
+    order = [sent.index(s) for s in (query_model.FORGET_MODEL_SQL, query_model.FORGET_FINGERPRINT_SQL, "COMMIT",
+                                     query_model.DROP_MODEL_SQL, query_model.LOAD_MODEL_SQL,
+                                     query_model.RECORD_FINGERPRINT_SQL)]
+    assert order == sorted(order), sent
+    import hashlib
+
+    assert db.fingerprints["RAG_QUERY_EMBEDDER"] == hashlib.sha256(data + b"\n").hexdigest()
+
+
+def test_m2_a_search_during_a_reload_never_embeds_with_a_missing_or_unchecked_graph(
+        db: ModelCatalogDb, text_model: Any, fp32: Any) -> None:
+    """Review 4, M2: a search that starts while the model is being loaded again (a fresh process: no
+    cached verdict) finds no check that counts and binds the local vector, instead of embedding with a
+    dropped model (ORA-40284) or with the new graph on the old graph's check."""
+    con = _connector(db)
+    sha = query_model.load_model(con, "RAG_QUERY_EMBEDDER", text_model.path.read_bytes(), oracle_metadata())
+    db.add_version("KB_V1", rows=3, model=FP32, dim=384)
+    db.passed("KB_V1", (FP32, 5, 0.99999, 0.999995, 0.9999, 1, "q", "now"), sha=sha)
+    vec = np.ones(384, dtype=np.float32) / np.sqrt(384)
+
+    def search() -> list[str]:
+        before = len(db.log)
+        catalog_store(db, query_embedding={"enabled": True}).search(
+            "KB_V1", QueryVector(vec, FP32, text="annual leave"), 5)
+        return [s for kind, s in db.log[before:] if kind == "execute" and "VECTOR_DISTANCE" in s]
+
+    db.race_at(query_model.LOAD_MODEL_SQL, search, window=2.0)
+    query_model.load_model(con, "RAG_QUERY_EMBEDDER", text_model.path.read_bytes() + b"\n", oracle_metadata())
+    race = db.finish_race()
+    assert "error" not in race, race
+    assert race["value"] and all("VECTOR_EMBEDDING" not in s for s in race["value"])
+    assert all("VECTOR_EMBEDDING" not in s for s in search())  # the new graph: its check is not recorded yet
+
+
+def test_m2_a_cached_verdict_whose_model_is_gone_falls_back_to_the_bound_vector(db: ModelCatalogDb) -> None:
+    """Review 4, M2: a process that cached "allowed" (``GATE_TTL_S``) and searches after the model was
+    dropped gets its rows with the bound vector, and asks the gate again next time."""
+    from structlog.testing import capture_logs
+
+    db.add_version("KB_V1", rows=3, model=FP32, dim=384)
+    db.passed("KB_V1", (FP32, 5, 0.99999, 0.999995, 0.9999, 1, "q", "now"))
+    store = catalog_store(db, query_embedding={"enabled": True})
+    query = QueryVector(np.ones(384, dtype=np.float32) / np.sqrt(384), FP32, text="annual leave")
+    store.search("KB_V1", query, 5)
+    db.checks.clear()  # load_model's first steps: the checks forgotten, then the model dropped
+    db.models.clear()
+    before = len(db.log)
+    with capture_logs() as logs:
+        store.search("KB_V1", query, 5)
+    sent = [s for kind, s in db.log[before:] if kind == "execute" and "VECTOR_DISTANCE" in s]
+    assert "VECTOR_EMBEDDING" in sent[0] and re.search(r":q\b", sent[-1])
+    assert [e["event"] for e in logs if e["event"] == "store.query_model_missing"] == ["store.query_model_missing"]
+
+
+def test_m2_a_check_of_another_graph_does_not_count(db: ModelCatalogDb) -> None:
+    """Review 4, M2: a check measured on a graph other than the one loaded now is not honoured."""
+    db.add_version("KB_V1", rows=3, model=FP32, dim=384)
+    db.passed("KB_V1", (FP32, 5, 0.99999, 0.999995, 0.9999, 1, "q", "now"), sha="a" * 64)
+    db.fingerprints["RAG_QUERY_EMBEDDER"] = "b" * 64  # loaded again since
+    store = catalog_store(db, query_embedding={"enabled": True})
+    before = len(db.log)
+    store.search("KB_V1", QueryVector(np.ones(384, dtype=np.float32) / np.sqrt(384), FP32, text="leave"), 5)
+    assert all("VECTOR_EMBEDDING" not in s for kind, s in db.log[before:] if kind == "execute")

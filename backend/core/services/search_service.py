@@ -69,7 +69,9 @@ from backend.core.search_request import (
     check_filter_limits as check_filter_limits,
     stamp_summary as stamp_summary,
 )
-from backend.core.types import Candidates, Chunk, FieldFilter, QueryVector, ScoredChunk, SummaryHit, Visibility
+from backend.core.types import (
+    Candidates, Chunk, FieldFilter, QueryVector, ScoredChunk, SummaryHit, Vector, Visibility,
+)
 
 log = structlog.get_logger(__name__)
 
@@ -91,12 +93,13 @@ class SearchService:
     def __init__(
         self, store: VectorStore, embedder: Embedder, profile: ProfileSettings, settings: RetrievalSettings,
         reranker: Reranker | None = None, *, follow_stamp: bool = False,
-        rerankers: Callable[[RerankSettings], Reranker | None] | None = None,
+        rerankers: Callable[[RerankSettings], Reranker | None] | None = None, defer_query_vector: bool = False,
     ) -> None:
         """``follow_stamp``: search each version with the retrieval settings stamped on it
         (serving and the evaluation gate); off, ``settings`` apply to every version (``rag tune``
         and the benchmarks measure candidate settings that way). ``rerankers`` builds the
-        reranker a stamp names when it is not the configured one (``reranker``)."""
+        reranker a stamp names when it is not the configured one (``reranker``). ``defer_query_vector``:
+        the store may embed the question itself (``embed_query``)."""
         self._store = store
         self._embedder = embedder
         self._profile = profile
@@ -104,6 +107,7 @@ class SearchService:
         self._reranker = reranker
         self._follow_stamp = follow_stamp
         self._rerankers = rerankers
+        self._defer_query_vector = defer_query_vector
         self._fusion_settings = profile.fusion or settings.fusion
 
     @property
@@ -111,12 +115,23 @@ class SearchService:
         return self._reranker
 
     def embed_query(self, text: str) -> QueryVector:
+        """The question's vector. With ``defer_query_vector`` (a store that may embed the question
+        itself: Oracle's in-database query embedding) it is deferred: made here only if something
+        reads ``values`` (a version not cleared for in-database embedding, dense feedback), so a
+        search the database embeds costs no local embedding (review 4, N5)."""
         embedded = query_input(text, self._profile)
-        with telemetry.span("rag.embed", lambda: {**telemetry.model_attributes("embeddings", self._embedder),
-                                                  "rag.texts": 1}):
-            vec = self._embedder.embed_queries([embedded])[0]
-        return QueryVector(vec, self._embedder.model_id, getattr(self._embedder, "compatible_models", frozenset()),
-                           text=embedded)
+        accepts: frozenset[str] = getattr(self._embedder, "compatible_models", frozenset())
+
+        def compute() -> Vector:
+            with telemetry.span("rag.embed", lambda: {**telemetry.model_attributes("embeddings", self._embedder),
+                                                      "rag.texts": 1}):
+                vector: Vector = self._embedder.embed_queries([embedded])[0]
+                return vector
+
+        if self._defer_query_vector:
+            return QueryVector.deferred(compute, self._embedder.model_id, self._embedder.dimension, accepts,
+                                        text=embedded)
+        return QueryVector(compute(), self._embedder.model_id, accepts, text=embedded)
 
     def probe(self, version: str, visibility: Visibility | None = None
               ) -> Callable[[str, Sequence[Chunk]], tuple[str, ...]]:
@@ -295,7 +310,7 @@ class SearchService:
         vectors = self._store.chunk_vectors(lexical.version, ids, visibility=visibility) if ids else {}
         used = [c for c in ids if c in vectors]
         moved = feedback_query(query.values, [vectors[c] for c in used], weight)
-        return (dataclasses.replace(query, values=moved),
+        return (query.moved(moved),
                 {"docs": len(used), "weight": weight, "chunk_ids": used})
 
     def _scored(self, found: Candidates, query: QueryVector, order: Sequence[str], similarity: Mapping[str, float],

@@ -56,6 +56,8 @@ class SampleVersion:
     distance: str
     index_type: str
     rows: int = 0
+    #: the version's embedding model stamp (the parity check is for it)
+    model: str = ""
     #: ``float32`` or ``int8`` (the version's stamp): the advisor's DIM_TYPE and the formula's bytes (N3)
     vector_format: str = "float32"
 

@@ -1,7 +1,8 @@
 """``rag oracle check``: what only a real database can answer, asked once on first contact.
 
-The review of 2026-11 (``shared/reviews/oracle-2026-11.md``) lists checks that need a server
-(§1.3, U1-U8) and the privileges the runtime user needs (§1.5). This module asks the database
+The reviews of 2026-11 (``shared/reviews/oracle-2026-11.md``, ``oracle-2026-11-turn4.md``) list checks
+that need a server and the privileges the runtime user needs (§1.5); the ``covers`` labels U1-U9 are
+the fourth review's (§4). This module asks the database
 those questions and returns one ``Check`` per answer: pass, warn, fail or skip, what it covers
 (``U2``, ``§1.5``), and, when it does not pass, what to do (the grant to run, the parameter to set).
 
@@ -12,7 +13,9 @@ statement id, and the transaction is rolled back at the end. It never creates, a
 anything else; the checks that need a write (U4, U6) or a full suite (U5) say what to run by hand.
 
 This module asks about the server and the user (version, privileges, quota, vector pool, advisor,
-VPD); ``plan_checks`` asks about one version (indexes, plans, U1, U7); ``check_report`` holds the
+VPD, the embedding cache); ``plan_checks`` asks about one version (indexes, plans, U1-U3, U8);
+``model_checks`` about the in-database query model, its parity and IVF on empty questions (U5, U6,
+M2) and says what to run by hand (U4, U9); ``check_report`` holds the
 ``Check``/``Report`` records and the table ``render`` prints.
 """
 
@@ -27,6 +30,7 @@ from backend.common.config import OracleSettings
 from backend.core.vector_format import BYTES_PER_DIMENSION, stamped_format
 from backend.providers.oracle_vs import sql, vector_pool, vpd
 from backend.providers.oracle_vs.check_report import Check, Report, SampleVersion, message
+from backend.providers.oracle_vs.model_checks import ModelChecks
 from backend.providers.oracle_vs.plan_checks import VersionChecks
 from backend.providers.oracle_vs.versions import json_value
 
@@ -140,8 +144,11 @@ class FirstContact:
                 self.check_vpd(version)
                 checks.check_enrichment_union(version)
                 checks.check_long_text_query(version)
+            models = ModelChecks(self)
+            models.check_query_model(version)
+            models.check_empty_question_ivf(version)
             self.check_embedding_cache()
-            self.add_by_hand()
+            models.add_by_hand()
         finally:
             try:
                 self.con.rollback()  # the EXPLAIN PLAN rows, whatever happened
@@ -231,11 +238,11 @@ class FirstContact:
         if rows is None or not rows:
             self.add("sample version", "skip", f"{error or why}: the index, plan and enrichment checks need one",
                      "ingest once (rag ingest ...), then run rag oracle check again (--version V to pick one)",
-                     covers="U1 U2 U3 U7", required=False)
+                     covers="U1 U2 U3 U5 U6 U8", required=False)
             return None
-        name, _model, dimension, distance, index_type = rows[0][:5]
+        name, model, dimension, distance, index_type = rows[0][:5]
         retrieval = json_value(rows[0][11]) if len(rows[0]) > 11 else None
-        version = SampleVersion(str(name), int(dimension), str(distance), str(index_type),
+        version = SampleVersion(str(name), int(dimension), str(distance), str(index_type), model=str(model),
                                 vector_format=stamped_format(retrieval if isinstance(retrieval, dict) else None))
         counted, error = self.try_rows(row_count_sql(version.name))
         version.rows = int(counted[0][0]) if counted else 0
@@ -244,14 +251,14 @@ class FirstContact:
                  f"{version.index_type}" + (f" ({error})" if error else ""), required=False)
         return version
 
-    # --- vector pool and advisor (U8) -----------------------------------------------------
+    # --- vector pool (§2.6, M1) and advisor (U7) -----------------------------------------------------
     def check_vector_pool(self, version: SampleVersion | None) -> None:
         index_type = version.index_type if version else self.settings.vector_index.type
         rows, error = self.try_rows(VECTOR_POOL_SQL)
         if rows is None:
             self.add("vector pool", "warn", f"V$VECTOR_MEMORY_POOL is not readable ({error})",
                      f"GRANT SELECT_CATALOG_ROLE TO {self.user or '<user>'}; or GRANT READ ON SYS.V_$VECTOR_MEMORY_POOL "
-                     "(as a DBA) to watch the pool", covers="§1.5 U8", required=False)
+                     "(as a DBA) to watch the pool", covers="§1.5 §2.6", required=False)
             return
         alloc = sum(int(r[1] or 0) for r in rows)
         used = sum(int(r[2] or 0) for r in rows)
@@ -259,21 +266,21 @@ class FirstContact:
         grows = vector_pool.grows_on_demand(*vector_pool.pool_mode(mode[0] if mode else None), alloc)
         if grows:  # review 4, M1: allocated minus used says nothing here
             self.add("vector pool", "pass", f"{alloc} bytes allocated, {used} used; {grows}, so HNSW builds are not "
-                     "sized against it", covers="U8 M1")
+                     "sized against it", covers="§2.6 M1")
         elif alloc == 0 and index_type == "hnsw":
             self.add("vector pool", "fail", "the vector pool is empty: HNSW indexes cannot be built (ORA-51962)",
                      "as a DBA: ALTER SYSTEM SET VECTOR_MEMORY_SIZE = 1G (size it with the advisor; 26ai: "
                      "VECTOR_MEMORY_SIZE=1 for an elastic pool), or set store.oracle.vector_index.type ivf",
-                     covers="U8")
+                     covers="§2.6")
         else:
-            self.add("vector pool", "pass", f"{alloc} bytes allocated, {used} used", covers="U8")
+            self.add("vector pool", "pass", f"{alloc} bytes allocated, {used} used", covers="§2.6")
 
     def check_advisor(self, version: SampleVersion | None) -> None:
         index = self.settings.vector_index
         index_type = version.index_type if version else index.type
         if index_type == "none":
             self.add("vector memory advisor", "skip", "vector_index.type none: no vector index to size",
-                     covers="U8", required=False)
+                     covers="U7", required=False)
             return
         import oracledb
 
@@ -291,7 +298,7 @@ class FirstContact:
         except oracledb.Error as exc:
             self.add("vector memory advisor", "warn", f"DBMS_VECTOR.INDEX_VECTOR_MEMORY_ADVISOR failed: {message(exc)}",
                      "not in this release or not granted (EXECUTE ON DBMS_VECTOR): size the pool with docs/ORACLE.md's formula",
-                     covers="U8", required=False)
+                     covers="U7", required=False)
             return
         value = response.getvalue()
         text = value[0] if isinstance(value, list) and value else value
@@ -300,7 +307,7 @@ class FirstContact:
         self.add("vector memory advisor", "pass",
                  f"{index_type.upper()} {rows} x {dimension} {dim_type}: advisor {' '.join(text.split())[:300]}; "
                  f"docs/ORACLE.md formula 1.3 x vectors x dims x {width} = {formula} bytes",
-                 covers="U8", required=False)
+                 covers="U7", required=False)
 
     # --- VPD (review §2.7) -------------------------------------------------------------------
     def check_vpd(self, version: SampleVersion) -> None:
@@ -353,18 +360,6 @@ class FirstContact:
         else:
             self.add("embedding cache", "pass", "every cached vector is an embedder's output (none with norm >= "
                      f"{sql.POISONED_NORM})", covers="N2", required=False)
-
-    def add_by_hand(self) -> None:
-        for covers, name, what in (
-            ("U4", "MERGE of a 5,000-byte payload", "writes: insert then update a 5,000-byte payload through "
-             "RAG_ENRICHMENT_CACHE's MERGE on a scratch schema (docs/ORACLE.md, first-contact checklist)"),
-            ("U5", "IVF on the contract corpus", "RAG_TEST_ORACLE_INDEX=ivf .venv/bin/python -m pytest "
-             "tests/providers/test_oracle_vs.py (docs/ORACLE.md §6)"),
-            ("U6", "catalog ALTER under a row lock", "two sessions: hold a RAG_VERSIONS row FOR UPDATE, start "
-             "another process; expect ORA-01430 or ORA-00054"),
-        ):
-            self.add(name, "skip", "needs writes: run by hand", what, covers=covers, required=False)
-
 
 def run_checks(connector: Any, settings: OracleSettings, *, target: str | None = None,
                max_question_chars: int = 4000) -> Report:

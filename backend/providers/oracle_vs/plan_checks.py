@@ -171,10 +171,10 @@ class VersionChecks:
         detail = f"a {self.contact.max_question_chars}-character question is a {len(query.encode())}-byte CONTAINS query"
         if rows is None:
             self.contact.add("long lexical query", "warn", f"{detail}: {error}",
-                     "lower server.max_question_chars, or cap the terms text_query sends (review U7)",
-                     covers="U7", required=False, statement=statement)
+                     "lower server.max_question_chars, or cap the terms text_query sends (review 4, U8)",
+                     covers="U8", required=False, statement=statement)
         else:
-            self.contact.add("long lexical query", "pass", f"{detail}: accepted", covers="U7", required=False)
+            self.contact.add("long lexical query", "pass", f"{detail}: accepted", covers="U8", required=False)
 
 
 def placeholders(statement: str) -> list[str]:

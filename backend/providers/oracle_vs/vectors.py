@@ -48,6 +48,9 @@ log = structlog.get_logger(__name__)
 #: version was dropped in between (``rag index gc`` after a rotation), so the read runs once more and
 #: resolves the alias anew.
 DROPPED_ORA = frozenset({"ORA-00942", "ORA-08103"})
+#: The in-database embedding model does not exist (dropped by ``rag oracle load-model`` before it loads
+#: the new one): ORA-40284 "model does not exist".
+MODEL_MISSING = frozenset({40284})
 _T = TypeVar("_T")
 
 
@@ -199,17 +202,22 @@ class OracleVectors:
         return Candidates(target, v.name, hits, v.distance)  # type: ignore[arg-type]
 
     def _by_id(self, cur: Any, v: VersionRow, chunk_ids: Sequence[str], visibility: Visibility | None,
-               columns: str, extra: dict[str, Any] | None = None) -> list[Any]:
+               columns: str, query: QueryVector | None = None) -> list[Any]:
         """Rows of these chunks (``sql.chunks_by_id_sql``), ``sql.IDS_PER_READ`` ids a statement, hidden
-        ones left out by the same access condition every search applies."""
+        ones left out by the same access condition every search applies (``query``: the ``distance``
+        column's question, embedded as every vector read embeds it, ``_vector_rows``)."""
         where, binds = sql.filter_clause((visibility.as_filter(),) if visibility is not None else ())
         wanted = list(dict.fromkeys(chunk_ids))
         rows: list[Any] = []
         for start in range(0, len(wanted), sql.IDS_PER_READ):
             part = wanted[start:start + sql.IDS_PER_READ]
-            cur.execute(sql.chunks_by_id_sql(v.name, len(part), where, columns, v.distance),  # type: ignore[arg-type]
-                        {**binds, **(extra or {}), **sql.in_binds("c", part)})
-            rows += cur.fetchall()
+            statement = sql.chunks_by_id_sql(v.name, len(part), where, columns, v.distance)  # type: ignore[arg-type]
+            part_binds = {**binds, **sql.in_binds("c", part)}
+            if query is not None:
+                rows += self._vector_rows(cur, v, query, statement, part_binds)
+            else:
+                cur.execute(statement, part_binds)
+                rows += cur.fetchall()
         return rows
 
     def _read_by_id(self, version: str, chunk_ids: Sequence[str], visibility: Visibility | None, columns: str,
@@ -224,11 +232,9 @@ class OracleVectors:
         with self.connector.connection(f"{purpose} of {version}") as con:
             cur = con.cursor()
             v = self.admin.resolve_target(cur, version)
-            extra = None
             if query is not None:
                 self._check_query(v, query)
-                extra = {"q": to_float32(query.values)}
-            return v, self._by_id(cur, v, chunk_ids, visibility, columns, extra)
+            return v, self._by_id(cur, v, chunk_ids, visibility, columns, query)
 
     def similarities(self, version: str, query: QueryVector, chunk_ids: Sequence[str], *,
                      visibility: Visibility | None = None) -> dict[str, float]:
@@ -278,13 +284,11 @@ class OracleVectors:
         plan = search_plan.first_plan(k=k, filtered=bool(filters), matching=counts.get("matching"),
                                       index_type=index_type, threshold=idx.exact_filter_threshold,
                                       factor=idx.candidate_factor)
-        q = to_float32(query.values)
-        in_database = self._embeds_in_database(cur, v, query)
         # the JSON search index competes with the vector index for a filtered statement (review §2.8)
         transform = sql.index_names(v.name)[0] if self.settings.metadata_index else None
 
         def run(p: search_plan.SearchPlan) -> list[tuple[Any, ...]]:
-            binds: dict[str, Any] = {**fbinds, "q": q, "k": k}
+            binds: dict[str, Any] = {**fbinds, "k": k}
             if p.mode == "candidates":
                 statement = sql.candidate_search_sql(v.name, v.distance, where, idx.target_accuracy,  # type: ignore[arg-type]
                                                      ids_only=ids_only)
@@ -294,10 +298,7 @@ class OracleVectors:
                                                  approx=p.mode in ("approx", "filtered"),
                                                  target_accuracy=idx.target_accuracy, ids_only=ids_only,
                                                  transform=transform if p.mode == "filtered" else None)
-            if in_database:  # the question embedded by the statement itself (query_model)
-                statement, binds = self._query_gate.statement(statement, binds, str(query.text))
-            cur.execute(statement, binds)
-            return list(cur.fetchall())
+            return self._vector_rows(cur, v, query, statement, binds)
 
         rows, tried = search_plan.run_with_guarantee(
             run, plan, k=k, matching=matching if filters else total, total=total, factor=idx.candidate_factor)
@@ -312,6 +313,32 @@ class OracleVectors:
             cfg = self.settings.query_embedding
             gate = self.__dict__["_gate"] = QueryModelGate(cfg.model_name, cfg.min_cosine)
         return gate
+
+    def _vector_rows(self, cur: Any, v: VersionRow, query: QueryVector, statement: str,
+                     binds: dict[str, Any]) -> list[tuple[Any, ...]]:
+        """Rows of a statement with the ``:q`` query vector, however the question is embedded: by the
+        statement itself (``VECTOR_EMBEDDING``) when ``v`` is cleared for it (``_embeds_in_database``),
+        so the vector made here is never computed (a deferred ``QueryVector``; review 4, N5), or
+        bound from ``query.values``. Every vector read (dense, candidates, questions, summaries,
+        similarities) goes through here, so one search never mixes the two embeddings. A model that
+        is gone (``rag oracle load-model`` dropping it to load it again) falls back to the bound
+        vector for this read and makes the gate ask again (review 4, M2)."""
+        import oracledb
+
+        if self._embeds_in_database(cur, v, query):
+            embedded, rebound = self._query_gate.statement(statement, binds, str(query.text))
+            try:
+                cur.execute(embedded, rebound)
+                return list(cur.fetchall())
+            except oracledb.DatabaseError as exc:
+                code = getattr(exc.args[0] if exc.args else None, "code", None)
+                if code not in MODEL_MISSING:
+                    raise
+                self._query_gate.forget(v.name)
+                log.warning("store.query_model_missing", version=v.name, model=self._query_gate.model, code=code,
+                            detail="searched with the query vector embedded here")
+        cur.execute(statement, {**binds, "q": to_float32(query.values)})
+        return list(cur.fetchall())
 
     def _embeds_in_database(self, cur: Any, v: VersionRow, query: QueryVector) -> bool:
         """``store.oracle.query_embedding``: whether this search embeds the question in the statement
@@ -336,16 +363,17 @@ class OracleVectors:
             v = self.admin.resolve_target(cur, target)
             self._check_query(v, query)
             idx = v.vector_index(self.settings.vector_index)
-            binds = {**fbinds, "q": to_float32(query.values), "k": k}
+            binds = {**fbinds, "k": k}
             depth = k * idx.candidate_factor if v.index_type in ("hnsw", "ivf") else 0
             total: int | None = None
             while True:
                 if depth:
-                    cur.execute(sql.question_search_sql(v.name, v.distance, where, approx=True,  # type: ignore[arg-type]
-                                                        target_accuracy=idx.target_accuracy), {**binds, "depth": depth})
+                    rows = self._vector_rows(cur, v, query, sql.question_search_sql(  # type: ignore[arg-type]
+                        v.name, v.distance, where, approx=True, target_accuracy=idx.target_accuracy),  # type: ignore[arg-type]
+                        {**binds, "depth": depth})
                 else:
-                    cur.execute(sql.question_search_sql(v.name, v.distance, where), binds)  # type: ignore[arg-type]
-                rows = cur.fetchall()
+                    rows = self._vector_rows(cur, v, query, sql.question_search_sql(v.name, v.distance, where),  # type: ignore[arg-type]
+                                             binds)
                 if not depth or len(rows) >= k:
                     break
                 if total is None:
@@ -371,10 +399,9 @@ class OracleVectors:
             cur = con.cursor()
             v = self.admin.resolve_target(cur, target)
             self._check_query(v, query)
-            cur.execute(sql.summary_search_sql(v.name, v.distance, where, len(wanted)),  # type: ignore[arg-type]
-                        {**fbinds, **{f"kind{i}": kind for i, kind in enumerate(wanted)},
-                         "q": to_float32(query.values), "k": k})
-            rows = cur.fetchall()
+            rows = self._vector_rows(cur, v, query, sql.summary_search_sql(v.name, v.distance, where,  # type: ignore[arg-type]
+                                                                           len(wanted)),
+                                     {**fbinds, **{f"kind{i}": kind for i, kind in enumerate(wanted)}, "k": k})
         hits = tuple(
             SummaryHit(summary_from_row(str(r[0]), str(r[1]), str(r[2]), r[3], column_text(r[4]),
                                         json.dumps(json_value(r[5]) or [])),
