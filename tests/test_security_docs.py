@@ -362,3 +362,13 @@ def test_the_enriched_strategies_the_access_doc_names_exist() -> None:
     known = set(typing.get_args(_unwrap(resolve("retrieval.strategy")[0].model_fields["strategy"].annotation)))  # type: ignore[index]
     for name in TICKS.findall(strategies.group(1)):
         assert name in known, f"docs/ACCESS_CONTROL.md: strategy `{name}` is not one of {sorted(known)}"
+
+
+def test_the_relaying_headers_the_security_doc_lists_are_the_code_s() -> None:
+    """Issue 49 H2: SECURITY.md lists exactly the headers that drop local trust."""
+    from backend.api.admin_session import RELAY_HEADERS
+
+    text = (REPO / "docs/SECURITY.md").read_text(encoding="utf-8")
+    listed = re.search(r"without any relaying header, present even empty: (.*?)\. Through a proxy", text, re.S)
+    assert listed, "docs/SECURITY.md no longer lists the relaying headers"
+    assert tuple(TICKS.findall(listed.group(1))) == RELAY_HEADERS

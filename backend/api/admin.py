@@ -4,8 +4,9 @@ rollback to do.
 
 Who may: with ``access.enabled``, a principal with the ``admin`` role (API key or JWT roles
 claim) that may use the knowledge base's domain; without access control (the single-user
-default), a loopback caller when ``admin.local_admin_without_access`` (a request relayed by a
-proxy, one with ``X-Forwarded-For`` or ``Forwarded``, is not local). Everyone else reads
+default), a loopback caller that no proxy relayed and that presents the admin token (the cookie
+the link of ``rag serve`` sets, ``backend/api/admin_session.py``), when
+``admin.local_admin_without_access``; the peer address alone is never trusted. Everyone else reads
 only with ``admin.non_admins: read_only`` (the domains it may use) and never writes: 403.
 Promotion goes through the gate (``promote_version``, never forced from HTTP) and, like a
 rollback, records who asked in the alias history. Settings are read per request
@@ -17,10 +18,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from flask import Blueprint, Response, current_app, jsonify, request
+from flask import Blueprint, Response, current_app, jsonify
 from pydantic import BaseModel
 
-from backend.api import access
+from backend.api import access, admin_session
 from backend.api.admin_models import (
     AdminFeedbackResponse,
     AdminMe,
@@ -45,9 +46,6 @@ from backend.core.services import admin_console as console
 from backend.core.versions import VersionNaming
 
 bp = Blueprint("admin", __name__, url_prefix="/admin")
-LOOPBACK = frozenset({"127.0.0.1", "::1"})
-#: a relayed request is never "local", whatever address the proxy connects from
-PROXY_HEADERS = ("X-Forwarded-For", "Forwarded", "X-Real-IP")
 
 
 @dataclass(frozen=True)
@@ -72,10 +70,6 @@ def settings() -> Settings:
     return services().settings  # type: ignore[no-any-return]
 
 
-def is_local_request() -> bool:
-    return request.remote_addr in LOOPBACK and not any(request.headers.get(h) for h in PROXY_HEADERS)
-
-
 def caller() -> Caller:
     """The request's caller (authentication already ran in ``app._require_api_key``)."""
     cfg = settings()
@@ -86,7 +80,7 @@ def caller() -> Caller:
 
             raise Unauthorized("no principal for this request", field=access.API_KEY_HEADER)
         return Caller(principal, principal.is_admin, principal.name)
-    admin = cfg.admin.local_admin_without_access and is_local_request()
+    admin = cfg.admin.local_admin_without_access and admin_session.is_local_admin()
     return Caller(None, admin, "local" if admin else None)
 
 
@@ -122,8 +116,9 @@ def authorized(key: str, *, write: bool) -> tuple[Caller, console.KnowledgeBase]
 def _denied(who: Caller, what: str) -> str:
     if who.principal is not None:
         return f"principal {who.principal.name!r} may not {what}: it needs the admin role"
-    return (f"only a local caller may {what} without access control (admin.local_admin_without_access); "
-            "enable access control and give a principal the admin role")
+    return (f"only the local admin may {what} without access control: open the admin link `rag serve` printed, "
+            "in a browser on the server's machine (admin.local_admin_without_access); or enable access control and "
+            "give a principal the admin role")
 
 
 def _managed(cfg: Settings) -> set[str]:

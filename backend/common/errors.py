@@ -278,6 +278,20 @@ class AdminDisabled(RequestError):
     http_status = 404
 
 
+class CrossSiteRequest(Forbidden):
+    """A state-changing request a browser sent from another site (``Origin``, ``Sec-Fetch-Site``),
+    or one authenticated by the admin cookie without this server's ``Origin``: refused, since a
+    page the person merely opened must not act with their credentials (issue 49 H1)."""
+
+    code = "cross_site_request"
+
+
+class AdminLinkInvalid(Forbidden):
+    """``/admin/login`` with a token that is not this server's, or where no local admin exists."""
+
+    code = "admin_link_invalid"
+
+
 class ConfirmationRequired(RequestError):
     """A promote or rollback without ``"confirm": true``: the page asks the person first."""
 

@@ -211,17 +211,23 @@ def test_feedback_of_a_knowledge_base(kb: Corpus, client: FlaskClient, embedder:
     assert [r["interaction_id"] for r in own] == ["turn-reader"]  # a non-admin reads only its own
 
 
-def test_without_access_control_the_loopback_caller_is_admin(kb: Corpus, embedder: Any, extractive: Any) -> None:
-    client = make_app(kb, embedder, extractive, access=False).test_client()
-    assert {k: v for k, v in client.get("/admin/me").get_json().items() if k != "limits"} == \
+def test_without_access_control_the_local_admin_holds_the_token(kb: Corpus, embedder: Any, extractive: Any) -> None:
+    """The loopback caller with the admin token (issue 49 H2: the address alone is not enough)."""
+    from backend.api.admin_session import read_token
+
+    cfg = admin_settings(kb, access=False)
+    client = create_app(cfg, build_services(cfg, store=kb.store, embedder=embedder, primary=extractive)).test_client()
+    token = {"X-RAG-Admin-Token": read_token(cfg)}
+    assert {k: v for k, v in client.get("/admin/me", headers=token).get_json().items() if k != "limits"} == \
         {"admin": True, "can_view": True, "principal": "local"}
+    assert client.get("/admin/me").get_json()["admin"] is False
     remote = {"REMOTE_ADDR": "10.1.2.3"}
-    assert client.get("/admin/me", environ_base=remote).get_json()["admin"] is False
-    assert client.get("/admin/knowledge-bases", environ_base=remote).status_code == 403
-    relayed = client.get("/admin/me", headers={"X-Forwarded-For": "203.0.113.9"}).get_json()
+    assert client.get("/admin/me", environ_base=remote, headers=token).get_json()["admin"] is False
+    assert client.get("/admin/knowledge-bases", environ_base=remote, headers=token).status_code == 403
+    relayed = client.get("/admin/me", headers={**token, "X-Forwarded-For": "203.0.113.9"}).get_json()
     assert relayed["admin"] is False  # a proxy on the same host is not the local user
     off = make_app(kb, embedder, extractive, access=False, local_admin_without_access=False).test_client()
-    assert off.get("/admin/me").get_json()["admin"] is False
+    assert off.get("/admin/me", headers=token).get_json()["admin"] is False
     disabled = make_app(kb, embedder, extractive, access=False, enabled=False).test_client()
     assert disabled.get("/admin/knowledge-bases").status_code == 404
     assert disabled.get("/admin/me").get_json() == {"admin": False, "can_view": False, "principal": None,

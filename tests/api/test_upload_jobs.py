@@ -63,8 +63,13 @@ def app(kb_settings: tuple[Settings, Any], embedder: Any, extractive: Any) -> Fl
 
 
 @pytest.fixture(scope="module")
-def client(app: Flask) -> FlaskClient:
-    return app.test_client()
+def client(app: Flask, kb_settings: tuple[Settings, Any]) -> FlaskClient:
+    """The local admin as a script is: the admin token in its header (issue 49 H2)."""
+    from backend.api.admin_session import read_token
+
+    client = app.test_client()
+    client.environ_base["HTTP_X_RAG_ADMIN_TOKEN"] = read_token(kb_settings[0])
+    return client
 
 
 def _docx_bytes(tmp: Path, lines: list[str]) -> bytes:
