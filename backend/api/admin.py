@@ -89,6 +89,13 @@ def may_view(who: Caller, cfg: Settings) -> bool:
     return who.admin or cfg.admin.non_admins == "read_only"
 
 
+def restricted(who: Caller) -> bool:
+    """Pure: the caller reads without the admin role under access control, so it gets counts,
+    never document names, sources, golden questions or per-query rows (issue 49 M1): a reader
+    who may see only public documents must not learn what the restricted ones are."""
+    return who.principal is not None and not who.admin
+
+
 def authorize(kb: console.KnowledgeBase | None, *, write: bool) -> Caller:
     """The caller, if it may read (``write``: change) ``kb`` (None: the console as a whole);
     ``Forbidden`` (403) otherwise, ``AdminDisabled`` (404) with ``admin.enabled`` off."""
@@ -174,14 +181,17 @@ def list_knowledge_bases() -> tuple[Response, int]:
     cfg, store = settings(), services().stores.admin
     listed = [kb for kb in console.knowledge_bases(cfg, _managed(cfg))
               if who.principal is None or who.principal.may_use(kb.domain)]
-    return _out(KnowledgeBasesResponse, {"knowledge_bases": [console.kb_summary(store, kb, _naming())
-                                                             for kb in listed]})
+    rows = [console.kb_summary(store, kb, _naming()) for kb in listed]
+    if restricted(who):  # the golden set's server path is an admin's business (issue 49 M1)
+        rows = [{**r, "golden": r["golden"] and {**r["golden"], "path": "(shown to admins)"}} for r in rows]
+    return _out(KnowledgeBasesResponse, {"knowledge_bases": rows})
 
 
 @bp.get("/knowledge-bases/<key>/documents")
 def documents(key: str) -> tuple[Response, int]:
-    _, kb = authorized(key, write=False)
-    return _out(DocumentsResponse, console.documents_view(services().stores, kb, _naming()))
+    who, kb = authorized(key, write=False)
+    view = console.documents_view(services().stores, kb, _naming())
+    return _out(DocumentsResponse, console.counts_only(view, "documents") if restricted(who) else view)
 
 
 @bp.get("/knowledge-bases/<key>/versions")
@@ -193,9 +203,9 @@ def versions(key: str) -> tuple[Response, int]:
 
 @bp.get("/knowledge-bases/<key>/versions/<version>/evaluation")
 def evaluation(key: str, version: str) -> tuple[Response, int]:
-    _, kb = authorized(key, write=False)
+    who, kb = authorized(key, write=False)
     view = console.version_evaluation(services().stores.admin, settings(), kb, own_version(kb, version))
-    return _out(EvaluationResponse, view)
+    return _out(EvaluationResponse, console.counts_only(view, "queries") if restricted(who) else view)
 
 
 @bp.get("/knowledge-bases/<key>/feedback")
@@ -210,8 +220,9 @@ def feedback(key: str) -> tuple[Response, int]:
 
 @bp.get("/knowledge-bases/<key>/golden")
 def golden(key: str) -> tuple[Response, int]:
-    _, kb = authorized(key, write=False)
-    return _out(GoldenResponse, console.golden_view(kb))
+    who, kb = authorized(key, write=False)
+    view = console.golden_view(kb)
+    return _out(GoldenResponse, console.counts_only(view, "queries") if restricted(who) else view)
 
 
 def _confirmed(confirm: bool | None, what: str) -> None:

@@ -82,9 +82,14 @@ class DocumentOut(ResponseModel):
                             "retained versions show.")
 
 
+HIDDEN = ("How many rows were left out because the caller reads without the admin role under access control "
+          "(admin.non_admins: read_only): it sees counts, never document names, sources or golden questions.")
+
+
 class DocumentsResponse(ResponseModel):
     version: str | None = Field(..., description="The live version (null: the alias serves nothing).")
     documents: list[DocumentOut]
+    hidden: int = Field(0, ge=0, description=HIDDEN)
 
 
 class VersionEvaluationOut(ResponseModel):
@@ -167,6 +172,7 @@ class EvaluationResponse(ResponseModel):
     gates_passed: bool | None = Field(..., description="null: an evaluation without gates (rag eval).")
     queries: list[QueryChangeOut]
     summary: EvaluationSummary
+    hidden: int = Field(0, ge=0, description=HIDDEN)
 
 
 class JobAccepted(ResponseModel):
@@ -236,6 +242,7 @@ class GoldenResponse(ResponseModel):
     generated: bool
     queries: list[GoldenQueryOut]
     how_to_replace: str
+    hidden: int = Field(0, ge=0, description=HIDDEN)
 
 
 class JobOut(ResponseModel):

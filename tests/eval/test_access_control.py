@@ -58,12 +58,14 @@ def write_acl_manifest(root: Path, acls: dict[str, list[str] | None]) -> Path:
 
 
 class AclKB:
-    def __init__(self, tmp_path: Path, embedder: Any, golden: list[dict[str, Any]] | None = None) -> None:
+    def __init__(self, tmp_path: Path, embedder: Any, golden: list[dict[str, Any]] | None = None,
+                 **overrides: Any) -> None:
         self.root = tmp_path / "kb"
         write_kb(self.root)
         self.manifest = write_acl_manifest(self.root, ACLS)
         principals = {name: {**p, "api_key": KEYS[name]} for name, p in PRINCIPALS.items()}
-        self.settings = lifecycle_settings(tmp_path, self.root, access={"enabled": True, "principals": principals})
+        self.settings = lifecycle_settings(tmp_path, self.root, access={"enabled": True, "principals": principals},
+                                           **overrides)
         if golden is not None:
             path = tmp_path / "golden.jsonl"
             path.write_text("".join(json.dumps(q) + "\n" for q in golden))
@@ -151,6 +153,46 @@ def test_chat_decides_and_answers_on_visible_chunks_only(kb: AclKB) -> None:
 
     secret = kb.chat("bob", "What is the merger code name?").get_json()
     assert "Bluefin" not in json.dumps(secret)
+
+
+def test_the_read_only_console_shows_a_non_admin_counts_never_restricted_documents(tmp_path: Path,
+                                                                                   embedder: Any) -> None:
+    """Issue 49 M1, the leak test extended to the read-only console: a principal who sees only the
+    public document reads every console endpoint and learns no restricted document's name, source,
+    text, golden question or per-query evaluation; it sees counts."""
+    kb = AclKB(tmp_path, embedder, admin={"non_admins": "read_only"})
+    kb.ingest()
+    kb.promote()
+    dave = {"X-API-Key": KEYS["dave"]}
+    base = "/admin/knowledge-bases/default"
+    pages = {path: kb.client.get(path, headers=dave) for path in (
+        "/admin/knowledge-bases", f"{base}/documents", f"{base}/versions", f"{base}/golden", f"{base}/feedback",
+        f"{base}/versions/{VERSION}/evaluation")}
+    assert {path: r.status_code for path, r in pages.items()} == dict.fromkeys(pages, 200)
+    seen = "\n".join(r.get_data(as_text=True) for r in pages.values())
+    hidden = ["leave", "expenses", "floor", "secret", "Bluefin", "merger", "annual leave", "travel expenses",
+              "golden.jsonl", str(tmp_path)]
+    assert [word for word in hidden if word in seen] == []
+    documents = pages[f"{base}/documents"].get_json()
+    assert (documents["version"], documents["documents"], documents["hidden"]) == (VERSION, [], 5)
+    golden = pages[f"{base}/golden"].get_json()
+    assert (golden["queries"], golden["hidden"], golden["path"]) == ([], len(GOLDEN), "(shown to admins)")
+    evaluation = pages[f"{base}/versions/{VERSION}/evaluation"].get_json()
+    assert (evaluation["queries"], evaluation["hidden"]) == ([], len(GOLDEN))
+    assert evaluation["gates_passed"] is True and evaluation["metrics"]["recall_at_k"] > 0
+    # the admin, for comparison, reads the names (so the words above are really there to leak)
+    root = make_root_admin(kb)
+    full = root.get(f"{base}/documents", headers={"X-API-Key": "key-root-0c41"}).get_json()
+    assert {d["doc_id"] for d in full["documents"]} == set(ACLS) and full["hidden"] == 0
+
+
+def make_root_admin(kb: AclKB) -> FlaskClient:
+    """The same store served with one more principal, ``root``, holding the admin role."""
+    principals = {name: {**p, "api_key": KEYS[name]} for name, p in PRINCIPALS.items()}
+    principals["root"] = {"domains": ["*"], "roles": ["admin"], "api_key": "key-root-0c41"}
+    settings = kb.settings.model_copy(update={"access": type(kb.settings.access).model_validate(
+        {"enabled": True, "principals": principals})})
+    return create_app(settings, build_services(settings, store=kb.store, embedder=kb.embedder)).test_client()
 
 
 def test_missing_or_wrong_credentials_answer_401_and_are_counted(kb: AclKB) -> None:

@@ -276,6 +276,7 @@ function evaluateButton(kb, version) {
 }
 
 function renderDocuments(body) {
+  if (body.hidden) return el("p", { className: "note", text: `${body.hidden} documents in the live version ${body.version || "—"}; their names and sources are shown to admins only.` });
   if (!body.documents.length) return el("p", { className: "note", text: "No documents yet." });
   const rows = body.documents.map((d) => ({ header: true, attrs: { "data-doc": d.doc_id },
     cells: [d.doc_id, d.source, d.chunks, d.changed_in] }));
@@ -295,8 +296,12 @@ function renderGolden(body) {
         " These questions were made from the documents' own sentences, plus off-topic questions that must not be answered, so the gate tests the new files. They are not what your users ask."),
       el("p", { className: "how-to" }, ...withCode(body.how_to_replace || ""))));
   } else {
-    out.push(el("p", { className: "note" }, `${body.queries.length} questions from `, el("code", { text: body.path }), "."),
+    out.push(el("p", { className: "note" }, `${body.hidden || body.queries.length} questions from `, el("code", { text: body.path }), "."),
       body.how_to_replace ? el("p", { className: "note how-to" }, ...withCode(body.how_to_replace)) : "");
+  }
+  if (body.hidden) {
+    out.push(el("p", { className: "note", text: `${body.hidden} questions; they are shown to admins only.` }));
+    return out;
   }
   const rows = body.queries.map((q) => ({ attrs: { "data-query": q.id },
     cells: [q.query, q.expected_mode, (q.expected_sources || []).join(", ") || "—"] }));
