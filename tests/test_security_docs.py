@@ -144,7 +144,8 @@ def test_the_access_control_example_config_is_a_valid_configuration() -> None:
     block = re.search(r"```yaml\n(access:.*?)```", text, re.S)
     assert block, "docs/ACCESS_CONTROL.md: the `access:` YAML example is gone"
     access = Settings.model_validate({"access": yaml.safe_load(block.group(1))["access"]}).access
-    assert access.enabled and access.jwt.algorithm == "RS256" and set(access.principals) == {"alice", "bob", "eval-bot"}
+    assert access.enabled and access.jwt.algorithm == "RS256" and set(access.principals) == {"alice", "bob", "carol", "eval-bot"}
+    assert [name for name, p in access.principals.items() if p.sso] == ["carol"]  # issue 49 M2
 
 
 # --- documented defaults ----------------------------------------------------------------------

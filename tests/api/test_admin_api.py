@@ -253,7 +253,7 @@ def test_token_roles_come_from_the_roles_claim_else_the_configured_principal() -
     from backend.core.access import principal_for_token
 
     secret = "hs256-admin-secret-" + "0123456789abcdef" * 4
-    cfg = AccessSettings.model_validate({"enabled": True, "principals": {"root": {"domains": ["*"],
+    cfg = AccessSettings.model_validate({"enabled": True, "principals": {"root": {"domains": ["*"], "sso": True,
                                                                                   "roles": ["admin"]}},
                                          "jwt": {"enabled": True, "secret": secret, "audience": "rag-api"}})
 
