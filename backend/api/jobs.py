@@ -222,7 +222,9 @@ def _summary(result: dict[str, Any]) -> str:
         return "nothing changed: the knowledge base already holds these files as they are"
     verdict = "" if passed is None else (" and passes every gate: promote it to serve it" if passed
                                          else " but fails a gate: it is not served")
-    return f"{version} is ready{verdict}"
+    failed = len(result.get("refused") or [])
+    unread = f" ({failed} file{'s' if failed != 1 else ''} could not be read: see the refused list)" if failed else ""
+    return f"{version} is ready{verdict}{unread}"
 
 
 def _jsonable(value: Any) -> Any:

@@ -83,6 +83,15 @@ class LoaderError(RagError):
     code = "loader_error"
 
 
+class NothingIngested(LoaderError):
+    """Every file of a run failed to load, so nothing was written and no candidate is made: an
+    upload whose files all failed used to report a candidate that "passes every gate"."""
+
+    code = "nothing_ingested"
+    http_status = 422
+    public_context = frozenset({"field", "refused"})
+
+
 class SanitizerError(RagError):
     """PII analysis could not run (for example the NER model is not installed)."""
 
