@@ -211,7 +211,7 @@ function renderVersions(kb, body) {
       actions.append(promote);
     }
     return { header: true, attrs: { "data-version": v.name, "data-role": v.role },
-      cells: [v.name, roleBadge(v.role), when(v.created_at), `${v.documents} documents, ${v.chunks} passages`, gate, actions] };
+      cells: [v.name, roleBadge(v.role), when(v.created_at), `${v.documents} documents, ${v.chunks} passages` + (v.parent ? `, built from ${v.parent}` : ""), gate, actions] };
   });
   const out = [table(`Versions of ${kb.title}`, ["Version", "Role", "Created", "Size", "Gates", "Actions"], rows, "versions")];
   if (body.history && body.history.length) {
