@@ -63,9 +63,13 @@ def resolve_asset(root: Path, image_ref: str) -> Path:
     not a regular file, or resolves (through a symlink) outside ``root``."""
     reference = check_reference(image_ref)
     base = root.resolve()
-    target = base.joinpath(*reference.parts).resolve()
-    if not target.is_relative_to(base) or not target.is_file():
-        raise AssetNotFound(f"no asset at image_ref {image_ref!r}")
+    try:
+        target = base.joinpath(*reference.parts).resolve()
+        found = target.is_relative_to(base) and target.is_file()
+    except OSError as exc:  # a name over the file system's limit (ENAMETOOLONG), a loop: no such asset (issue 49 L1)
+        raise AssetNotFound(f"no asset at image_ref {image_ref[:200]!r}") from exc
+    if not found:
+        raise AssetNotFound(f"no asset at image_ref {image_ref[:200]!r}")
     return target
 
 

@@ -356,6 +356,14 @@ class UploadNotSupported(RequestError):
 
 
 # --- serving ------------------------------------------------------------------
+class InsufficientStorage(RagError):
+    """The server's disk (or quota) is full: nothing was saved (an upload's file, a job's state).
+    HTTP 507 with a fixed message; the path is in the log (issue 49 L2)."""
+
+    code = "insufficient_storage"
+    http_status = 507
+
+
 class ServerFailed(RagError):
     """gunicorn stopped with an error (a worker could not build the app, a port in use)."""
 
