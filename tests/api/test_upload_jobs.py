@@ -228,7 +228,8 @@ def test_an_upload_whose_every_file_fails_makes_no_candidate(client: FlaskClient
                                                             ) -> None:
     """Issue 49 M3: a corrupt DOCX and PDF pass the upload's checks but fail to load: the job
     fails naming both, no candidate version is left (it used to be "ready and passes every
-    gate"); one good file beside a bad one makes a candidate and lists the bad one as refused."""
+    gate"); one good file beside a bad one makes a candidate and lists the bad one as refused.
+    Issue 49 (also): a file that failed is not kept in ``uploads/``."""
     settings, store = kb_settings
     versions_before = {v.name for v in store.list_versions()}
     live = store.resolve_alias("KB_GARDEN")
@@ -241,6 +242,8 @@ def test_an_upload_whose_every_file_fails_makes_no_candidate(client: FlaskClient
     assert job["message"].startswith("no file could be read, so no candidate version was made: broken.docx: ")
     assert "broken.pdf: " in job["message"] and "passes every gate" not in job["message"]
     assert {v.name for v in store.list_versions()} == versions_before and store.resolve_alias("KB_GARDEN") == live
+    uploads = settings.resolve_path(settings.knowledge_bases.dir) / "garden" / "uploads"
+    assert not (uploads / "broken.docx").exists() and not (uploads / "broken.pdf").exists()  # not kept either
 
     mixed = [(io.BytesIO(b"The compost bins are turned every second Tuesday by the garden volunteers."),
               "compost.txt"), (io.BytesIO(b"PK\x03\x04 not a zip"), "broken.docx")]
@@ -251,3 +254,4 @@ def test_an_upload_whose_every_file_fails_makes_no_candidate(client: FlaskClient
     assert [r["file"] for r in job["result"]["refused"]] == ["broken.docx"]
     assert job["message"].endswith("(1 file could not be read: see the refused list)")
     assert "compost.txt" in store.document_hashes(job["result"]["version"])
+    assert (uploads / "compost.txt").is_file() and not (uploads / "broken.docx").exists()
