@@ -26,7 +26,7 @@ from backend.core.types import QueryVector
 from backend.ingest.manifest import read_manifest
 from backend.ingest.pipeline import IngestPipeline
 from backend.providers.sqlite_vs.store import SqliteVectorStore
-from tests.eval.lifecycle import ALIAS, GOLDEN, LEAVE_Q, VERSION, lifecycle_settings, write_kb
+from tests.eval.lifecycle import ALIAS, FIGURE_Q, GOLDEN, LEAVE_Q, VERSION, lifecycle_settings, write_kb
 from tests.ingest.helpers import write_config
 
 KEYS = {"alice": "key-alice-7f3a", "bob": "key-bob-19c2", "dave": "key-dave-55e0"}
@@ -233,6 +233,23 @@ def test_a_figure_answers_404_to_principals_who_may_not_see_its_document(kb: Acl
     assert hidden.get_json()["error"]["code"] == missing.get_json()["error"]["code"] == "asset_not_found"
     assert kb.metric("asset") == before + 2
     assert kb.client.get(url).status_code == 401
+
+
+def test_a_signed_figure_link_names_its_principal_and_refuses_another_principal_s_key(kb: AclKB) -> None:
+    """Issue 49 L4: the link bob's answer carries is signed for bob (``&p=bob``); alice's key with
+    it used to load a figure she may not see; a link whose ``p`` is changed is no signature at all."""
+    from tests.api.test_stream_api import events
+
+    resp = kb.client.post("/chat/stream", json={"question": FIGURE_Q}, headers={"X-API-Key": KEYS["bob"]})
+    [link] = {s["image_url"] for name, data in events(resp) if name == "done" for s in data["sources"]
+              if s["image_url"]}
+    assert link.endswith("&p=bob") and "?exp=" in link and "&sig=" in link
+    assert kb.client.get(link).status_code == 200  # an <img> sends no key: the link stands in for bob's
+    assert kb.client.get(link, headers={"X-API-Key": KEYS["bob"]}).status_code == 200
+    other = kb.client.get(link, headers={"X-API-Key": KEYS["alice"]})
+    assert (other.status_code, other.get_json()["error"]["code"]) == (404, "asset_not_found")
+    assert kb.client.get(link.replace("&p=bob", "&p=alice")).status_code == 401
+    assert kb.client.get(link.replace("&p=bob", "")).status_code == 401
 
 
 def test_interactions_record_the_principal_and_never_the_key(kb: AclKB) -> None:
