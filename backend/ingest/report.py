@@ -43,6 +43,8 @@ class IngestReport:
     questions_written: int = 0
     summaries_written: int = 0
     enrichment_seconds: float = 0.0
+    #: chunks written that address an AI assistant ("ignore previous instructions ..."): never quoted (issue 49 L5)
+    instruction_chunks: int = 0
     seconds: float = 0.0
     failures: list[tuple[str, str]] = field(default_factory=list)
     manifest_errors: list[tuple[str, str]] = field(default_factory=list)
