@@ -327,9 +327,27 @@ def _jsonable(value: Any) -> Any:
     return json.loads(json.dumps(value, default=str))
 
 
+#: an absolute path inside a text (not a URL's ``//host/...``, not ``60/minute``)
+_ABSOLUTE_PATH = re.compile(r"(?<![\w.:/~-])/(?:[^\s'\"<>|:;,()\[\]{}/]+/)*([^\s'\"<>|:;,()\[\]{}/]+)")
+
+
+def without_server_paths(value: Any) -> Any:
+    """Pure: ``value`` (a job's result or message) with every absolute server path cut to its last
+    part (``/srv/rag/data/kb/garden/manifests/2026.jsonl`` -> ``2026.jsonl``): the page needs the
+    file's name, never where the server keeps it (issue 49 L6). The job's file keeps them all."""
+    if isinstance(value, str):
+        return _ABSOLUTE_PATH.sub(r"\1", value)
+    if isinstance(value, dict):
+        return {k: without_server_paths(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [without_server_paths(v) for v in value]
+    return value
+
+
 # --- routes ---------------------------------------------------------------------------
 def _job_out(job: dict[str, Any]) -> dict[str, Any]:
-    return {k: job.get(k) for k in JobOut.model_fields}
+    out = {k: job.get(k) for k in JobOut.model_fields}
+    return {**out, "result": without_server_paths(out["result"]), "message": without_server_paths(out["message"])}
 
 
 @bp.get("/jobs/<job_id>")

@@ -234,6 +234,19 @@ def test_without_access_control_the_local_admin_holds_the_token(kb: Corpus, embe
                                                     "limits": None}
 
 
+def test_the_openapi_document_lists_only_the_domains_the_principal_may_use(client: FlaskClient) -> None:
+    """Issue 49 L6: ``hr`` may use the default alias only; the document listed every domain key."""
+    def domains(headers: dict[str, str]) -> Any:
+        doc = client.get("/openapi.json", headers=headers).get_json()
+        [param] = [p for p in doc["paths"]["/chat"]["post"]["parameters"] if p["name"] == "X-RAG-Domain"]
+        return param["schema"], json.dumps(doc)
+
+    assert domains(ROOT)[0]["enum"] == ["coffee", "handbook"]
+    schema, text = domains(HR)
+    assert schema == {"type": "string"} and "coffee" not in text and "handbook" not in text
+    assert domains({})[0] == {"type": "string"}  # no credential: no names at all, as before
+
+
 def test_admin_routes_are_in_the_openapi_document(client: FlaskClient) -> None:
     doc = client.get("/openapi.json", headers=ROOT).get_json()
     admin = [p for p in doc["paths"] if p.startswith("/admin/")]

@@ -206,3 +206,35 @@ def test_upload_bodies_are_copied_to_disk_in_chunks(tmp_path: Path, embedder: An
     saved = uploads(settings)
     assert sorted(p.name for p in saved.iterdir()) == ["cistern-upper.txt", "cistern.txt"]
     assert (saved / "cistern.txt").read_bytes() == text
+
+
+@pytest.mark.parametrize(("text", "shown"), [
+    ("/srv/rag/data/kb/garden/manifests/20261128.jsonl", "20261128.jsonl"),
+    ("cannot read /srv/rag/data/kb/garden/uploads/a.docx: corrupt", "cannot read a.docx: corrupt"),
+    ("SQLite store /var/lib/rag/rag.sqlite: it is read-only", "SQLite store rag.sqlite: it is read-only"),
+    ("open http://127.0.0.1:8080/admin/login", "open http://127.0.0.1:8080/admin/login"),
+    ("120/minute per key; KB_GARDEN_V2 and docs/x.md", "120/minute per key; KB_GARDEN_V2 and docs/x.md"),
+])
+def test_server_paths_are_cut_to_their_name(text: str, shown: str) -> None:
+    """Issue 49 L6: the pure rule, one row per boundary (URLs, rates and relative paths stay)."""
+    assert jobs.without_server_paths({"m": [text]}) == {"m": [shown]}
+
+
+def test_job_results_and_messages_name_no_server_path(tmp_path: Path, embedder: Any, extractive: Any) -> None:
+    """Issue 49 L6: an upload job's result (manifest, report paths, refused files) and a failed
+    job's message used to show where the server keeps its files."""
+    import json
+
+    settings, app, admin = garden(tmp_path, embedder, extractive)
+    client = app.test_client()
+    good = client.post(URL, data={"files": [(io.BytesIO(b"The compost bins are turned every Tuesday."), "compost.txt"),
+                                            (io.BytesIO(b"PK\x03\x04 not a zip"), "broken.docx")]},
+                       content_type="multipart/form-data", headers=admin)
+    job = wait_ended(app, admin, good.get_json()["job"])
+    assert job["state"] == "succeeded", job
+    shown = json.dumps(job)
+    assert str(tmp_path) not in shown and '"/' not in shown and " /" not in shown
+    assert job["result"]["manifest"].endswith(".jsonl") and "/" not in job["result"]["manifest"]
+    assert [r["file"] for r in job["result"]["refused"]] == ["broken.docx"]
+    stored = json.loads((jobs.jobs_dir(settings) / f"{job['id']}.json").read_text())
+    assert stored["result"]["manifest"].startswith(str(tmp_path))  # the server's own record keeps it
