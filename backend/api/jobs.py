@@ -42,6 +42,7 @@ from flask import Blueprint, Response, jsonify, request
 from backend.api.admin import authorize, authorized, knowledge_base, own_version, services, settings
 from backend.api.admin_models import JOB_ID_PATTERN, JobAccepted, JobOut, UploadAccepted
 from backend.common.config import Settings
+from backend.common.display_text import shown, spoofing_problem
 from backend.common.progress import ProgressSnapshot, ReportingProgress
 from backend.common.errors import (InsufficientStorage, JobNotFound, JobRunning, NothingIngested, RagError,
                                    UploadNotSupported, UploadRefused, UploadTooLarge)
@@ -80,6 +81,8 @@ def name_problem(name: str) -> str | None:
         return "file name has a path separator; send the file itself, not a path"
     if any(ord(c) < 32 or ord(c) == 127 for c in name):
         return "file name has control characters"
+    if spoofing := spoofing_problem(name):
+        return f"file name {spoofing}"
     if len(name) > MAX_NAME_CHARS:
         return f"file name has {len(name)} characters; at most {MAX_NAME_CHARS}"
     if len(name.encode("utf-8")) > MAX_NAME_BYTES:
@@ -166,7 +169,7 @@ def _remove_uploads(folder: Path, names: Sequence[str]) -> None:
 
 
 def _shown(name: str) -> str:
-    return name[:MAX_NAME_CHARS] or "(no name)"
+    return shown(name[:MAX_NAME_CHARS]) or "(no name)"
 
 
 # --- job files ------------------------------------------------------------------------

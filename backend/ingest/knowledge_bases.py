@@ -33,6 +33,7 @@ import yaml
 from backend.common.config import (DEFAULT_DOMAIN, RegisteredKnowledgeBase, Settings, read_registry,
                                    registry_path, validate_domain_key)
 from backend.common.errors import ConfigError, GateFailed, KnowledgeBaseExists, NothingIngested, UnknownDomain
+from backend.common.display_text import spoofing_problem
 from backend.common.identifiers import validate_table_name
 from backend.core.services.golden import load_golden_set
 from backend.core.ports import Stores
@@ -111,6 +112,8 @@ def register(settings: Settings, key: str, *, title: str | None = None, source_d
     """Add knowledge base ``key`` to the registry. ``KnowledgeBaseExists`` when the name is taken
     (in the registry or the config); ``ConfigError`` for a bad name, folder or profile."""
     index_name, alias_name = index_names(key)
+    if title and (problem := spoofing_problem(title)):
+        raise ConfigError(f"--title {problem}", field="title")
     if profile is not None and profile not in settings.embeddings.profiles:
         raise ConfigError(f"--profile {profile!r} is not configured; known: {sorted(settings.embeddings.profiles)}",
                           field="profile")

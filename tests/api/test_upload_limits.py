@@ -7,6 +7,7 @@ system (tmpfs) that fills up."""
 from __future__ import annotations
 
 import io
+import re
 import subprocess
 import time
 import tracemalloc
@@ -238,3 +239,25 @@ def test_job_results_and_messages_name_no_server_path(tmp_path: Path, embedder: 
     assert [r["file"] for r in job["result"]["refused"]] == ["broken.docx"]
     stored = json.loads((jobs.jobs_dir(settings) / f"{job['id']}.json").read_text())
     assert stored["result"]["manifest"].startswith(str(tmp_path))  # the server's own record keeps it
+
+
+@pytest.mark.parametrize(("name", "code"), [
+    ("invoice\u202efdp.exe.txt", "U+202E"), ("report\u2215secret.txt", "U+2215"), ("a\uff0fb.txt", "U+FF0F"),
+    ("zero\u200bwidth.txt", "U+200B"), ("isolate\u2067x.txt", "U+2067"),
+])
+def test_names_that_display_as_another_name_are_refused(tmp_path: Path, embedder: Any, extractive: Any, name: str,
+                                                        code: str) -> None:
+    """Issue 49 (also): bidi overrides, invisible characters and look-alike separators were kept
+    literally; the refusal echoes the name with the character written as its code point."""
+    from backend.common.errors import ConfigError
+    from backend.ingest.knowledge_bases import register
+
+    assert code in (jobs.name_problem(name) or "")
+    settings, app, admin = garden(tmp_path, embedder, extractive)
+    resp = app.test_client().post(URL, data={"files": [(io.BytesIO(b"Compost weekly."), name)]},
+                                  content_type="multipart/form-data", headers=admin)
+    [refused] = resp.get_json()["error"]["details"]["refused"]
+    assert resp.status_code == 400 and f"<{code}>" in refused["file"] and code in refused["reason"]
+    assert "which makes it display as another name" in refused["reason"]
+    with pytest.raises(ConfigError, match=rf"--title has .*\({re.escape(code)}\), which makes it display as another"):
+        register(settings, "spoofed", title=f"Policies {name}")

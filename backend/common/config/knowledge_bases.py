@@ -33,6 +33,16 @@ class RegisteredKnowledgeBase(_Model):
     created_at: str | None = None
     created_by: str | None = None
 
+    @field_validator("title")
+    @classmethod
+    def _title(cls, v: str | None) -> str | None:
+        from backend.common.display_text import spoofing_problem
+
+        problem = spoofing_problem(v) if v else None
+        if problem:
+            raise ValueError(f"the title {problem}")
+        return v
+
     @field_validator("index_name", "alias_name")
     @classmethod
     def _ident(cls, v: str, info: ValidationInfo) -> str:
