@@ -46,6 +46,7 @@ from backend.core.services import admin_console as console
 from backend.core.versions import VersionNaming
 
 bp = Blueprint("admin", __name__, url_prefix="/admin")
+SIGN_IN = "Admin console: open the admin link that rag serve printed in its terminal (new at each start)."
 
 
 @dataclass(frozen=True)
@@ -170,8 +171,11 @@ def me() -> tuple[Response, int]:
         kb = cfg.knowledge_bases
         limits = {"max_upload_bytes": kb.max_upload_bytes, "max_files_per_upload": kb.max_files_per_upload,
                   "suffixes": sorted(supported_suffixes())}
+    sign_in = None
+    if not who.admin and admin_session.local_admin_possible(cfg) and admin_session.is_local_peer():
+        sign_in = SIGN_IN  # the first hour: the person at the server's machine learns how to get the console
     return _out(AdminMe, {"admin": who.admin, "can_view": may_view(who, cfg), "principal": who.name,
-                          "limits": limits})
+                          "limits": limits, "sign_in": sign_in})
 
 
 @bp.get("/knowledge-bases")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 from backend.api.models import ErrorBody, ResponseModel
 
@@ -49,6 +49,15 @@ class AdminMe(ResponseModel):
                                   "access control; null otherwise.")
     limits: UploadLimits | None = Field(None, description="What an upload accepts, so the page hints before sending "
                                         "(admins only; the server checks again).")
+    sign_in: str | None = Field(None, description="Without access control, to a browser on the server's machine "
+                                "that has not opened the admin link: how to become the admin (absent otherwise).")
+
+    @model_serializer(mode="wrap")
+    def _drop_absent(self, handler: SerializerFunctionWrapHandler) -> Any:
+        data = handler(self)
+        if isinstance(data, dict) and data.get("sign_in") is None:
+            data.pop("sign_in", None)
+        return data
 
 
 class GoldenInfo(ResponseModel):

@@ -70,8 +70,11 @@ def signed_in(app: Flask, token: str) -> FlaskClient:
 def test_the_admin_link_sets_a_strict_http_only_cookie(app: Flask, token: str) -> None:
     """Issue 49 H1/H2: a loopback caller alone is no admin; the printed link makes this browser one."""
     client = app.test_client()
+    from backend.api.admin import SIGN_IN
+
     assert client.get("/admin/me").get_json() == {"admin": False, "can_view": False, "principal": None,
-                                                  "limits": None}
+                                                  "limits": None, "sign_in": SIGN_IN}
+    assert "sign_in" not in client.get("/admin/me", environ_base={"REMOTE_ADDR": "10.1.2.3"}).get_json()
     resp = client.get(f"/admin/login?token={token}")
     assert (resp.status_code, resp.headers["Location"]) == (303, "/")
     cookie = resp.headers["Set-Cookie"]
@@ -214,9 +217,17 @@ def test_a_page_of_another_origin_cannot_plant_a_document(browser: Any, kb_setti
         context = browser.new_context()
         page = context.new_page()
         page.set_default_timeout(20_000)
+        page.goto(url)  # the plain address: no console, and the page says how to get it
+        hint = page.locator("#admin-sign-in")
+        hint.wait_for()
+        assert hint.inner_text() == ("Admin console: open the admin link that rag serve printed in its terminal "
+                                     "(new at each start).")
+        assert page.locator("#views").is_hidden()
         page.goto(admin_link(url, read_token(settings)))
         page.wait_for_selector("#domain option", state="attached")
         assert context.request.get(f"{url}/admin/me").json()["admin"] is True  # the browser holds the cookie
+        page.wait_for_selector("#views", state="visible")
+        assert page.locator("#admin-sign-in").is_hidden()
         before = jobs_made(settings)
         statuses: dict[str, int] = {}
         page.on("response", lambda r: statuses.__setitem__(r.url.split("/admin/", 1)[1], r.status)

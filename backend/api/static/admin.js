@@ -48,6 +48,8 @@ export async function initAdmin() {
     return false; // no console on this server (disabled), or not for this caller
   }
   admin.me = me;
+  $("admin-sign-in").textContent = me.sign_in || ""; // on the server's machine, before the admin link is opened
+  $("admin-sign-in").hidden = !me.sign_in;
   $("views").hidden = !me.can_view; // another key may see less than the one before
   if (!me.can_view) return false;
   if (!admin.wired) window.addEventListener("hashchange", () => showView(true));
