@@ -373,3 +373,14 @@ def test_the_relaying_headers_the_security_doc_lists_are_the_code_s() -> None:
     listed = re.search(r"without any relaying header, present even empty: (.*?)\. Through a proxy", text, re.S)
     assert listed, "docs/SECURITY.md no longer lists the relaying headers"
     assert tuple(TICKS.findall(listed.group(1))) == RELAY_HEADERS
+
+
+def test_the_admin_link_the_security_doc_describes_is_the_one_printed_and_set() -> None:
+    """Issue 49 H1: the printed line, the cookie and its flags, the header, as the code has them."""
+    from backend.api import admin_session, server
+
+    text = (REPO / "docs/SECURITY.md").read_text(encoding="utf-8").replace("\n  ", " ")
+    printed = server.ADMIN_LINE.split("{link}")[0].strip()
+    assert f"`{printed} http://127.0.0.1:8080/admin/login?token=...`" in text
+    assert f"sets the `{admin_session.COOKIE}` cookie (`HttpOnly`" in text and "`SameSite=Strict`" in text
+    assert f"`{admin_session.TOKEN_HEADER}`" in text
