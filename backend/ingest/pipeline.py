@@ -40,7 +40,6 @@ from backend.common.progress import NO_PROGRESS, Progress, TqdmProgress, progres
 from backend.core.ports import CombinedStore, Embedder, Enricher, EnrichmentCache, Stores
 from backend.core.retrieval_stamp import retrieval_stamp, stamp_changes
 from backend.core.services.series_lock import SeriesLocks, series_key
-from backend.core.injection import addressed_to_assistant
 from backend.core.versions import BuildPlan, VersionNaming, latest_version, plan_build, rolled_back_base
 from backend.core.types import Chunk, DocumentWrite, Vector, VersionSpec
 from backend.ingest import figures, sanitize_worker
@@ -340,14 +339,7 @@ class IngestPipeline:
         progress.chunks(chunks)
         for w in writes:
             log.debug("ingest.document_written", doc_id=w.doc_id, version=run.target.version, chunks=len(w.chunks))
-            flagged = [c for c in w.chunks if addressed_to_assistant(c.text)]
-            if flagged:  # the audit: how many passages speak to an assistant, and where (never their text)
-                report.instruction_chunks += len(flagged)
-                report.notes.append(f"{w.doc_id}: {len(flagged)} passage{'s' if len(flagged) != 1 else ''} "
-                                    "address an AI assistant (\"ignore previous instructions\", ...); the "
-                                    "extractive answerer never quotes them")
-                log.warning("ingest.instructions_flagged", doc_id=w.doc_id, version=run.target.version,
-                            chunks=len(flagged), chunk_ids=[c.chunk_id for c in flagged][:20])
+            report.flag_instructions(w.doc_id, run.target.version, w.chunks)
 
     def check_cancel(self, run: TargetRun, report: IngestReport) -> None:
         """Between groups: ``IngestCancelled`` when Ctrl-C or ``rag ingest cancel`` asked for it.
