@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Mapping, Union
 from urllib.parse import quote, urlsplit
 
+import structlog
 from flask import Blueprint, Flask, current_app, redirect, request
 from werkzeug.datastructures import Headers
 from werkzeug.wrappers import Response
@@ -36,6 +37,7 @@ from werkzeug.wrappers import Response
 from backend.common.config import Settings
 from backend.common.errors import AdminLinkInvalid, ConfigError, CrossSiteRequest
 
+log = structlog.get_logger(__name__)
 bp = Blueprint("admin_session", __name__, url_prefix="/admin")
 COOKIE = "rag_admin"
 TOKEN_HEADER = "X-RAG-Admin-Token"
@@ -175,8 +177,9 @@ def check_cross_site() -> None:
 def login() -> Response:
     """The link ``rag serve`` prints: the token becomes the ``rag_admin`` cookie, then the page."""
     if _token() is None:
-        raise AdminLinkInvalid("this server has no local admin link (access control is on, or "
-                               "admin.local_admin_without_access is off): sign in with a principal's key", field="token")
+        raise AdminLinkInvalid("this server has no local admin link (access control is on, "
+                               "admin.local_admin_without_access is off, or admin.token_file could not be made or "
+                               "read: the server log says why)", field="token")
     if not is_local_peer():
         raise AdminLinkInvalid("the admin link works only in a browser on the server's own machine, not through a "
                                "proxy", field="token")
@@ -191,8 +194,21 @@ def login() -> Response:
     return response
 
 
+def token_or_none(settings: Settings) -> str | None:
+    """The admin token when this configuration has a local admin and the token file can be made
+    or read; else None, logged: the server still serves (a read-only data folder), with nobody as
+    the local admin (never a fallback to trusting the address)."""
+    if not local_admin_possible(settings):
+        return None
+    try:
+        return read_token(settings)
+    except ConfigError as exc:
+        log.warning("admin.no_local_admin", reason=exc.user_message)
+        return None
+
+
 def init_app(app: Flask, settings: Settings) -> None:
     """Read (or make) the token when this configuration has a local admin; check every request
     for cross-site writes."""
-    app.extensions[EXTENSION] = read_token(settings) if local_admin_possible(settings) else None
+    app.extensions[EXTENSION] = token_or_none(settings)
     app.before_request(check_cross_site)

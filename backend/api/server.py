@@ -71,15 +71,15 @@ def _when_ready(settings: Settings) -> Callable[[Any], None]:
 
 def _post_worker_init(settings: Settings) -> Callable[[Any], None]:
     def post_worker_init(worker: Any) -> None:
-        from backend.api.admin_session import admin_link, local_admin_possible, read_token
+        from backend.api.admin_session import admin_link, token_or_none
 
         if worker.age != 1:  # the first worker, once its app is built
             return
+        token = token_or_none(settings)
         for listener in worker.sockets:
             print(READY_LINE.format(url=str(listener)), file=sys.stderr, flush=True)
-            if local_admin_possible(settings):  # printed, never logged: the terminal is where the person is
-                print(ADMIN_LINE.format(link=admin_link(str(listener), read_token(settings))), file=sys.stderr,
-                      flush=True)
+            if token is not None:  # printed, never logged: the terminal is where the person is
+                print(ADMIN_LINE.format(link=admin_link(str(listener), token)), file=sys.stderr, flush=True)
     return post_worker_init
 
 
@@ -141,7 +141,10 @@ def serve(settings: Settings, host: str | None = None, port: int | None = None) 
     from backend.api.admin_session import local_admin_possible, new_token
 
     if local_admin_possible(settings):
-        new_token(settings)  # before the workers fork: they all read this one; an earlier run's link stops working
+        try:
+            new_token(settings)  # before the workers fork: they all read this one; an earlier run's link stops working
+        except ConfigError as exc:  # a read-only data folder: served without a local admin (logged by the workers)
+            print(f"warning: no admin link: {exc.user_message}", file=sys.stderr, flush=True)
     app = _application_class()(settings, gunicorn_options(settings, bound_host, port))
     try:
         app.run()

@@ -10,6 +10,7 @@ headless Chromium from a page of another origin (backend/api/admin_session.py).
 from __future__ import annotations
 
 import io
+import re
 import threading
 from contextlib import contextmanager
 from pathlib import Path
@@ -241,3 +242,25 @@ def test_a_page_of_another_origin_cannot_plant_a_document(browser: Any, kb_setti
                                 "knowledge-bases/garden/versions/KB_GARDEN_V1/evaluate": 403}, (origin, statuses)
         assert not (uploads(settings) / "planted.txt").exists() and jobs_made(settings) == before
         context.close()
+
+
+def test_a_token_file_that_cannot_be_made_or_is_readable_by_others_leaves_no_local_admin(
+        tmp_path: Path, kb_settings: tuple[Settings, Any], embedder: Any, extractive: Any) -> None:  # noqa: F811
+    """Issue 49 H2: the server still starts (a read-only data folder), and nobody is the local
+    admin: never a fallback to trusting the address."""
+    settings, store = kb_settings
+    (tmp_path / "blocker").write_text("a file where a folder should be")
+    loose = tmp_path / "loose-token"
+    loose.write_text("z" * 43)
+    loose.chmod(0o644)
+    for token_file, reason in ((tmp_path / "blocker" / "admin-token", "cannot create or read the admin token"),
+                               (loose, "is readable by others (mode 644); chmod 600 it")):
+        cfg = settings.model_copy(update={"admin": settings.admin.model_copy(update={"token_file": str(token_file)})})
+        app = create_app(cfg, build_services(cfg, store=store, embedder=embedder, primary=extractive))
+        assert app.extensions["rag_admin_token"] is None, reason
+        client = app.test_client()
+        assert client.get("/admin/me", headers={"X-RAG-Admin-Token": "z" * 43}).get_json()["admin"] is False
+        login = client.get("/admin/login?token=" + "z" * 43)
+        assert login.status_code == 403 and "admin.token_file could not be made" in login.get_json()["error"]["message"]
+        with pytest.raises(Exception, match=re.escape(reason)):
+            read_token(cfg)
