@@ -39,7 +39,7 @@ from typing import Any, Callable, Iterator, Sequence
 import structlog
 from flask import Blueprint, Response, jsonify, request
 
-from backend.api.admin import authorize, authorized, knowledge_base, own_version, services, settings
+from backend.api.admin import authorize, authorized, knowledge_base, own_version, restricted, services, settings
 from backend.api.admin_models import JOB_ID_PATTERN, JobAccepted, JobOut, UploadAccepted
 from backend.common.config import Settings
 from backend.common.display_text import shown, spoofing_problem
@@ -359,8 +359,11 @@ def get_job(job_id: str) -> tuple[Response, int]:
     if job is None:
         authorize(None, write=False)
         raise JobNotFound(f"no job {job_id!r}", field="job_id")
-    authorize(knowledge_base(str(job.get("key"))), write=False)
-    return jsonify(JobOut.model_validate(_job_out(job)).model_dump(mode="json")), 200
+    who = authorize(knowledge_base(str(job.get("key"))), write=False)
+    out = _job_out(job)
+    if restricted(who):  # a reader without the admin role learns no document or file name here either (M1)
+        out = {**out, "result": None, "message": f"{job.get('kind')} job {job.get('state')}"}
+    return jsonify(JobOut.model_validate(out).model_dump(mode="json")), 200
 
 
 @bp.post("/knowledge-bases/<key>/versions/<version>/evaluate")

@@ -163,11 +163,19 @@ def test_the_read_only_console_shows_a_non_admin_counts_never_restricted_documen
     kb = AclKB(tmp_path, embedder, admin={"non_admins": "read_only"})
     kb.ingest()
     kb.promote()
+    from backend.api import jobs
+
+    job_id = "e" * 32
+    jobs.write_job(jobs.jobs_dir(kb.settings), {
+        "id": job_id, "kind": "upload", "key": "default", "state": "succeeded", "stage": "done", "done": 1,
+        "total": 1, "message": "KB_LC_V2 is ready (1 file could not be read: see the refused list)",
+        "result": {"refused": [{"file": "secret.txt", "reason": "corrupt"}]}, "created_at": "t", "updated_at": "t",
+        "principal": "root", "pid": 1, "host": "elsewhere"})
     dave = {"X-API-Key": KEYS["dave"]}
     base = "/admin/knowledge-bases/default"
     pages = {path: kb.client.get(path, headers=dave) for path in (
         "/admin/knowledge-bases", f"{base}/documents", f"{base}/versions", f"{base}/golden", f"{base}/feedback",
-        f"{base}/versions/{VERSION}/evaluation")}
+        f"{base}/versions/{VERSION}/evaluation", f"/admin/jobs/{job_id}")}
     assert {path: r.status_code for path, r in pages.items()} == dict.fromkeys(pages, 200)
     seen = "\n".join(r.get_data(as_text=True) for r in pages.values())
     hidden = ["leave", "expenses", "floor", "secret", "Bluefin", "merger", "annual leave", "travel expenses",
@@ -177,6 +185,8 @@ def test_the_read_only_console_shows_a_non_admin_counts_never_restricted_documen
     assert (documents["version"], documents["documents"], documents["hidden"]) == (VERSION, [], 5)
     golden = pages[f"{base}/golden"].get_json()
     assert (golden["queries"], golden["hidden"], golden["path"]) == ([], len(GOLDEN), "(shown to admins)")
+    assert {k: pages[f"/admin/jobs/{job_id}"].get_json()[k] for k in ("result", "message")} == {
+        "result": None, "message": "upload job succeeded"}
     evaluation = pages[f"{base}/versions/{VERSION}/evaluation"].get_json()
     assert (evaluation["queries"], evaluation["hidden"]) == ([], len(GOLDEN))
     assert evaluation["gates_passed"] is True and evaluation["metrics"]["recall_at_k"] > 0
