@@ -48,7 +48,8 @@ run: setup
 	RAG_LOGGING__LEVEL=WARNING $(RAG) ingest --manifest manifests/handbook.jsonl --domain-key handbook --update-alias
 	$(RAG) index status
 	@echo
-	@echo "Ready. Open http://$(HOST):$(PORT)/ in a browser for the chat page, or in another terminal:"
+	@echo "Ready. Open http://$(HOST):$(PORT)/ in a browser for the chat page (the admin console: the admin link"
+	@echo "the server prints below), or in another terminal:"
 	@echo "  curl -s -X POST http://$(HOST):$(PORT)/chat -H 'Content-Type: application/json' -d '{\"question\": \"How many days of annual leave do employees get?\"}'"
 	@echo "  curl -s -X POST http://$(HOST):$(PORT)/chat -H 'Content-Type: application/json' -H 'X-RAG-Domain: handbook' -d '{\"question\": \"Which safety shoes are part of the field engineer PPE kit?\"}'"
 	@echo

@@ -144,7 +144,8 @@ def test_the_access_control_example_config_is_a_valid_configuration() -> None:
     block = re.search(r"```yaml\n(access:.*?)```", text, re.S)
     assert block, "docs/ACCESS_CONTROL.md: the `access:` YAML example is gone"
     access = Settings.model_validate({"access": yaml.safe_load(block.group(1))["access"]}).access
-    assert access.enabled and access.jwt.algorithm == "RS256" and set(access.principals) == {"alice", "bob", "eval-bot"}
+    assert access.enabled and access.jwt.algorithm == "RS256" and set(access.principals) == {"alice", "bob", "carol", "eval-bot"}
+    assert [name for name, p in access.principals.items() if p.sso] == ["carol"]  # issue 49 M2
 
 
 # --- documented defaults ----------------------------------------------------------------------
@@ -362,3 +363,24 @@ def test_the_enriched_strategies_the_access_doc_names_exist() -> None:
     known = set(typing.get_args(_unwrap(resolve("retrieval.strategy")[0].model_fields["strategy"].annotation)))  # type: ignore[index]
     for name in TICKS.findall(strategies.group(1)):
         assert name in known, f"docs/ACCESS_CONTROL.md: strategy `{name}` is not one of {sorted(known)}"
+
+
+def test_the_relaying_headers_the_security_doc_lists_are_the_code_s() -> None:
+    """Issue 49 H2: SECURITY.md lists exactly the headers that drop local trust."""
+    from backend.api.admin_session import RELAY_HEADERS
+
+    text = (REPO / "docs/SECURITY.md").read_text(encoding="utf-8")
+    listed = re.search(r"without any relaying header, present even empty: (.*?)\. Through a proxy", text, re.S)
+    assert listed, "docs/SECURITY.md no longer lists the relaying headers"
+    assert tuple(TICKS.findall(listed.group(1))) == RELAY_HEADERS
+
+
+def test_the_admin_link_the_security_doc_describes_is_the_one_printed_and_set() -> None:
+    """Issue 49 H1: the printed line, the cookie and its flags, the header, as the code has them."""
+    from backend.api import admin_session, server
+
+    text = (REPO / "docs/SECURITY.md").read_text(encoding="utf-8").replace("\n  ", " ")
+    printed = server.ADMIN_LINE.split("{link}")[0].strip()
+    assert f"`{printed} http://127.0.0.1:8080/admin/login?token=...`" in text
+    assert f"sets the `{admin_session.COOKIE}` cookie (`HttpOnly`" in text and "`SameSite=Strict`" in text
+    assert f"`{admin_session.TOKEN_HEADER}`" in text

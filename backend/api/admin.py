@@ -4,8 +4,9 @@ rollback to do.
 
 Who may: with ``access.enabled``, a principal with the ``admin`` role (API key or JWT roles
 claim) that may use the knowledge base's domain; without access control (the single-user
-default), a loopback caller when ``admin.local_admin_without_access`` (a request relayed by a
-proxy, one with ``X-Forwarded-For`` or ``Forwarded``, is not local). Everyone else reads
+default), a loopback caller that no proxy relayed and that presents the admin token (the cookie
+the link of ``rag serve`` sets, ``backend/api/admin_session.py``), when
+``admin.local_admin_without_access``; the peer address alone is never trusted. Everyone else reads
 only with ``admin.non_admins: read_only`` (the domains it may use) and never writes: 403.
 Promotion goes through the gate (``promote_version``, never forced from HTTP) and, like a
 rollback, records who asked in the alias history. Settings are read per request
@@ -17,10 +18,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from flask import Blueprint, Response, current_app, jsonify, request
+from flask import Blueprint, Response, current_app, jsonify
 from pydantic import BaseModel
 
-from backend.api import access
+from backend.api import access, admin_session
 from backend.api.admin_models import (
     AdminFeedbackResponse,
     AdminMe,
@@ -45,9 +46,7 @@ from backend.core.services import admin_console as console
 from backend.core.versions import VersionNaming
 
 bp = Blueprint("admin", __name__, url_prefix="/admin")
-LOOPBACK = frozenset({"127.0.0.1", "::1"})
-#: a relayed request is never "local", whatever address the proxy connects from
-PROXY_HEADERS = ("X-Forwarded-For", "Forwarded", "X-Real-IP")
+SIGN_IN = "Admin console: open the admin link that rag serve printed in its terminal (new at each start)."
 
 
 @dataclass(frozen=True)
@@ -72,10 +71,6 @@ def settings() -> Settings:
     return services().settings  # type: ignore[no-any-return]
 
 
-def is_local_request() -> bool:
-    return request.remote_addr in LOOPBACK and not any(request.headers.get(h) for h in PROXY_HEADERS)
-
-
 def caller() -> Caller:
     """The request's caller (authentication already ran in ``app._require_api_key``)."""
     cfg = settings()
@@ -86,13 +81,20 @@ def caller() -> Caller:
 
             raise Unauthorized("no principal for this request", field=access.API_KEY_HEADER)
         return Caller(principal, principal.is_admin, principal.name)
-    admin = cfg.admin.local_admin_without_access and is_local_request()
+    admin = cfg.admin.local_admin_without_access and admin_session.is_local_admin()
     return Caller(None, admin, "local" if admin else None)
 
 
 def may_view(who: Caller, cfg: Settings) -> bool:
     """Pure: the caller may read the console at all (before the domain check)."""
     return who.admin or cfg.admin.non_admins == "read_only"
+
+
+def restricted(who: Caller) -> bool:
+    """Pure: the caller reads without the admin role under access control, so it gets counts,
+    never document names, sources, golden questions or per-query rows (issue 49 M1): a reader
+    who may see only public documents must not learn what the restricted ones are."""
+    return who.principal is not None and not who.admin
 
 
 def authorize(kb: console.KnowledgeBase | None, *, write: bool) -> Caller:
@@ -122,8 +124,9 @@ def authorized(key: str, *, write: bool) -> tuple[Caller, console.KnowledgeBase]
 def _denied(who: Caller, what: str) -> str:
     if who.principal is not None:
         return f"principal {who.principal.name!r} may not {what}: it needs the admin role"
-    return (f"only a local caller may {what} without access control (admin.local_admin_without_access); "
-            "enable access control and give a principal the admin role")
+    return (f"only the local admin may {what} without access control: open the admin link `rag serve` printed, "
+            "in a browser on the server's machine (admin.local_admin_without_access); or enable access control and "
+            "give a principal the admin role")
 
 
 def _managed(cfg: Settings) -> set[str]:
@@ -168,8 +171,11 @@ def me() -> tuple[Response, int]:
         kb = cfg.knowledge_bases
         limits = {"max_upload_bytes": kb.max_upload_bytes, "max_files_per_upload": kb.max_files_per_upload,
                   "suffixes": sorted(supported_suffixes())}
+    sign_in = None
+    if not who.admin and admin_session.local_admin_possible(cfg) and admin_session.is_local_peer():
+        sign_in = SIGN_IN  # the first hour: the person at the server's machine learns how to get the console
     return _out(AdminMe, {"admin": who.admin, "can_view": may_view(who, cfg), "principal": who.name,
-                          "limits": limits})
+                          "limits": limits, "sign_in": sign_in})
 
 
 @bp.get("/knowledge-bases")
@@ -179,14 +185,17 @@ def list_knowledge_bases() -> tuple[Response, int]:
     cfg, store = settings(), services().stores.admin
     listed = [kb for kb in console.knowledge_bases(cfg, _managed(cfg))
               if who.principal is None or who.principal.may_use(kb.domain)]
-    return _out(KnowledgeBasesResponse, {"knowledge_bases": [console.kb_summary(store, kb, _naming())
-                                                             for kb in listed]})
+    rows = [console.kb_summary(store, kb, _naming()) for kb in listed]
+    if restricted(who):  # the golden set's server path is an admin's business (issue 49 M1)
+        rows = [{**r, "golden": r["golden"] and {**r["golden"], "path": "(shown to admins)"}} for r in rows]
+    return _out(KnowledgeBasesResponse, {"knowledge_bases": rows})
 
 
 @bp.get("/knowledge-bases/<key>/documents")
 def documents(key: str) -> tuple[Response, int]:
-    _, kb = authorized(key, write=False)
-    return _out(DocumentsResponse, console.documents_view(services().stores, kb, _naming()))
+    who, kb = authorized(key, write=False)
+    view = console.documents_view(services().stores, kb, _naming())
+    return _out(DocumentsResponse, console.counts_only(view, "documents") if restricted(who) else view)
 
 
 @bp.get("/knowledge-bases/<key>/versions")
@@ -198,9 +207,9 @@ def versions(key: str) -> tuple[Response, int]:
 
 @bp.get("/knowledge-bases/<key>/versions/<version>/evaluation")
 def evaluation(key: str, version: str) -> tuple[Response, int]:
-    _, kb = authorized(key, write=False)
+    who, kb = authorized(key, write=False)
     view = console.version_evaluation(services().stores.admin, settings(), kb, own_version(kb, version))
-    return _out(EvaluationResponse, view)
+    return _out(EvaluationResponse, console.counts_only(view, "queries") if restricted(who) else view)
 
 
 @bp.get("/knowledge-bases/<key>/feedback")
@@ -215,8 +224,9 @@ def feedback(key: str) -> tuple[Response, int]:
 
 @bp.get("/knowledge-bases/<key>/golden")
 def golden(key: str) -> tuple[Response, int]:
-    _, kb = authorized(key, write=False)
-    return _out(GoldenResponse, console.golden_view(kb))
+    who, kb = authorized(key, write=False)
+    view = console.golden_view(kb)
+    return _out(GoldenResponse, console.counts_only(view, "queries") if restricted(who) else view)
 
 
 def _confirmed(confirm: bool | None, what: str) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 from backend.api.models import ErrorBody, ResponseModel
 
@@ -49,6 +49,15 @@ class AdminMe(ResponseModel):
                                   "access control; null otherwise.")
     limits: UploadLimits | None = Field(None, description="What an upload accepts, so the page hints before sending "
                                         "(admins only; the server checks again).")
+    sign_in: str | None = Field(None, description="Without access control, to a browser on the server's machine "
+                                "that has not opened the admin link: how to become the admin (absent otherwise).")
+
+    @model_serializer(mode="wrap")
+    def _drop_absent(self, handler: SerializerFunctionWrapHandler) -> Any:
+        data = handler(self)
+        if isinstance(data, dict) and data.get("sign_in") is None:
+            data.pop("sign_in", None)
+        return data
 
 
 class GoldenInfo(ResponseModel):
@@ -82,9 +91,14 @@ class DocumentOut(ResponseModel):
                             "retained versions show.")
 
 
+HIDDEN = ("How many rows were left out because the caller reads without the admin role under access control "
+          "(admin.non_admins: read_only): it sees counts, never document names, sources or golden questions.")
+
+
 class DocumentsResponse(ResponseModel):
     version: str | None = Field(..., description="The live version (null: the alias serves nothing).")
     documents: list[DocumentOut]
+    hidden: int = Field(0, ge=0, description=HIDDEN)
 
 
 class VersionEvaluationOut(ResponseModel):
@@ -167,6 +181,7 @@ class EvaluationResponse(ResponseModel):
     gates_passed: bool | None = Field(..., description="null: an evaluation without gates (rag eval).")
     queries: list[QueryChangeOut]
     summary: EvaluationSummary
+    hidden: int = Field(0, ge=0, description=HIDDEN)
 
 
 class JobAccepted(ResponseModel):
@@ -236,6 +251,7 @@ class GoldenResponse(ResponseModel):
     generated: bool
     queries: list[GoldenQueryOut]
     how_to_replace: str
+    hidden: int = Field(0, ge=0, description=HIDDEN)
 
 
 class JobOut(ResponseModel):

@@ -16,7 +16,8 @@ from typing import Any
 import structlog
 from flask import Flask, current_app, request
 
-from backend.api import access, assets, errors, hardening, metrics, openapi, ratelimit, signed_assets, tracing
+from backend.api import (access, admin_session, assets, errors, hardening, metrics, openapi, ratelimit, signed_assets,
+                         tracing)
 from backend.common.config import Settings, load_settings
 from backend.common.errors import Unauthorized
 from backend.runtime import LLM_PROVIDERS, RagServices, Runtime, ServingRuntime, build_runtime, build_services
@@ -28,7 +29,9 @@ log = structlog.get_logger(__name__)
 
 #: Endpoints that stay open when API keys are configured (probes, scrapers, the schema).
 #: open to anyone; /metrics is not (it names versions): it needs what the API needs, or server.metrics_token
-PUBLIC_ENDPOINTS = frozenset({"health.healthz", "health.readyz", "openapi.openapi_document", "static", "web.index"})
+#: /admin/login is the local admin's link: a browser navigation, which carries no key (it checks its own token)
+PUBLIC_ENDPOINTS = frozenset({"health.healthz", "health.readyz", "openapi.openapi_document", "static", "web.index",
+                              "admin_session.login"})
 METRICS_ENDPOINT = "metrics.metrics_endpoint"
 API_KEY_HEADER = "X-API-Key"
 
@@ -74,7 +77,8 @@ def _blueprints() -> list[Any]:
     """Route areas, one blueprint each; another area adds its import and entry here."""
     from backend.api import admin, chat, feedback, health, jobs, search, stream, web
 
-    return [chat.bp, health.bp, assets.assets_bp, search.bp, stream.bp, feedback.bp, web.bp, admin.bp, jobs.bp]
+    return [chat.bp, health.bp, assets.assets_bp, search.bp, stream.bp, feedback.bp, web.bp, admin.bp, jobs.bp,
+            admin_session.bp]
 
 
 def create_app(settings: Settings | None = None, runtime: Runtime | ServingRuntime | None = None, *,
@@ -100,6 +104,7 @@ def create_app(settings: Settings | None = None, runtime: Runtime | ServingRunti
     tracing.init_app(app)  # first: its span covers every other hook (only when telemetry is on)
     errors.register(app)
     hardening.init_app(app, settings.server)
+    admin_session.init_app(app, settings)  # refuses cross-site writes before anything else reads the request
     metrics.init_app(app)
     app.before_request(_refresh_services)
     app.before_request(_require_api_key)

@@ -23,13 +23,15 @@ from pathlib import Path, PurePosixPath
 
 from typing import Any
 
-from flask import Blueprint, Response, current_app, request, send_file
+import structlog
+from flask import Blueprint, Response, current_app, g, request, send_file
 
 from backend.api import access, metrics, signed_assets
 from backend.common.errors import AssetNotFound, InvalidAssetPath
 from backend.core.types import Visibility
 
 assets_bp = Blueprint("assets", __name__)
+log = structlog.get_logger(__name__)
 
 #: The content types the DOCX loader writes, by the extension it gives each one.
 CONTENT_TYPES = {
@@ -63,9 +65,13 @@ def resolve_asset(root: Path, image_ref: str) -> Path:
     not a regular file, or resolves (through a symlink) outside ``root``."""
     reference = check_reference(image_ref)
     base = root.resolve()
-    target = base.joinpath(*reference.parts).resolve()
-    if not target.is_relative_to(base) or not target.is_file():
-        raise AssetNotFound(f"no asset at image_ref {image_ref!r}")
+    try:
+        target = base.joinpath(*reference.parts).resolve()
+        found = target.is_relative_to(base) and target.is_file()
+    except OSError as exc:  # a name over the file system's limit (ENAMETOOLONG), a loop: no such asset (issue 49 L1)
+        raise AssetNotFound(f"no asset at image_ref {image_ref[:200]!r}") from exc
+    if not found:
+        raise AssetNotFound(f"no asset at image_ref {image_ref[:200]!r}")
     return target
 
 
@@ -80,11 +86,27 @@ def check_visible(services: Any, image_ref: str, domain: str | None, visibility:
 
 
 def signed_request(settings: Any) -> bool:
-    """Whether this request is for an asset with a valid, unexpired signature."""
+    """Whether this request is for an asset with a valid, unexpired signature, issued to the
+    principal its credential names when it carries one (issue 49 L4)."""
     if request.endpoint != "assets.get_asset" or "sig" not in request.args:
         return False
+    if "rag_signed_asset" not in g:  # asked by the authentication hook and by the route: decided once
+        g.rag_signed_asset = _signed(settings)
+    return bool(g.rag_signed_asset)
+
+
+def _signed(settings: Any) -> bool:
     image_ref = (request.view_args or {}).get("image_ref", "")
-    return signed_assets.verify(settings, image_ref, request.args.get("exp"), request.args.get("sig"))
+    issued_to = request.args.get("p") or None
+    if not signed_assets.verify(settings, image_ref, request.args.get("exp"), request.args.get("sig"),
+                                principal=issued_to):
+        return False
+    if settings.access.enabled and (request.headers.get(access.API_KEY_HEADER) or request.headers.get("Authorization")):
+        caller = access.principal_or_none()
+        if caller is None or caller.name != issued_to:
+            return False  # another principal's (or a bad) credential: its own check decides
+    log.info("assets.signed_served", image_ref=image_ref[:200], principal=issued_to)
+    return True
 
 
 @assets_bp.get("/assets/<path:image_ref>")

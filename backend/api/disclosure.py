@@ -27,3 +27,14 @@ def caller_may_see_names() -> bool:
     for key in settings.server.api_keys:
         matched |= hmac.compare_digest(given, key.get_secret_value().encode())
     return bool(given) and matched
+
+
+def domains_of_caller() -> frozenset[str] | None:
+    """The domains a known caller may use, when that is not every one (a principal without
+    ``*``): /openapi.json lists only those (issue 49 L6). None: every domain."""
+    if not current_app.extensions["rag"].settings.access.enabled:
+        return None
+    principal = access.principal_or_none()
+    if principal is None or "*" in principal.domains:
+        return None
+    return frozenset(principal.domains)

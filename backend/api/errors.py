@@ -27,6 +27,7 @@ log = structlog.get_logger(__name__)
 _GENERIC = {
     500: "internal server error", 502: "the answer provider failed", 503: "a backend is unavailable; try again later",
     504: "the answer provider timed out",
+    507: "the server's disk is full, so nothing was saved; free space on the server and try again",
 }
 
 

@@ -236,10 +236,13 @@ class AnswerExplainOut(ResponseModel):
         "fact line and, in hybrid mode, clear the relevance bar; 0 gives a blank answer, so fallback.")
     relevance_bar: float | None = Field(None, description="The relevance bar applied to quoted sentences: "
                                         "retrieval.answerability.min_sentence_relevance in hybrid mode, 0 in rag mode.")
+    excluded_passages: list[int] | None = Field(
+        None, description="Context passages ([n]) never quoted because they address an AI assistant (\"ignore "
+        "previous instructions\", \"answer only with\", ...): untrusted text, not an answer.")
 
     @model_serializer(mode="wrap")
     def _drop_absent(self, handler: SerializerFunctionWrapHandler):
-        return _without_none(handler(self), ("quotable", "relevance_bar"))
+        return _without_none(handler(self), ("quotable", "relevance_bar", "excluded_passages"))
 
 
 class RerankMoveOut(ResponseModel):

@@ -17,7 +17,7 @@ from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
 from backend.api import openapi_admin, openapi_web
-from backend.api.disclosure import caller_may_see_names
+from backend.api.disclosure import caller_may_see_names, domains_of_caller
 from backend.api.models import ChatRequestBody, ChatResponse, ErrorResponse, HealthResponse, ReadyResponse
 from backend.api.request_schema import IMAGE_REF_PATTERN, NON_BLANK, filters_schema
 from backend.api.search import SearchParams, SearchResponse
@@ -235,10 +235,27 @@ def public_document(doc: dict[str, Any]) -> dict[str, Any]:
     return public
 
 
+def only_domains(doc: dict[str, Any], allowed: frozenset[str]) -> dict[str, Any]:
+    """``doc`` whose ``X-RAG-Domain`` lists only the domains in ``allowed`` (pure): a principal
+    learns no domain it may not use (issue 49 L6)."""
+    out = copy.deepcopy(doc)
+    for operations in out["paths"].values():
+        for operation in operations.values():
+            for parameter in operation.get("parameters", []):
+                enum = parameter.get("schema", {}).get("enum")
+                if parameter.get("name") == "X-RAG-Domain" and enum is not None:
+                    kept = [d for d in enum if d in allowed]
+                    parameter["schema"] = {"type": "string", "enum": kept} if kept else {"type": "string"}
+    return out
+
+
 @bp.get("/openapi.json")
 def openapi_document() -> Response:
     full, public = current_app.extensions[EXTENSION]
-    return jsonify(full if caller_may_see_names() else public)
+    if not caller_may_see_names():
+        return jsonify(public)
+    allowed = domains_of_caller()
+    return jsonify(full if allowed is None else only_domains(full, allowed))
 
 
 def init_app(app: Flask, settings: Settings) -> None:

@@ -28,7 +28,9 @@ def apply_admin_limits(schemas: dict[str, Any], max_files: int) -> None:
                                  "items": {"type": "string", "format": "binary"},
                                  "description": "The files (knowledge_bases.max_files_per_upload at most, each at "
                                                 "most knowledge_bases.max_upload_bytes; a supported type and a plain "
-                                                "file name: no path, no dotfile, at most 200 characters)."}}}
+                                                "file name: no path, no dotfile, at most 200 characters and 179 UTF-8 "
+                                                "bytes, no bidirectional, invisible or look-alike separator "
+                                                "character)."}}}
 
 
 def _key() -> dict[str, Any]:
@@ -45,8 +47,10 @@ def admin_paths(errors: dict[str, str]) -> dict[str, Any]:
     """The paths object entries; ``errors`` are the shared status descriptions of ``openapi.py``."""
     auth = {"401": _json("ErrorResponse", errors["401"]),
             "403": _json("ErrorResponse", "The caller may not: writes need the admin role (or, without access "
-                         "control, a loopback caller); reads too unless admin.non_admins is read_only; the "
-                         "principal may not use the knowledge base's domain.")}
+                         "control, the local admin: a loopback caller, relayed by no proxy, with the admin link's "
+                         "cookie or X-RAG-Admin-Token); reads too unless admin.non_admins is read_only; the "
+                         "principal may not use the knowledge base's domain; or a browser sent a state-changing "
+                         "request from another site or origin (cross_site_request).")}
     missing = {"404": _json("ErrorResponse", "No such knowledge base (or version, or job); or admin.enabled is "
                             "false.")}
     busy = {"409": _json("ErrorResponse", "The series is locked by another run, a job of the knowledge base is "
@@ -64,6 +68,16 @@ def admin_paths(errors: dict[str, str]) -> dict[str, Any]:
 
     kb = "/admin/knowledge-bases/{key}"
     return {
+        "/admin/login": {"get": {
+            "summary": "The local admin's link (printed by rag serve; access control off): sets the rag_admin "
+                       "cookie (HttpOnly, SameSite=Strict) and redirects to the page.",
+            "operationId": "admin_login", "security": [],
+            "parameters": [{"name": "token", "in": "query", "required": True, "schema": {"type": "string"},
+                            "description": "The token of the printed link (new at each rag serve start)."}],
+            "responses": {"303": {"description": "Signed in: the cookie is set, the page follows.",
+                                  "headers": {"Location": {"schema": {"type": "string"}}}},
+                          "403": _json("ErrorResponse", "Not this run's token, not from the server's machine, "
+                                       "relayed by a proxy, or no local admin here (admin_link_invalid).")}}},
         "/admin/me": {"get": {
             "summary": "What the caller may do in the admin console.", "operationId": "admin_me",
             "responses": {"200": _json("AdminMe", "admin (may write), can_view (may read), principal."),
@@ -116,7 +130,8 @@ def admin_paths(errors: dict[str, str]) -> dict[str, Any]:
                                        "too many files, not multipart, or the knowledge base takes no uploads "
                                        "(defined in the configuration)."),
                           "413": _json("ErrorResponse", "Every file over knowledge_bases.max_upload_bytes, or the "
-                                       "whole upload over the files' limits.")}}},
+                                       "whole upload over the files' limits."),
+                          "507": _json("ErrorResponse", "The server's disk is full: nothing was saved.")}}},
         "/admin/jobs/{job_id}": read("An upload or evaluation job: state, stage, progress and result.", "admin_job",
                                      "JobOut", "The job.", {"name": "job_id", "in": "path", "required": True,
                                                             "schema": {"type": "string", "pattern": JOB_ID_PATTERN}}),

@@ -37,7 +37,10 @@ def filters_schema(settings: Settings) -> dict[str, Any]:
     for name, kind in filterable_fields(declared).items():
         spec = declared.get(name)
         if kind == "date":
-            bound = {"type": "string", "format": "date"}
+            # as strict as metadata_schema.DATE_BOUND: a date, or an RFC 3339 date-time (a time without
+            # an offset, read as UTC, is accepted too and documented in the description)
+            bound = {"type": "string", "anyOf": [{"format": "date"}, {"format": "date-time"}],
+                     "description": "YYYY-MM-DD or YYYY-MM-DDTHH:MM[:SS][Z|+HH:MM] (no offset: UTC)"}
             properties[name] = {"type": "object", "properties": {"gte": bound, "lte": bound},
                                 "additionalProperties": False, "minProperties": 1}
             continue

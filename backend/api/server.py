@@ -5,6 +5,8 @@ share :func:`gunicorn_options`: ``gthread`` workers (a bounded thread pool per
 process; server-sent-event streams hold one thread each, which the ``sync``
 worker could not do), ``server.workers`` x ``server.threads`` requests at once,
 and a worker timeout that outlasts the slowest answer (``Settings.worker_timeout``).
+Without access control the first worker also prints the local admin's link (a new token at
+each start, ``backend/api/admin_session.py``).
 Each worker builds its own app (and loads the model) after the fork: torch and
 SQLite connections must not cross a fork.
 
@@ -26,6 +28,8 @@ from backend.common.errors import ConfigError, ServerFailed
 
 #: printed on stderr by the first worker once it serves; tests and scripts read the URL from it
 READY_LINE = "Serving on {url}  (Ctrl+C to stop)"
+#: printed after it when the configuration has a local admin (access control off): the one way to become it
+ADMIN_LINE = "Admin console (open in a browser on this machine; valid until the server restarts): {link}"
 
 
 def bind_address(host: str, port: int) -> str:
@@ -65,10 +69,18 @@ def _when_ready(settings: Settings) -> Callable[[Any], None]:
     return when_ready
 
 
-def _post_worker_init(worker: Any) -> None:
-    if worker.age == 1:  # the first worker, once its app is built
+def _post_worker_init(settings: Settings) -> Callable[[Any], None]:
+    def post_worker_init(worker: Any) -> None:
+        from backend.api.admin_session import admin_link, token_or_none
+
+        if worker.age != 1:  # the first worker, once its app is built
+            return
+        token = token_or_none(settings)
         for listener in worker.sockets:
             print(READY_LINE.format(url=str(listener)), file=sys.stderr, flush=True)
+            if token is not None:  # printed, never logged: the terminal is where the person is
+                print(ADMIN_LINE.format(link=admin_link(str(listener), token)), file=sys.stderr, flush=True)
+    return post_worker_init
 
 
 def gunicorn_options(settings: Settings, host: str | None = None, port: int | None = None) -> dict[str, Any]:
@@ -90,7 +102,7 @@ def gunicorn_options(settings: Settings, host: str | None = None, port: int | No
         "control_socket_disable": True,
         "proc_name": "rag-serve",
         "when_ready": _when_ready(settings),
-        "post_worker_init": _post_worker_init,
+        "post_worker_init": _post_worker_init(settings),
     }
 
 
@@ -126,6 +138,13 @@ def serve(settings: Settings, host: str | None = None, port: int | None = None) 
     bound_host = host or settings.server.host
     check_exposure(settings, bound_host)
     settings = settings.model_copy(update={"server": settings.server.model_copy(update={"host": bound_host})})
+    from backend.api.admin_session import local_admin_possible, new_token
+
+    if local_admin_possible(settings):
+        try:
+            new_token(settings)  # before the workers fork: they all read this one; an earlier run's link stops working
+        except ConfigError as exc:  # a read-only data folder: served without a local admin (logged by the workers)
+            print(f"warning: no admin link: {exc.user_message}", file=sys.stderr, flush=True)
     app = _application_class()(settings, gunicorn_options(settings, bound_host, port))
     try:
         app.run()

@@ -9,6 +9,12 @@ with JWT verified by a public key alone, a random key kept in
 ``server.asset_url_secret_file``, never a key anyone could compute). A valid, unexpired
 signature stands in for the key on that one asset; it was only issued in an answer whose
 reader could see the figure. Without keys the plain ``/assets/<ref>`` URL is used.
+
+A signed link is a bearer capability for one figure until it expires (``server.asset_url_ttl_s``):
+an ``<img>`` sends no credential, so whoever holds the link loads the figure. With access control
+the principal it was issued to is signed into it (``&p=<name>``, issue 49 L4): a request that
+does carry a credential must be that principal's (another principal's key falls back to its own
+visibility check), and the serving is logged with the link's principal.
 """
 
 from __future__ import annotations
@@ -87,23 +93,29 @@ def file_key(path: Path) -> bytes:
     return key
 
 
-def signature(settings: Settings, image_ref: str, expires: int) -> str:
-    return hmac.new(signing_key(settings), f"{image_ref}\n{expires}".encode(), hashlib.sha256).hexdigest()
+def signature(settings: Settings, image_ref: str, expires: int, principal: str | None = None) -> str:
+    message = f"{image_ref}\n{expires}" + (f"\n{principal}" if principal else "")
+    return hmac.new(signing_key(settings), message.encode(), hashlib.sha256).hexdigest()
 
 
-def asset_url(settings: Settings, image_ref: str, now: float | None = None) -> str:
-    """The URL a page uses for the figure ``image_ref`` (signed when keys are on)."""
+def asset_url(settings: Settings, image_ref: str, now: float | None = None, *, principal: str | None = None) -> str:
+    """The URL a page uses for the figure ``image_ref`` (signed when keys are on). With access
+    control the principal it was issued to is part of the signature and the link (``p``): the
+    link names who leaked it, and a request with another principal's credential is refused."""
     path = "/assets/" + quote(image_ref, safe="/")
     if not signing_required(settings):
         return path
     expires = int((now if now is not None else time.time()) + settings.server.asset_url_ttl_s)
-    return f"{path}?exp={expires}&sig={signature(settings, image_ref, expires)}"
+    url = f"{path}?exp={expires}&sig={signature(settings, image_ref, expires, principal)}"
+    return url + (f"&p={quote(principal, safe='')}" if principal else "")
 
 
-def verify(settings: Settings, image_ref: str, expires: str | None, sig: str | None, now: float | None = None) -> bool:
-    """Whether ``exp``/``sig`` sign ``image_ref`` and have not expired (constant-time compare)."""
+def verify(settings: Settings, image_ref: str, expires: str | None, sig: str | None, now: float | None = None,
+           principal: str | None = None) -> bool:
+    """Whether ``exp``/``sig`` sign ``image_ref`` for ``principal`` (the link's ``p``) and have not
+    expired (constant-time compare)."""
     if not expires or not sig or not expires.isdigit() or len(expires) > 12:
         return False
     if int(expires) < (now if now is not None else time.time()):
         return False
-    return hmac.compare_digest(sig.encode(), signature(settings, image_ref, int(expires)).encode())
+    return hmac.compare_digest(sig.encode(), signature(settings, image_ref, int(expires), principal).encode())

@@ -59,7 +59,7 @@ def _first_heading(text: str) -> str | None:
     return next((heading for heading, _ in segment(text) if heading), None)
 
 
-def sources(answer: ChatAnswer, settings: Any) -> list[dict[str, Any]]:
+def sources(answer: ChatAnswer, settings: Any, principal: str | None = None) -> list[dict[str, Any]]:
     """The cited chunks as the page shows them: the citation's source, section and page (those
     of the cited sentence, ``context.cited_answer``), with the chunk's text."""
     by_id = {c.chunk_id: c for c in answer.cited_chunks}
@@ -72,24 +72,25 @@ def sources(answer: ChatAnswer, settings: Any) -> list[dict[str, Any]]:
         section = citation.section or next(
             (meta[k] for k in ("section", "heading", "title") if isinstance(meta.get(k), str) and meta[k]),
             None) or _first_heading(chunk.text)
-        image_url = signed_assets.asset_url(settings, citation.image_ref) if citation.image_ref else None
+        image_url = (signed_assets.asset_url(settings, citation.image_ref, principal=principal)
+                     if citation.image_ref else None)
         out.append(SourceOut(marker=citation.marker, chunk_id=chunk.chunk_id, doc_id=chunk.doc_id,
                              source=citation.source, chunk_type=chunk.chunk_type, section=section,
                              page=_page(citation), text=chunk.text, image_url=image_url).model_dump(mode="json"))
     return out
 
 
-def meta_event(answer: ChatAnswer, settings: Any) -> dict[str, Any]:
+def meta_event(answer: ChatAnswer, settings: Any, principal: str | None = None) -> dict[str, Any]:
     body = answer.to_dict()
     return StreamMeta.model_validate({
         "interaction_id": answer.interaction_id, "mode": body["mode"], "decision_explain": body["decision_explain"],
         "citations": body["citations"], "retrieved_chunks_metadata": body["retrieved_chunks_metadata"],
         "used_chunks": body["used_chunks"], "sources_used": body["sources_used"],
-        "sources": sources(answer, settings),
+        "sources": sources(answer, settings, principal),
     }).model_dump(mode="json")
 
 
-def done_event(answer: ChatAnswer, settings: Any) -> dict[str, Any]:
+def done_event(answer: ChatAnswer, settings: Any, principal: str | None = None) -> dict[str, Any]:
     """The final answer with its final citations: with a token-streaming LLM, ``meta`` went out
     before the text existed, so only ``done`` knows which passages the answer cites."""
     timings = {**answer.timings, "total_ms": answer.latency_ms}
@@ -97,7 +98,7 @@ def done_event(answer: ChatAnswer, settings: Any) -> dict[str, Any]:
     return StreamDone.model_validate({
         "interaction_id": answer.interaction_id, "mode": answer.mode, "answer": answer.answer,
         "decision_explain": body["decision_explain"], "citations": body["citations"],
-        "sources": sources(answer, settings), "timings": timings,
+        "sources": sources(answer, settings, principal), "timings": timings,
     }).model_dump(mode="json")
 
 
@@ -113,6 +114,8 @@ def chat_stream() -> Response:
     services = current_app.extensions["rag"]
     settings = services.settings
     events = services.chat.stream(chat_query(services))
+    asker = access.current_principal()
+    who = asker.name if asker is not None else None  # signed figure links name it (issue 49 L4)
     first_name, first = next(events)  # routing, search and decision happen here: their errors keep their status
 
     def body() -> Iterator[str]:
@@ -120,11 +123,11 @@ def chat_stream() -> Response:
         try:
             while True:
                 if name == "meta":
-                    yield sse("meta", meta_event(payload, settings))
+                    yield sse("meta", meta_event(payload, settings, who))
                 elif name == "delta":
                     yield sse("delta", StreamDelta(text=payload).model_dump())
                 elif name == "done":
-                    yield sse("done", done_event(payload, settings))
+                    yield sse("done", done_event(payload, settings, who))
                 name, payload = next(events)
         except StopIteration:
             return

@@ -83,6 +83,15 @@ class LoaderError(RagError):
     code = "loader_error"
 
 
+class NothingIngested(LoaderError):
+    """Every file of a run failed to load, so nothing was written and no candidate is made: an
+    upload whose files all failed used to report a candidate that "passes every gate"."""
+
+    code = "nothing_ingested"
+    http_status = 422
+    public_context = frozenset({"field", "refused"})
+
+
 class SanitizerError(RagError):
     """PII analysis could not run (for example the NER model is not installed)."""
 
@@ -278,6 +287,20 @@ class AdminDisabled(RequestError):
     http_status = 404
 
 
+class CrossSiteRequest(Forbidden):
+    """A state-changing request a browser sent from another site (``Origin``, ``Sec-Fetch-Site``),
+    or one authenticated by the admin cookie without this server's ``Origin``: refused, since a
+    page the person merely opened must not act with their credentials (issue 49 H1)."""
+
+    code = "cross_site_request"
+
+
+class AdminLinkInvalid(Forbidden):
+    """``/admin/login`` with a token that is not this server's, or where no local admin exists."""
+
+    code = "admin_link_invalid"
+
+
 class ConfirmationRequired(RequestError):
     """A promote or rollback without ``"confirm": true``: the page asks the person first."""
 
@@ -333,6 +356,14 @@ class UploadNotSupported(RequestError):
 
 
 # --- serving ------------------------------------------------------------------
+class InsufficientStorage(RagError):
+    """The server's disk (or quota) is full: nothing was saved (an upload's file, a job's state).
+    HTTP 507 with a fixed message; the path is in the log (issue 49 L2)."""
+
+    code = "insufficient_storage"
+    http_status = 507
+
+
 class ServerFailed(RagError):
     """gunicorn stopped with an error (a worker could not build the app, a port in use)."""
 

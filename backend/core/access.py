@@ -78,10 +78,11 @@ def principal_for_key(settings: AccessSettings, given: str) -> Principal | None:
 
 def principal_for_token(settings: AccessSettings, token: str) -> Principal:
     """Verify a JWT (signature with the one configured algorithm, ``exp`` required, ``aud``,
-    ``iss`` if configured) and return its principal; ``Unauthorized`` otherwise. Groups come
-    from the token; domains from its domains claim, else from the configured principal of
-    that name (none if there is no such principal); roles likewise from its roles claim (only
-    known roles count: an SSO's other roles mean nothing here), else from the configured principal."""
+    ``iss`` if configured) and return its principal; ``Unauthorized`` otherwise. The subject
+    must be canonical and may name a configured principal only one marked ``sso``, exactly
+    (:func:`token_name`). Groups come from the token; domains from its domains claim, else from
+    that ``sso`` principal (none if there is no such principal); roles likewise from its roles
+    claim (only known roles count: an SSO's other roles mean nothing here), else from it."""
     import jwt
 
     cfg = settings.jwt
@@ -95,11 +96,10 @@ def principal_for_token(settings: AccessSettings, token: str) -> Principal:
         raise Unauthorized("bearer token is for another audience", field="Authorization") from exc
     except jwt.InvalidTokenError as exc:
         raise Unauthorized(f"bearer token rejected: {type(exc).__name__}", field="Authorization") from exc
-    name = claims.get(cfg.principal_claim)
-    if not isinstance(name, str) or not name:
+    subject = claims.get(cfg.principal_claim)
+    if not isinstance(subject, str) or not subject:
         raise Unauthorized(f"bearer token has no string claim {cfg.principal_claim!r}", field="Authorization")
-    # names compare lowercase, as ACL entries are written (SSO subjects are often e-mail addresses)
-    name = name.strip().lower()
+    name = token_name(settings, subject, cfg.principal_claim)
     groups = tuple(g.strip().lower() for g in _strings(claims.get(cfg.groups_claim), cfg.groups_claim))
     configured = settings.principals.get(name)
     if cfg.domains_claim in claims:
@@ -111,6 +111,26 @@ def principal_for_token(settings: AccessSettings, token: str) -> Principal:
     else:
         roles = configured.roles if configured is not None else ()
     return Principal(name, groups, domains, "jwt", roles)
+
+
+def token_name(settings: AccessSettings, subject: str, claim: str = "sub") -> str:
+    """The principal a token's subject names (issue 49 M2); ``Unauthorized`` for a subject that is
+    not canonical (surrounding spaces, characters an ACL name cannot hold) or that names a
+    configured principal it may not be: one not marked ``sso`` (an API-key principal), or an
+    ``sso`` one spelled otherwise (``ROOT`` for ``root``). Other subjects compare lowercase, as
+    ACL entries are written (SSO subjects are often e-mail addresses in mixed case)."""
+    name = subject.lower()
+    if subject != subject.strip() or not _valid_name(name):
+        raise Unauthorized(f"bearer token claim {claim!r} is not a canonical principal name (lowercase letters, "
+                           "digits, '_', '.', '-', '@', '+'; no spaces)", field="Authorization")
+    configured = settings.principals.get(name)
+    if configured is not None and not configured.sso:
+        raise Unauthorized(f"bearer token claim {claim!r} names a configured principal that is not an SSO identity "
+                           "(access.principals.<name>.sso is false)", field="Authorization")
+    if configured is not None and subject != name:
+        raise Unauthorized(f"bearer token claim {claim!r} must spell the configured principal exactly, in lowercase",
+                           field="Authorization")
+    return name
 
 
 def _strings(value: Any, claim: str) -> tuple[str, ...]:

@@ -11,6 +11,8 @@ a 400 that lists the allowed values.
 
 from __future__ import annotations
 
+import re
+
 from datetime import date, datetime, time, timezone
 from typing import Any, Mapping
 
@@ -157,9 +159,17 @@ def _values(name: str, op: str, raw: Any, spec: MetadataFieldSettings) -> tuple[
     return tuple(dict.fromkeys(items))
 
 
+#: what a request's date bound may look like: a date, or a date and time (seconds, fraction and
+#: offset optional; no offset = UTC). Python alone would also take "20250101" or "2025-W01-1".
+DATE_BOUND = re.compile(r"\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,6})?)?(?:Z|[+-]\d{2}:\d{2})?)?")
+
+
 def _bound(name: str, op: str, raw: Any) -> str:
     try:
-        return normalize_date(raw, end_of_day=(op == "lte"))
+        if not isinstance(raw, str) or not DATE_BOUND.fullmatch(raw.strip()):
+            raise ValueError(f"expected a string YYYY-MM-DD or YYYY-MM-DDTHH:MM[:SS][Z|+HH:MM], got "
+                             f"{type(raw).__name__}")
+        return normalize_date(raw.strip().replace("Z", "+00:00"), end_of_day=(op == "lte"))
     except ValueError as exc:
         raise RequestError(f"filters.{name}.{op}: {raw!r} is not an ISO-8601 date (YYYY-MM-DD or "
                            f"YYYY-MM-DDTHH:MM:SS): {exc}", field=f"filters.{name}") from exc

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Literal, Mapping, Sequence
+from typing import Collection, Literal, Mapping, Sequence
 
 from backend.core.types import IndexVersion
 from backend.core.vector_format import stamped_format
@@ -73,13 +73,18 @@ def latest_version(naming: VersionNaming, configured: str, versions: Sequence[In
 
 def plan_build(naming: VersionNaming, configured: str, latest: IndexVersion | None, protected: Mapping[str, str],
                *, model: str, dimension: int, distance: str, changed: bool, in_place: bool = False,
-               retrieval_changes: Sequence[str] = (), vector_format: str = "float32") -> BuildPlan:
+               retrieval_changes: Sequence[str] = (), vector_format: str = "float32",
+               base: IndexVersion | None = None) -> BuildPlan:
     """Pure: the version an ingest of ``configured``'s series writes.
 
     ``latest`` is the newest version of the series and ``changed`` whether the run
     would change it (documents new, edited or pruned). ``retrieval_changes`` lists how the
     configured retrieval settings differ from the ones stamped on ``latest``: a served
-    version never changes them, so they too need a new version (a copy with the new stamp)."""
+    version never changes them, so they too need a new version (a copy with the new stamp).
+    ``base`` (:func:`rolled_back_base`): the version the series serves when ``latest`` was
+    rolled back or built on a rolled-back version; the next version is built from it, and
+    ``changed`` and ``retrieval_changes`` are then relative to it, so the content that was
+    rolled back does not return with the next unrelated change (issue 49 M4)."""
     if latest is None:
         return BuildPlan("create", configured, None, f"{configured} does not exist yet")
     stem, latest_n = naming.split(latest.name)
@@ -98,6 +103,15 @@ def plan_build(naming: VersionNaming, configured: str, latest: IndexVersion | No
         return BuildPlan("new_version", naming.name(stem, latest_n + 1), None,
                          f"{latest.name} holds {latest.model} ({latest.dimension} dims, {latest.distance}, "
                          f"{latest_format}); the new version is built from scratch with {model} ({vector_format})")
+    if base is not None and base.name != latest.name:
+        why = protected.get(latest.name, f"a candidate built from {latest.parent}, which is no longer served")
+        if not changed and not retrieval_changes:
+            return BuildPlan("up_to_date", base.name, None,
+                             f"{base.name} ({protected.get(base.name, 'served')}) already holds every readable listed "
+                             f"document as it is ({latest.name} is {why})")
+        return BuildPlan("new_version", naming.name(stem, latest_n + 1), base.name,
+                         f"{latest.name} is {why}; {base.name} is served: changes go into a new version built from "
+                         f"{base.name}, without {latest.name}'s content")
     if latest.name not in protected:
         return BuildPlan("resume", latest.name, latest.parent,
                          f"{latest.name} is a candidate no alias serves: writing it")
@@ -110,6 +124,24 @@ def plan_build(naming: VersionNaming, configured: str, latest: IndexVersion | No
                          f"{latest.name} ({protected[latest.name]}) already holds every readable listed document as it is")
     return BuildPlan("new_version", naming.name(stem, latest_n + 1), latest.name,
                      f"{latest.name} is served ({protected[latest.name]}): changes go into a new version")
+
+
+def rolled_back_base(naming: VersionNaming, configured: str, versions: Sequence[IndexVersion],
+                     served: Collection[str], protected: Mapping[str, str]) -> IndexVersion | None:
+    """Pure: the served version of ``configured``'s series to build the next version from, when
+    the newest version must not be the parent: it was rolled back (protected, not served), or it
+    is a candidate whose parent was (built before the rollback). None otherwise: no alias serves
+    the series, or the newest version is served or a candidate of the served one."""
+    series = naming.series(configured, versions)
+    if not series:
+        return None
+    latest = series[-1]
+    live = [v for v in series if v.name in served]
+    if not live or latest.name in served:
+        return None
+    rolled_back = latest.name in protected or (
+        latest.parent is not None and latest.parent not in served and latest.parent in protected)
+    return live[-1] if rolled_back else None
 
 
 def gc_plan(naming: VersionNaming, versions: Sequence[IndexVersion], protected: Mapping[str, str],

@@ -32,7 +32,8 @@ import yaml
 
 from backend.common.config import (DEFAULT_DOMAIN, RegisteredKnowledgeBase, Settings, read_registry,
                                    registry_path, validate_domain_key)
-from backend.common.errors import ConfigError, GateFailed, KnowledgeBaseExists, UnknownDomain
+from backend.common.errors import ConfigError, GateFailed, KnowledgeBaseExists, NothingIngested, UnknownDomain
+from backend.common.display_text import spoofing_problem
 from backend.common.identifiers import validate_table_name
 from backend.core.services.golden import load_golden_set
 from backend.core.ports import Stores
@@ -111,6 +112,8 @@ def register(settings: Settings, key: str, *, title: str | None = None, source_d
     """Add knowledge base ``key`` to the registry. ``KnowledgeBaseExists`` when the name is taken
     (in the registry or the config); ``ConfigError`` for a bad name, folder or profile."""
     index_name, alias_name = index_names(key)
+    if title and (problem := spoofing_problem(title)):
+        raise ConfigError(f"--title {problem}", field="title")
     if profile is not None and profile not in settings.embeddings.profiles:
         raise ConfigError(f"--profile {profile!r} is not configured; known: {sorted(settings.embeddings.profiles)}",
                           field="profile")
@@ -258,6 +261,21 @@ def golden_info(path: Path) -> dict[str, Any]:
     return {"path": str(path), "generated": is_generated(golden), "queries": len(golden)}
 
 
+def _changed(report: Any) -> bool:
+    """Pure: the run wrote or removed at least one document."""
+    return report.documents_written > 0 or any(b["pruned"] for b in report.builds)
+
+
+def _discard_new(admin: Any, report: Any) -> None:
+    """Drop the versions this run made and filled with nothing but the parent's documents (issue
+    49 M3): a candidate equal to the live version would pass every gate and say nothing. A
+    resumed or in-place version predates the run (an earlier upload's candidate): it stays."""
+    for build in report.builds:
+        if build["action"] in ("create", "new_version"):
+            admin.drop_version(build["version"])
+            log.info("kb.empty_candidate_dropped", version=build["version"], failed=len(report.failures))
+
+
 def ingest_into_candidate(settings: Settings, store: Any, embedder: Any, key: str,
                           lines: list[dict[str, Any]] | Path, *, principal: str | None,
                           progress: Progress | None = None, promote: bool, bars: bool = False,
@@ -267,7 +285,9 @@ def ingest_into_candidate(settings: Settings, store: Any, embedder: Any, key: st
     """Ingest ``lines`` (manifest lines, or a folder walked by ``walk_folder``) into a candidate
     version of knowledge base ``key`` (``default``: the default alias), evaluate it against the live
     version and, with ``promote``, hand it to the gate. The key's uploads folder (and the walked
-    folder) are allowed roots for the run. Never raises ``GateFailed``: a refusal is
+    folder) are allowed roots for the run. A file that fails to load is listed in
+    ``result.refused``; when every file failed (nothing written or removed) the version the run
+    made is dropped and ``NothingIngested`` names the files. Never raises ``GateFailed``: a refusal is
     ``result.gate_refused``. ``chat``: answer the golden queries through it (as the server's
     promote does, so an upload's figures match the promotion's); without it the modes come from
     the search hits (as ``rag ingest --update-alias``), judged by ``scorer`` (the runtime's sentence
@@ -303,6 +323,12 @@ def ingest_into_candidate(settings: Settings, store: Any, embedder: Any, key: st
                                                 progress=ingest_progress if ingest_progress is not None else bars)
         report = pipeline.run(manifest, domain_key=domain_key, locks=locks)
         step("ingest", len(lines), len(lines))
+        refused += [{"file": Path(where).name, "reason": reason} for where, reason in report.failures]
+        if report.failures and not _changed(report):
+            _discard_new(stores.admin, report)
+            raise NothingIngested("no file could be read, so no candidate version was made: "
+                                  + "; ".join(f"{r['file']}: {r['reason']}" for r in refused[:5]), field="files",
+                                  refused=refused)
         result = KbRunResult(key, report.version, str(manifest), report.to_dict(), refused, alias=alias)
         if report.version is None:
             result.served_version = stores.admin.resolve_alias(alias)

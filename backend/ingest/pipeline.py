@@ -40,7 +40,7 @@ from backend.common.progress import NO_PROGRESS, Progress, TqdmProgress, progres
 from backend.core.ports import CombinedStore, Embedder, Enricher, EnrichmentCache, Stores
 from backend.core.retrieval_stamp import retrieval_stamp, stamp_changes
 from backend.core.services.series_lock import SeriesLocks, series_key
-from backend.core.versions import BuildPlan, VersionNaming, latest_version, plan_build
+from backend.core.versions import BuildPlan, VersionNaming, latest_version, plan_build, rolled_back_base
 from backend.core.types import Chunk, DocumentWrite, Vector, VersionSpec
 from backend.ingest import figures, sanitize_worker
 from backend.ingest.cancel import CancelToken, IngestCancelled
@@ -339,6 +339,7 @@ class IngestPipeline:
         progress.chunks(chunks)
         for w in writes:
             log.debug("ingest.document_written", doc_id=w.doc_id, version=run.target.version, chunks=len(w.chunks))
+            report.flag_instructions(w.doc_id, run.target.version, w.chunks)
 
     def check_cancel(self, run: TargetRun, report: IngestReport) -> None:
         """Between groups: ``IngestCancelled`` when Ctrl-C or ``rag ingest cancel`` asked for it.
@@ -409,15 +410,20 @@ class IngestPipeline:
         """The version this run writes for ``target`` and the document hashes it holds now."""
         admin, vectors = self.stores.admin, self.stores.vectors
         naming = VersionNaming(self.config.ingest.version_name_template)
-        latest = latest_version(naming, target.version, admin.list_versions())
-        existing = vectors.document_hashes(latest.name) if latest else {}
+        versions = admin.list_versions()
+        latest = latest_version(naming, target.version, versions)
+        protected = admin.protected_versions()
+        base = None if in_place else rolled_back_base(naming, target.version, versions,
+                                                       set(admin.list_aliases().values()), protected)
+        compared = base or latest  # after a rollback, the served version is what a change is measured against
+        existing = vectors.document_hashes(compared.name) if compared else {}
         changed = any(existing.get(d) != h for d, h in hashes.items()) or (
             prune and any(d not in listed for d in existing))
-        plan = plan_build(naming, target.version, latest, admin.protected_versions(),
+        plan = plan_build(naming, target.version, latest, protected,
                           model=self.embedder.model_id, dimension=self.embedder.dimension,
                           distance=target.profile.distance, changed=changed, in_place=in_place,
-                          retrieval_changes=stamp_changes(latest.retrieval if latest else None, self.stamp(target)),
-                          vector_format=target.profile.vector_format)
+                          retrieval_changes=stamp_changes(compared.retrieval if compared else None, self.stamp(target)),
+                          vector_format=target.profile.vector_format, base=base)
         if plan.target != (latest.name if latest else None):
             existing = {}
         return plan, existing

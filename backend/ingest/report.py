@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Sequence
 
 import structlog
+
+from backend.core.injection import addressed_to_assistant
+from backend.core.types import Chunk
 
 if TYPE_CHECKING:
     from backend.ingest.embedding_batches import EmbeddingStats
@@ -43,6 +46,8 @@ class IngestReport:
     questions_written: int = 0
     summaries_written: int = 0
     enrichment_seconds: float = 0.0
+    #: chunks written that address an AI assistant ("ignore previous instructions ..."): never quoted (issue 49 L5)
+    instruction_chunks: int = 0
     seconds: float = 0.0
     failures: list[tuple[str, str]] = field(default_factory=list)
     manifest_errors: list[tuple[str, str]] = field(default_factory=list)
@@ -75,6 +80,19 @@ class IngestReport:
         reason = message.removeprefix(f"{path}: ")
         self.failures.append((str(path), reason))
         log.warning("ingest.file_failed", file=str(path), reason=reason)
+
+    def flag_instructions(self, doc_id: str, version: str, chunks: Sequence[Chunk]) -> None:
+        """Count (and note, and log without their text) the chunks of a written document that
+        address an AI assistant ("ignore previous instructions ..."): the audit of issue 49 L5;
+        the extractive answerer never quotes them."""
+        flagged = [c for c in chunks if addressed_to_assistant(c.text)]
+        if not flagged:
+            return
+        self.instruction_chunks += len(flagged)
+        self.notes.append(f"{doc_id}: {len(flagged)} passage{'s' if len(flagged) != 1 else ''} address an AI "
+                          "assistant (\"ignore previous instructions\", ...); the extractive answerer never quotes them")
+        log.warning("ingest.instructions_flagged", doc_id=doc_id, version=version, chunks=len(flagged),
+                    chunk_ids=[c.chunk_id for c in flagged][:20])
 
     def absorb(self, part: IngestReport) -> None:
         """Take what a stage recorded in a report of its own (the prepare-ahead thread's: failures,

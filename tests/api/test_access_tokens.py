@@ -4,6 +4,7 @@ nothing once access control is on."""
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -27,7 +28,8 @@ SECRET = "hs256-test-secret-" + "0123456789abcdef" * 4  # 64+ bytes: no short-ke
 def hs_settings(**jwt_extra: Any) -> AccessSettings:
     return AccessSettings.model_validate({
         "enabled": True,
-        "principals": {"alice": {"groups": ["hr"], "domains": ["default", "coffee"]}},
+        "principals": {"alice": {"groups": ["hr"], "domains": ["default", "coffee"], "sso": True},
+                       "root": {"domains": ["*"], "roles": ["admin"], "api_key": "root-key-0001"}},
         "jwt": {"enabled": True, "algorithm": "HS256", "secret": SECRET, "audience": "rag-api", **jwt_extra},
     })
 
@@ -46,6 +48,30 @@ def test_a_valid_hs256_token_names_the_principal_its_groups_and_its_domains() ->
     # no domains claim: the configured principal of that name decides
     assert principal_for_token(hs_settings(), token({})).domains == ("default", "coffee")
     assert principal_for_token(hs_settings(), token({"sub": "nobody"})).domains == ()
+
+
+@pytest.mark.parametrize(("sub", "message"), [
+    ("root", "names a configured principal that is not an SSO identity"),
+    ("ROOT", "names a configured principal that is not an SSO identity"),
+    (" root ", "is not a canonical principal name"),
+    ("root\u200b", "is not a canonical principal name"),
+    ("ALICE", "must spell the configured principal exactly"),
+    ("Alice", "must spell the configured principal exactly"),
+    (" alice", "is not a canonical principal name"),
+])
+def test_a_token_cannot_take_an_api_key_principal_s_name_or_role(sub: str, message: str) -> None:
+    """Issue 49 M2: ``sub: ROOT`` or `` root `` used to run as the API-key principal ``root``,
+    admin role included; only an ``sso`` principal, spelled exactly, lends a token its roles."""
+    with pytest.raises(Unauthorized, match=re.escape(message)):
+        principal_for_token(hs_settings(), token({"sub": sub}))
+    alice = principal_for_token(hs_settings(), token({"sub": "alice"}))
+    assert (alice.name, alice.domains, alice.roles) == ("alice", ("default", "coffee"), ())
+    sso_root = hs_settings().model_copy(update={"principals": {
+        **hs_settings().principals, "root": hs_settings().principals["root"].model_copy(update={"sso": True})}})
+    assert principal_for_token(sso_root, token({"sub": "root"})).is_admin is True
+    # a subject that names no configured principal is lowercased for ACL matching, and inherits nothing
+    erin = principal_for_token(hs_settings(), token({"sub": "Erin@Example.com"}))
+    assert (erin.name, erin.roles, erin.domains) == ("erin@example.com", (), ())
 
 
 @pytest.mark.parametrize("claims, key, message", [

@@ -211,27 +211,46 @@ def test_feedback_of_a_knowledge_base(kb: Corpus, client: FlaskClient, embedder:
     assert [r["interaction_id"] for r in own] == ["turn-reader"]  # a non-admin reads only its own
 
 
-def test_without_access_control_the_loopback_caller_is_admin(kb: Corpus, embedder: Any, extractive: Any) -> None:
-    client = make_app(kb, embedder, extractive, access=False).test_client()
-    assert {k: v for k, v in client.get("/admin/me").get_json().items() if k != "limits"} == \
+def test_without_access_control_the_local_admin_holds_the_token(kb: Corpus, embedder: Any, extractive: Any) -> None:
+    """The loopback caller with the admin token (issue 49 H2: the address alone is not enough)."""
+    from backend.api.admin_session import read_token
+
+    cfg = admin_settings(kb, access=False)
+    client = create_app(cfg, build_services(cfg, store=kb.store, embedder=embedder, primary=extractive)).test_client()
+    token = {"X-RAG-Admin-Token": read_token(cfg)}
+    assert {k: v for k, v in client.get("/admin/me", headers=token).get_json().items() if k != "limits"} == \
         {"admin": True, "can_view": True, "principal": "local"}
+    assert client.get("/admin/me").get_json()["admin"] is False
     remote = {"REMOTE_ADDR": "10.1.2.3"}
-    assert client.get("/admin/me", environ_base=remote).get_json()["admin"] is False
-    assert client.get("/admin/knowledge-bases", environ_base=remote).status_code == 403
-    relayed = client.get("/admin/me", headers={"X-Forwarded-For": "203.0.113.9"}).get_json()
+    assert client.get("/admin/me", environ_base=remote, headers=token).get_json()["admin"] is False
+    assert client.get("/admin/knowledge-bases", environ_base=remote, headers=token).status_code == 403
+    relayed = client.get("/admin/me", headers={**token, "X-Forwarded-For": "203.0.113.9"}).get_json()
     assert relayed["admin"] is False  # a proxy on the same host is not the local user
     off = make_app(kb, embedder, extractive, access=False, local_admin_without_access=False).test_client()
-    assert off.get("/admin/me").get_json()["admin"] is False
+    assert off.get("/admin/me", headers=token).get_json()["admin"] is False
     disabled = make_app(kb, embedder, extractive, access=False, enabled=False).test_client()
     assert disabled.get("/admin/knowledge-bases").status_code == 404
     assert disabled.get("/admin/me").get_json() == {"admin": False, "can_view": False, "principal": None,
                                                     "limits": None}
 
 
+def test_the_openapi_document_lists_only_the_domains_the_principal_may_use(client: FlaskClient) -> None:
+    """Issue 49 L6: ``hr`` may use the default alias only; the document listed every domain key."""
+    def domains(headers: dict[str, str]) -> Any:
+        doc = client.get("/openapi.json", headers=headers).get_json()
+        [param] = [p for p in doc["paths"]["/chat"]["post"]["parameters"] if p["name"] == "X-RAG-Domain"]
+        return param["schema"], json.dumps(doc)
+
+    assert domains(ROOT)[0]["enum"] == ["coffee", "handbook"]
+    schema, text = domains(HR)
+    assert schema == {"type": "string"} and "coffee" not in text and "handbook" not in text
+    assert domains({})[0] == {"type": "string"}  # no credential: no names at all, as before
+
+
 def test_admin_routes_are_in_the_openapi_document(client: FlaskClient) -> None:
     doc = client.get("/openapi.json", headers=ROOT).get_json()
     admin = [p for p in doc["paths"] if p.startswith("/admin/")]
-    assert len(admin) == 12
+    assert len(admin) == 13  # with /admin/login (issue 49)
     upload = doc["paths"]["/admin/knowledge-bases/{key}/uploads"]["post"]["requestBody"]["content"]
     assert "multipart/form-data" in upload
     assert doc["components"]["schemas"]["PromoteBody"]["properties"]["confirm"] == {
@@ -247,7 +266,7 @@ def test_token_roles_come_from_the_roles_claim_else_the_configured_principal() -
     from backend.core.access import principal_for_token
 
     secret = "hs256-admin-secret-" + "0123456789abcdef" * 4
-    cfg = AccessSettings.model_validate({"enabled": True, "principals": {"root": {"domains": ["*"],
+    cfg = AccessSettings.model_validate({"enabled": True, "principals": {"root": {"domains": ["*"], "sso": True,
                                                                                   "roles": ["admin"]}},
                                          "jwt": {"enabled": True, "secret": secret, "audience": "rag-api"}})
 

@@ -81,6 +81,14 @@ def base_url(admin_env: tuple[Settings, Any], embedder: Any, extractive: Any) ->
         yield url
 
 
+@pytest.fixture(scope="module")
+def admin_url(admin_env: tuple[Settings, Any], base_url: str) -> str:
+    """The link ``rag serve`` prints: opening it makes the browser the local admin (issue 49 H1)."""
+    from backend.api.admin_session import admin_link, read_token
+
+    return admin_link(base_url, read_token(admin_env[0]))
+
+
 def new_page(browser: Any, *, width: int = 1280, height: int = 900, scheme: str = "light") -> Any:
     context = browser.new_context(viewport={"width": width, "height": height}, color_scheme=scheme)
     page = context.new_page()
@@ -148,10 +156,10 @@ def live_of(store: Any, alias: str = ALIAS) -> str | None:
     return store.resolve_alias(alias)
 
 
-def test_the_console_shows_documents_versions_evaluation_and_golden_sets(page: Any, base_url: str) -> None:
+def test_the_console_shows_documents_versions_evaluation_and_golden_sets(page: Any, admin_url: str) -> None:
     from playwright.sync_api import expect
 
-    page.goto(base_url)
+    page.goto(admin_url)
     page.wait_for_selector("#domain option", state="attached")
     assert page.locator("#admin-view").is_hidden()
     page.get_by_role("link", name="Knowledge bases", exact=True).click()
@@ -194,7 +202,7 @@ def test_the_console_shows_documents_versions_evaluation_and_golden_sets(page: A
     assert not page.dialogs and not page.errors, page.errors
 
 
-def test_a_changed_file_is_uploaded_evaluated_promoted_and_rolled_back(page: Any, base_url: str,
+def test_a_changed_file_is_uploaded_evaluated_promoted_and_rolled_back(page: Any, admin_url: str,
                                                                      admin_env: tuple[Settings, Any]) -> None:
     from playwright.sync_api import expect
 
@@ -203,7 +211,7 @@ def test_a_changed_file_is_uploaded_evaluated_promoted_and_rolled_back(page: Any
     stages: list[str] = []
     page.on("response", lambda r: stages.append(r.json()["state"] + ":" + r.json()["stage"])
             if "/admin/jobs/" in r.url and r.ok else None)
-    open_console(page, base_url, TITLE)
+    open_console(page, admin_url, TITLE)
     hint = page.locator("#upload-hint").inner_text()
     assert "Up to 20 files" in hint and "at most 20 MB each" in hint and ".docx" in hint  # the limits, before sending
     page.set_input_files("#upload-files", [
@@ -279,8 +287,8 @@ def test_a_changed_file_is_uploaded_evaluated_promoted_and_rolled_back(page: Any
     assert not page.dialogs and not page.errors, page.errors  # in-page dialogs only, never window.confirm
 
 
-def test_files_dropped_on_the_drop_zone_are_chosen(page: Any, base_url: str) -> None:
-    open_console(page, base_url, TITLE)
+def test_files_dropped_on_the_drop_zone_are_chosen(page: Any, admin_url: str) -> None:
+    open_console(page, admin_url, TITLE)
     page.locator("#drop-zone").evaluate("""zone => {
         const data = new DataTransfer();
         data.items.add(new File(['# Parking\\n\\nThe garage opens at 7:00.'], 'parking.md', {type: 'text/markdown'}));
@@ -294,10 +302,10 @@ def test_files_dropped_on_the_drop_zone_are_chosen(page: Any, base_url: str) -> 
     assert page.locator("#upload-files").evaluate("e => e.files.length") == 2
 
 
-def test_the_console_is_accessible_at_375_px_and_in_dark_mode(browser: Any, base_url: str) -> None:  # noqa: F811
+def test_the_console_is_accessible_at_375_px_and_in_dark_mode(browser: Any, admin_url: str) -> None:  # noqa: F811
     for scheme in ("light", "dark"):
         page = new_page(browser, scheme=scheme)
-        open_console(page, base_url, TITLE)
+        open_console(page, admin_url, TITLE)
         for summary in page.locator("#kb-detail details > summary").all():
             summary.click()
         assert_accessible(page)
@@ -373,12 +381,12 @@ def test_a_non_admin_sees_no_admin_controls(browser: Any, admin_env: tuple[Setti
             boss.context.close()
 
 
-def test_feedback_given_on_the_chat_page_shows_in_the_console(page: Any, base_url: str) -> None:
+def test_feedback_given_on_the_chat_page_shows_in_the_console(page: Any, admin_url: str) -> None:
     from playwright.sync_api import expect
 
     from tests.api.test_web_ui import ask
 
-    page.goto(base_url)
+    page.goto(admin_url)
     page.wait_for_selector(f"#domain option[value='{STARTER_KB}']", state="attached")
     page.locator("#domain").select_option(STARTER_KB)
     turn = ask(page, "Who may open the server room?")
@@ -398,7 +406,7 @@ def test_feedback_given_on_the_chat_page_shows_in_the_console(page: Any, base_ur
 
 
 def test_a_version_never_evaluated_is_evaluated_from_the_page(page: Any, admin_env: tuple[Settings, Any],
-                                                            embedder: Any, base_url: str) -> None:
+                                                            embedder: Any, admin_url: str) -> None:
     """A candidate made by ``rag ingest`` (no gate ran, so no report): "Evaluate now" runs the
     gate's evaluation as a job, and its figures and per-question changes appear."""
     from playwright.sync_api import expect
@@ -416,7 +424,7 @@ def test_a_version_never_evaluated_is_evaluated_from_the_page(page: Any, admin_e
     manifest.write_text(json.dumps({"path": str(extra / "parking.md"), "doc_id": "parking.md"}) + "\n")
     report = IngestPipeline.from_settings(settings, store, embedder, progress=False).run(manifest, domain_key=STARTER_KB)
     assert report.version == "KB_FACILITIES_V2" and not report.failures
-    open_console(page, base_url, STARTER_TITLE)
+    open_console(page, admin_url, STARTER_TITLE)
     assert page.locator("#evaluation-title").inner_text() == "Evaluation of KB_FACILITIES_V2"
     expect(page.locator("#evaluation")).to_contain_text("KB_FACILITIES_V2 has not been evaluated yet.")
     page.get_by_role("button", name="Evaluate KB_FACILITIES_V2 now").click()

@@ -28,6 +28,7 @@ def config_file(corpus: Corpus, tmp_path: Path) -> Path:
     data["store"]["sqlite"]["path"] = str(corpus.settings.resolve_path(corpus.settings.store.sqlite.path))
     data["embeddings"]["domains"]["coffee"] = {"index_name": "KB_COFFEE_V1", "alias_name": "KB_COFFEE"}
     data["docx"]["assets_dir"] = str(tmp_path / "assets")
+    data.setdefault("knowledge_bases", {})["dir"] = str(tmp_path / "kb")
     path = tmp_path / "rag.yaml"
     path.write_text(yaml.safe_dump(data))
     return path
@@ -65,7 +66,7 @@ def test_ask_fallback_and_unknown_domain(config_file: Path) -> None:
     assert "error: X-RAG-Domain: unknown domain 'legal'; known domains: coffee, handbook" in unknown.stderr
 
 
-def test_serve_runs_the_app_on_the_printed_url(config_file: Path) -> None:
+def test_serve_runs_the_app_on_the_printed_url(config_file: Path, tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("RAG_")}
     proc = subprocess.Popen(
         [sys.executable, "-m", "backend.cli.main", "--config", str(config_file), "serve", "--port", "0"],
@@ -77,19 +78,33 @@ def test_serve_runs_the_app_on_the_printed_url(config_file: Path) -> None:
         assert httpx.get(f"{url}/healthz", timeout=10).json() == {"status": "ok"}
         resp = httpx.post(f"{url}/chat", json={"question": RAG_QUESTION}, timeout=60)
         assert resp.status_code == 200 and resp.headers["X-Answer-Mode"] == "rag"
+        # issue 49 H1/H2: the admin link is printed after the URL, and only it makes the local admin
+        link = _wait_for(proc, r"Admin console \(open in a browser on this machine; [^)]*\): (http://\S+)")
+        token_file = tmp_path / "kb" / "admin-token"
+        token = token_file.read_text()
+        assert link == f"{url}/admin/login?token={token}" and token_file.stat().st_mode & 0o777 == 0o600
+        assert httpx.get(f"{url}/admin/me", timeout=10).json()["admin"] is False
+        with httpx.Client(timeout=10) as browser:
+            assert browser.get(link).status_code == 303 and browser.cookies["rag_admin"] == token
+            assert browser.get(f"{url}/admin/me").json()["admin"] is True
+            assert browser.get(f"{url}/admin/me", headers={"Via": "1.1 nginx"}).json()["admin"] is False
     finally:
         proc.terminate()
         proc.wait(timeout=20)
 
 
 def _wait_for_url(proc: subprocess.Popen[Any]) -> str:
+    return _wait_for(proc, r"Serving on (http://\S+)")
+
+
+def _wait_for(proc: subprocess.Popen[Any], pattern: str) -> str:
     deadline = time.monotonic() + 180
     assert proc.stderr is not None
     while time.monotonic() < deadline:
         line = proc.stderr.readline()
         if not line and proc.poll() is not None:
             raise AssertionError(f"rag serve exited with {proc.returncode}")
-        match = re.search(r"Serving on (http://\S+)", line)
+        match = re.search(pattern, line)
         if match:
             return match.group(1)
-    raise AssertionError("rag serve printed no URL within 180 s")
+    raise AssertionError(f"rag serve printed no {pattern!r} within 180 s")

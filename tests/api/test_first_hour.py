@@ -95,7 +95,9 @@ def test_the_first_hour(browser: Any, server: tuple[str, Any],  # noqa: F811 (br
     settings, folder, env = first_hour
     started = time.monotonic()
     page = new_page(browser)
-    page.goto(url)
+    from backend.api.admin_session import admin_link, read_token
+
+    page.goto(admin_link(url, read_token(settings)))  # the link `rag serve` prints (issue 49 H1)
     page.wait_for_selector("#domain option", state="attached")
     assert TITLE not in page.locator("#domain option").all_inner_texts()  # not there yet
 

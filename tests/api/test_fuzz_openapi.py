@@ -44,8 +44,9 @@ def fuzz_corpus(tmp_path_factory: pytest.TempPathFactory, embedder: Any) -> Iter
 @pytest.fixture(scope="module")
 def fuzz_app(fuzz_corpus: Corpus, embedder: Any, extractive: Any) -> Flask:
     """API keys on (so a valid key reads the full document, domain names included), rate limit off.
-    Access control off and the test client on loopback: the caller is the local admin
-    (``admin.local_admin_without_access``), so every /admin operation is reachable."""
+    Access control off, the test client on loopback with the admin token in its header: the
+    caller is the local admin (``admin.local_admin_without_access``, issue 49 H2), so every
+    /admin operation is reachable."""
     corpus = fuzz_corpus
     base = corpus.settings.model_dump(mode="json", exclude={"server"})
     cfg = load_settings(REPO / "config" / "rag.yaml", overrides=base | {"server": {"rate_limit": {"enabled": False}}},
@@ -57,7 +58,14 @@ def fuzz_app(fuzz_corpus: Corpus, embedder: Any, extractive: Any) -> Flask:
 def api_schema(fuzz_app: Flask) -> Any:
     config = schemathesis.config.SchemathesisConfig.from_dict(
         {"checks": {"positive_data_acceptance": {"expected-statuses": ACCEPTED}}})
-    return schemathesis.openapi.from_wsgi("/openapi.json", fuzz_app, config=config, headers=KEY)
+    return schemathesis.openapi.from_wsgi("/openapi.json", fuzz_app, config=config, headers=admin_headers(fuzz_app))
+
+
+def admin_headers(app: Flask) -> dict[str, str]:
+    """The API key and the local admin's token (``X-RAG-Admin-Token``: a script, not a browser)."""
+    from backend.api.admin_session import TOKEN_HEADER, read_token
+
+    return {**KEY, TOKEN_HEADER: read_token(app.extensions["rag"].settings)}
 
 
 CHECKS = [checks.not_a_server_error, checks.response_schema_conformance, checks.status_code_conformance,
@@ -71,8 +79,9 @@ def test_api_conforms_to_its_schema(api_schema: Any, fuzz_app: Flask) -> None:
     """Each operation in turn (schemathesis' own pytest wrapper does not run under pytest 9)."""
     operations = [result.ok() for result in api_schema.get_all_operations()]
     assert len(operations) >= 7
-    assert len([op for op in operations if op.path.startswith("/admin/")]) == 12  # the admin console's, all reachable
+    assert len([op for op in operations if op.path.startswith("/admin/")]) == 13  # the admin console's, all reachable
     failures: list[str] = []
+    headers = admin_headers(fuzz_app)
     for operation in operations:
         @given(case=operation.as_strategy())
         @settings(max_examples=EXAMPLES, derandomize=True, deadline=None, database=None,
@@ -80,7 +89,7 @@ def test_api_conforms_to_its_schema(api_schema: Any, fuzz_app: Flask) -> None:
         def conforms(case: Any) -> None:
             wanted = [c for c in CHECKS if c is not checks.positive_data_acceptance] \
                 if case.operation.path in CONTENT_CHECKED else CHECKS
-            case.call_and_validate(headers=KEY, checks=wanted)
+            case.call_and_validate(headers=headers, checks=wanted)
 
         try:
             conforms()
@@ -95,8 +104,8 @@ def test_api_conforms_to_its_schema(api_schema: Any, fuzz_app: Flask) -> None:
                 served[re.sub(r"<(?:\w+:)?(\w+)>", r"{\1}", sample.labels["endpoint"])] += int(sample.value)
     with_input = [op.path for op in operations if op.definition.raw.get("parameters") or op.body]
     assert all(served[path] >= EXAMPLES // 2 for path in with_input), served
-    # the admin operations ran as the admin (the loopback caller), not refused with 403
-    assert fuzz_app.test_client().get("/admin/me", headers=KEY).get_json()["admin"] is True
+    # the admin operations ran as the admin (the loopback caller with the token), not refused with 403
+    assert fuzz_app.test_client().get("/admin/me", headers=headers).get_json()["admin"] is True
 
 
 def test_every_405_names_the_allowed_methods(fuzz_app: Flask) -> None:

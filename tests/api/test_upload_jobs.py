@@ -63,8 +63,13 @@ def app(kb_settings: tuple[Settings, Any], embedder: Any, extractive: Any) -> Fl
 
 
 @pytest.fixture(scope="module")
-def client(app: Flask) -> FlaskClient:
-    return app.test_client()
+def client(app: Flask, kb_settings: tuple[Settings, Any]) -> FlaskClient:
+    """The local admin as a script is: the admin token in its header (issue 49 H2)."""
+    from backend.api.admin_session import read_token
+
+    client = app.test_client()
+    client.environ_base["HTTP_X_RAG_ADMIN_TOKEN"] = read_token(kb_settings[0])
+    return client
 
 
 def _docx_bytes(tmp: Path, lines: list[str]) -> bytes:
@@ -217,3 +222,36 @@ def test_a_job_whose_process_ended_reads_as_failed(kb_settings: tuple[Settings, 
     jobs.write_job(folder, job)
     assert jobs.read_job(folder, "f" * 32)["state"] == "failed"
     assert jobs.active_job(folder, "stale") is None  # a new job of that knowledge base may start
+
+
+def test_an_upload_whose_every_file_fails_makes_no_candidate(client: FlaskClient, kb_settings: tuple[Settings, Any]
+                                                            ) -> None:
+    """Issue 49 M3: a corrupt DOCX and PDF pass the upload's checks but fail to load: the job
+    fails naming both, no candidate version is left (it used to be "ready and passes every
+    gate"); one good file beside a bad one makes a candidate and lists the bad one as refused.
+    Issue 49 (also): a file that failed is not kept in ``uploads/``."""
+    settings, store = kb_settings
+    versions_before = {v.name for v in store.list_versions()}
+    live = store.resolve_alias("KB_GARDEN")
+    bad = [(io.BytesIO(b"PK\x03\x04 this is not a zip archive at all"), "broken.docx"),
+           (io.BytesIO(b"%PDF-1.4\n garbage without objects or xref"), "broken.pdf")]
+    resp = client.post("/admin/knowledge-bases/garden/uploads", data={"files": bad}, content_type="multipart/form-data")
+    assert resp.status_code == 202 and resp.get_json()["accepted"] == ["broken.docx", "broken.pdf"]
+    job = _wait(client, resp.get_json()["job"])
+    assert job["state"] == "failed" and job["result"] is None, job
+    assert job["message"].startswith("no file could be read, so no candidate version was made: broken.docx: ")
+    assert "broken.pdf: " in job["message"] and "passes every gate" not in job["message"]
+    assert {v.name for v in store.list_versions()} == versions_before and store.resolve_alias("KB_GARDEN") == live
+    uploads = settings.resolve_path(settings.knowledge_bases.dir) / "garden" / "uploads"
+    assert not (uploads / "broken.docx").exists() and not (uploads / "broken.pdf").exists()  # not kept either
+
+    mixed = [(io.BytesIO(b"The compost bins are turned every second Tuesday by the garden volunteers."),
+              "compost.txt"), (io.BytesIO(b"PK\x03\x04 not a zip"), "broken.docx")]
+    resp = client.post("/admin/knowledge-bases/garden/uploads", data={"files": mixed},
+                       content_type="multipart/form-data")
+    job = _wait(client, resp.get_json()["job"])
+    assert job["state"] == "succeeded", job
+    assert [r["file"] for r in job["result"]["refused"]] == ["broken.docx"]
+    assert job["message"].endswith("(1 file could not be read: see the refused list)")
+    assert "compost.txt" in store.document_hashes(job["result"]["version"])
+    assert (uploads / "compost.txt").is_file() and not (uploads / "broken.docx").exists()

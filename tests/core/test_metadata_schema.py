@@ -156,3 +156,21 @@ def test_invalid_schema_or_presets_fail_at_config_load(tmp_path: Any, retrieval:
 
     with pytest.raises(ConfigError, match=message):
         make_settings(tmp_path, retrieval=retrieval)
+
+
+@pytest.mark.parametrize(("bound", "accepted"), [
+    ("2025-01-01", "2025-01-01T23:59:59.999999+00:00"),
+    ("2025-01-01T10:00", "2025-01-01T10:00:00+00:00"),
+    ("2025-01-01T10:00:00Z", "2025-01-01T10:00:00+00:00"),
+    ("2025-01-01T12:00:00+02:00", "2025-01-01T10:00:00+00:00"),
+    ("20250101", None), ("2025-W01-1", None), ("2025-001", None), ("2025-01-01 10:00", None),
+    ("2025-02-30", None), (20250101, None), (True, None), (["2025-01-01"], None),
+])
+def test_a_date_bound_is_a_date_or_a_date_and_time_and_nothing_else(bound: Any, accepted: str | None) -> None:
+    """Issue 49 (also): filters.updated_at.lte accepted what no schema calls a date ("20250101",
+    an ISO week date), since Python's fromisoformat reads them."""
+    if accepted is None:
+        with pytest.raises(RequestError, match=r"filters\.updated_at\.lte: .* is not an ISO-8601 date"):
+            parse_filters({"updated_at": {"lte": bound}}, SCHEMA)
+    else:
+        assert parse_filters({"updated_at": {"lte": bound}}, SCHEMA)[0].lte == accepted

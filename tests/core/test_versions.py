@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from backend.common.config import IngestSettings
-from backend.core.versions import VersionNaming, gc_plan, latest_version, plan_build, version_roles
+from backend.core.versions import (VersionNaming, gc_plan, latest_version, plan_build, rolled_back_base,
+                                   version_roles)
 from backend.core.types import IndexVersion
 
 NAMING = VersionNaming()
@@ -112,3 +113,36 @@ def test_roles_name_live_rollback_candidate_and_retired() -> None:
     roles = version_roles(NAMING, versions, {"KB": "KB_V2"}, protected)
     assert {n: r.role for n, r in roles.items()} == {"KB_V1": "retired", "KB_V2": "live", "KB_V3": "rollback",
                                                      "KB_V4": "candidate"}
+
+
+@pytest.mark.parametrize(("versions", "served", "protected", "base"), [
+    # V2 rolled back: V1 serves, V2 is the rollback target -> build from V1
+    ([version("KB_V1"), version("KB_V2", parent="KB_V1")], {"KB_V1"}, {"KB_V1": "A live", "KB_V2": "A rollback"},
+     "KB_V1"),
+    # V3 was a candidate of V2, then V2 was rolled back -> build from V1
+    ([version("KB_V1"), version("KB_V2", parent="KB_V1"), version("KB_V3", parent="KB_V2")], {"KB_V1"},
+     {"KB_V1": "A live", "KB_V2": "A rollback"}, "KB_V1"),
+    # the ordinary cases: latest served, a candidate of the served one, nothing served
+    ([version("KB_V1"), version("KB_V2", parent="KB_V1")], {"KB_V2"}, {"KB_V2": "A live", "KB_V1": "A rollback"},
+     None),
+    ([version("KB_V1"), version("KB_V2", parent="KB_V1")], {"KB_V1"}, {"KB_V1": "A live"}, None),
+    ([version("KB_V1")], set(), {}, None),
+    ([], set(), {}, None),
+])
+def test_the_base_after_a_rollback_is_the_served_version(versions: list[IndexVersion], served: set[str],
+                                                         protected: dict[str, str], base: str | None) -> None:
+    """Issue 49 M4."""
+    found = rolled_back_base(NAMING, "KB_V1", versions, served, protected)
+    assert (found.name if found else None) == base
+
+
+def test_a_rolled_back_latest_gets_a_successor_built_from_the_served_version() -> None:
+    """Issue 49 M4: the number follows the newest version, the parent is the served one."""
+    latest, live = version("KB_V2", parent="KB_V1"), version("KB_V1")
+    protected = {"KB_V1": "KB live", "KB_V2": "KB rollback"}
+    built = plan_build(NAMING, "KB_V1", latest, protected, model=MODEL, dimension=DIM, distance="cosine",
+                       changed=True, base=live)
+    assert (built.action, built.target, built.parent) == ("new_version", "KB_V3", "KB_V1")
+    same = plan_build(NAMING, "KB_V1", latest, protected, model=MODEL, dimension=DIM, distance="cosine",
+                      changed=False, base=live)
+    assert (same.action, same.target, same.writes) == ("up_to_date", "KB_V1", False)

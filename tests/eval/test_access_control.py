@@ -26,7 +26,7 @@ from backend.core.types import QueryVector
 from backend.ingest.manifest import read_manifest
 from backend.ingest.pipeline import IngestPipeline
 from backend.providers.sqlite_vs.store import SqliteVectorStore
-from tests.eval.lifecycle import ALIAS, GOLDEN, LEAVE_Q, VERSION, lifecycle_settings, write_kb
+from tests.eval.lifecycle import ALIAS, FIGURE_Q, GOLDEN, LEAVE_Q, VERSION, lifecycle_settings, write_kb
 from tests.ingest.helpers import write_config
 
 KEYS = {"alice": "key-alice-7f3a", "bob": "key-bob-19c2", "dave": "key-dave-55e0"}
@@ -58,12 +58,14 @@ def write_acl_manifest(root: Path, acls: dict[str, list[str] | None]) -> Path:
 
 
 class AclKB:
-    def __init__(self, tmp_path: Path, embedder: Any, golden: list[dict[str, Any]] | None = None) -> None:
+    def __init__(self, tmp_path: Path, embedder: Any, golden: list[dict[str, Any]] | None = None,
+                 **overrides: Any) -> None:
         self.root = tmp_path / "kb"
         write_kb(self.root)
         self.manifest = write_acl_manifest(self.root, ACLS)
         principals = {name: {**p, "api_key": KEYS[name]} for name, p in PRINCIPALS.items()}
-        self.settings = lifecycle_settings(tmp_path, self.root, access={"enabled": True, "principals": principals})
+        self.settings = lifecycle_settings(tmp_path, self.root, access={"enabled": True, "principals": principals},
+                                           **overrides)
         if golden is not None:
             path = tmp_path / "golden.jsonl"
             path.write_text("".join(json.dumps(q) + "\n" for q in golden))
@@ -153,6 +155,56 @@ def test_chat_decides_and_answers_on_visible_chunks_only(kb: AclKB) -> None:
     assert "Bluefin" not in json.dumps(secret)
 
 
+def test_the_read_only_console_shows_a_non_admin_counts_never_restricted_documents(tmp_path: Path,
+                                                                                   embedder: Any) -> None:
+    """Issue 49 M1, the leak test extended to the read-only console: a principal who sees only the
+    public document reads every console endpoint and learns no restricted document's name, source,
+    text, golden question or per-query evaluation; it sees counts."""
+    kb = AclKB(tmp_path, embedder, admin={"non_admins": "read_only"})
+    kb.ingest()
+    kb.promote()
+    from backend.api import jobs
+
+    job_id = "e" * 32
+    jobs.write_job(jobs.jobs_dir(kb.settings), {
+        "id": job_id, "kind": "upload", "key": "default", "state": "succeeded", "stage": "done", "done": 1,
+        "total": 1, "message": "KB_LC_V2 is ready (1 file could not be read: see the refused list)",
+        "result": {"refused": [{"file": "secret.txt", "reason": "corrupt"}]}, "created_at": "t", "updated_at": "t",
+        "principal": "root", "pid": 1, "host": "elsewhere"})
+    dave = {"X-API-Key": KEYS["dave"]}
+    base = "/admin/knowledge-bases/default"
+    pages = {path: kb.client.get(path, headers=dave) for path in (
+        "/admin/knowledge-bases", f"{base}/documents", f"{base}/versions", f"{base}/golden", f"{base}/feedback",
+        f"{base}/versions/{VERSION}/evaluation", f"/admin/jobs/{job_id}")}
+    assert {path: r.status_code for path, r in pages.items()} == dict.fromkeys(pages, 200)
+    seen = "\n".join(r.get_data(as_text=True) for r in pages.values())
+    hidden = ["leave", "expenses", "floor", "secret", "Bluefin", "merger", "annual leave", "travel expenses",
+              "golden.jsonl", str(tmp_path)]
+    assert [word for word in hidden if word in seen] == []
+    documents = pages[f"{base}/documents"].get_json()
+    assert (documents["version"], documents["documents"], documents["hidden"]) == (VERSION, [], 5)
+    golden = pages[f"{base}/golden"].get_json()
+    assert (golden["queries"], golden["hidden"], golden["path"]) == ([], len(GOLDEN), "(shown to admins)")
+    assert {k: pages[f"/admin/jobs/{job_id}"].get_json()[k] for k in ("result", "message")} == {
+        "result": None, "message": "upload job succeeded"}
+    evaluation = pages[f"{base}/versions/{VERSION}/evaluation"].get_json()
+    assert (evaluation["queries"], evaluation["hidden"]) == ([], len(GOLDEN))
+    assert evaluation["gates_passed"] is True and evaluation["metrics"]["recall_at_k"] > 0
+    # the admin, for comparison, reads the names (so the words above are really there to leak)
+    root = make_root_admin(kb)
+    full = root.get(f"{base}/documents", headers={"X-API-Key": "key-root-0c41"}).get_json()
+    assert {d["doc_id"] for d in full["documents"]} == set(ACLS) and full["hidden"] == 0
+
+
+def make_root_admin(kb: AclKB) -> FlaskClient:
+    """The same store served with one more principal, ``root``, holding the admin role."""
+    principals = {name: {**p, "api_key": KEYS[name]} for name, p in PRINCIPALS.items()}
+    principals["root"] = {"domains": ["*"], "roles": ["admin"], "api_key": "key-root-0c41"}
+    settings = kb.settings.model_copy(update={"access": type(kb.settings.access).model_validate(
+        {"enabled": True, "principals": principals})})
+    return create_app(settings, build_services(settings, store=kb.store, embedder=kb.embedder)).test_client()
+
+
 def test_missing_or_wrong_credentials_answer_401_and_are_counted(kb: AclKB) -> None:
     before = kb.metric("unauthenticated")
     assert kb.chat(None, LEAVE_Q).status_code == 401
@@ -191,6 +243,23 @@ def test_a_figure_answers_404_to_principals_who_may_not_see_its_document(kb: Acl
     assert hidden.get_json()["error"]["code"] == missing.get_json()["error"]["code"] == "asset_not_found"
     assert kb.metric("asset") == before + 2
     assert kb.client.get(url).status_code == 401
+
+
+def test_a_signed_figure_link_names_its_principal_and_refuses_another_principal_s_key(kb: AclKB) -> None:
+    """Issue 49 L4: the link bob's answer carries is signed for bob (``&p=bob``); alice's key with
+    it used to load a figure she may not see; a link whose ``p`` is changed is no signature at all."""
+    from tests.api.test_stream_api import events
+
+    resp = kb.client.post("/chat/stream", json={"question": FIGURE_Q}, headers={"X-API-Key": KEYS["bob"]})
+    [link] = {s["image_url"] for name, data in events(resp) if name == "done" for s in data["sources"]
+              if s["image_url"]}
+    assert link.endswith("&p=bob") and "?exp=" in link and "&sig=" in link
+    assert kb.client.get(link).status_code == 200  # an <img> sends no key: the link stands in for bob's
+    assert kb.client.get(link, headers={"X-API-Key": KEYS["bob"]}).status_code == 200
+    other = kb.client.get(link, headers={"X-API-Key": KEYS["alice"]})
+    assert (other.status_code, other.get_json()["error"]["code"]) == (404, "asset_not_found")
+    assert kb.client.get(link.replace("&p=bob", "&p=alice")).status_code == 401
+    assert kb.client.get(link.replace("&p=bob", "")).status_code == 401
 
 
 def test_interactions_record_the_principal_and_never_the_key(kb: AclKB) -> None:

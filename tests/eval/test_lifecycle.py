@@ -124,6 +124,32 @@ def test_reingest_of_a_served_version_builds_the_next_and_leaves_the_served_one_
     assert kb.ask(LEAVE_Q) == answer and kb.figure() == (old_ref, old_image)
 
 
+def test_after_a_rollback_the_next_version_is_built_from_the_live_one(kb: KB) -> None:
+    """Issue 49 M4: V2 (30 days) promoted then rolled back; an unrelated new document (one
+    manifest line, as an upload is) used to be built on V2, so the 30 days came back with it.
+    It is built from V1, the version served, and says so; V2 stays as the rollback target."""
+    _live(kb)
+    kb.ingest(Edition(days=30, color=mk.BLUE))
+    assert kb.promote().promoted
+    rollback(kb.store, ALIAS)
+    assert kb.store.resolve_alias(ALIAS) == VERSION
+    (kb.root / "parking.md").write_text("# Parking\n\nThe staff garage opens at 7:00 on working days.\n")
+    one = kb.root / "parking.jsonl"
+    one.write_text(json.dumps({"path": "parking.md", "doc_id": "parking"}) + "\n")
+    report = IngestPipeline.from_settings(kb.settings, kb.store, kb.embedder).run(one)
+    [build] = report.builds
+    assert (build["action"], build["version"], build["parent"]) == ("new_version", "KB_LC_V3", VERSION)
+    assert build["reason"] == ("KB_LC_V2 is KB_ACTIVE rollback; KB_LC_V1 is served: changes go into a new version "
+                               "built from KB_LC_V1, without KB_LC_V2's content")
+    v1, v2, v3 = (kb.store.document_hashes(v) for v in (VERSION, "KB_LC_V2", "KB_LC_V3"))
+    assert v3 == {**v1, "parking": v3["parking"]} and v3["leave"] != v2["leave"]
+    assert kb.store.get_version("KB_LC_V3").parent == VERSION  # the console's "built from"
+    # once more: V3 is now a candidate of the live version, so the next change resumes it
+    (kb.root / "parking.md").write_text("# Parking\n\nThe staff garage opens at 6:30 on working days.\n")
+    again = IngestPipeline.from_settings(kb.settings, kb.store, kb.embedder).run(one)
+    assert (again.builds[0]["action"], again.builds[0]["version"]) == ("resume", "KB_LC_V3")
+
+
 def test_an_unchanged_corpus_builds_no_version_and_embeds_nothing(kb: KB) -> None:
     _live(kb)
     before = [(v.name, v.generation) for v in kb.store.list_versions()]

@@ -148,6 +148,12 @@ export function renderEvaluation(container, ev, { candidate = true } = {}) {
     rows, "metrics"));
 
   const summary = ev.summary || {};
+  if (ev.hidden) {
+    container.append(el("p", { className: "summary" }, el("strong", { text: `${ev.hidden} questions` }),
+      ev.baseline_version ? ` against ${ev.baseline_version}: ${summary.wins ?? 0} better, ${summary.losses ?? 0} worse, ${summary.same ?? 0} the same; the questions are shown to admins only.`
+        : "; the questions are shown to admins only."));
+    return;
+  }
   const queries = [...(ev.queries || [])].sort((a, b) => (CHANGE_ORDER[a.change] ?? 9) - (CHANGE_ORDER[b.change] ?? 9));
   if (!ev.baseline_version) {
     // nothing live to compare with (a first version): each question's result only

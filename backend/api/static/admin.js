@@ -48,6 +48,8 @@ export async function initAdmin() {
     return false; // no console on this server (disabled), or not for this caller
   }
   admin.me = me;
+  $("admin-sign-in").textContent = me.sign_in || ""; // on the server's machine, before the admin link is opened
+  $("admin-sign-in").hidden = !me.sign_in;
   $("views").hidden = !me.can_view; // another key may see less than the one before
   if (!me.can_view) return false;
   if (!admin.wired) window.addEventListener("hashchange", () => showView(true));
@@ -211,7 +213,7 @@ function renderVersions(kb, body) {
       actions.append(promote);
     }
     return { header: true, attrs: { "data-version": v.name, "data-role": v.role },
-      cells: [v.name, roleBadge(v.role), when(v.created_at), `${v.documents} documents, ${v.chunks} passages`, gate, actions] };
+      cells: [v.name, roleBadge(v.role), when(v.created_at), `${v.documents} documents, ${v.chunks} passages` + (v.parent ? `, built from ${v.parent}` : ""), gate, actions] };
   });
   const out = [table(`Versions of ${kb.title}`, ["Version", "Role", "Created", "Size", "Gates", "Actions"], rows, "versions")];
   if (body.history && body.history.length) {
@@ -276,6 +278,7 @@ function evaluateButton(kb, version) {
 }
 
 function renderDocuments(body) {
+  if (body.hidden) return el("p", { className: "note", text: `${body.hidden} documents in the live version ${body.version || "—"}; their names and sources are shown to admins only.` });
   if (!body.documents.length) return el("p", { className: "note", text: "No documents yet." });
   const rows = body.documents.map((d) => ({ header: true, attrs: { "data-doc": d.doc_id },
     cells: [d.doc_id, d.source, d.chunks, d.changed_in] }));
@@ -295,8 +298,12 @@ function renderGolden(body) {
         " These questions were made from the documents' own sentences, plus off-topic questions that must not be answered, so the gate tests the new files. They are not what your users ask."),
       el("p", { className: "how-to" }, ...withCode(body.how_to_replace || ""))));
   } else {
-    out.push(el("p", { className: "note" }, `${body.queries.length} questions from `, el("code", { text: body.path }), "."),
+    out.push(el("p", { className: "note" }, `${body.hidden || body.queries.length} questions from `, el("code", { text: body.path }), "."),
       body.how_to_replace ? el("p", { className: "note how-to" }, ...withCode(body.how_to_replace)) : "");
+  }
+  if (body.hidden) {
+    out.push(el("p", { className: "note", text: `${body.hidden} questions; they are shown to admins only.` }));
+    return out;
   }
   const rows = body.queries.map((q) => ({ attrs: { "data-query": q.id },
     cells: [q.query, q.expected_mode, (q.expected_sources || []).join(", ") || "—"] }));

@@ -37,6 +37,11 @@ class PrincipalSettings(_Model):
         "(uploads, promote, rollback; docs/ADMIN.md). From the environment as a comma-separated list "
         "(RAG_ACCESS__PRINCIPALS__<NAME>__ROLES=admin).")
 
+    sso: bool = Field(
+        False, description="This name is also an SSO identity: a bearer token whose subject is exactly this name "
+        "runs as it and, without a domains or roles claim, gets its `domains` and `roles`. Off: a token naming it "
+        "is refused (401), so no token can take an API-key principal's name, documents or admin role.")
+
     @field_validator("roles", mode="before")
     @classmethod
     def _roles(cls, v: Any) -> Any:

@@ -33,6 +33,16 @@ class RegisteredKnowledgeBase(_Model):
     created_at: str | None = None
     created_by: str | None = None
 
+    @field_validator("title")
+    @classmethod
+    def _title(cls, v: str | None) -> str | None:
+        from backend.common.display_text import spoofing_problem
+
+        problem = spoofing_problem(v) if v else None
+        if problem:
+            raise ValueError(f"the title {problem}")
+        return v
+
     @field_validator("index_name", "alias_name")
     @classmethod
     def _ident(cls, v: str, info: ValidationInfo) -> str:
@@ -54,5 +64,11 @@ class AdminSettings(_Model):
         "endpoint but /admin/me) or `read_only` (it may read knowledge bases, versions, evaluations, feedback and "
         "golden sets of the domains it may use; every write still answers 403).")
     local_admin_without_access: bool = Field(
-        True, description="With access control off (the single-user default), a request from 127.0.0.1 or ::1 is "
-        "an admin; any other caller is a non-admin (`non_admins` decides its reads; writes answer 403).")
+        True, description="With access control off (the single-user default), a request from 127.0.0.1 or ::1 "
+        "that no proxy relayed and that carries the admin token (the cookie set by the link `rag serve` prints, or "
+        "the `X-RAG-Admin-Token` header) is the admin; any other caller is a non-admin (`non_admins` decides its "
+        "reads; writes answer 403).")
+    token_file: str | None = Field(
+        None, description="Where the local admin's random token is kept (0600, read by every worker; `rag serve` "
+        "writes a new one at each start, so an earlier link stops working). Default: `admin-token` in "
+        "`knowledge_bases.dir`.")

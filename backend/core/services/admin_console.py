@@ -179,6 +179,20 @@ def documents_view(stores: Stores | CombinedStore, kb: KnowledgeBase, naming: Ve
         for d in vectors.document_list(live)]}
 
 
+def counts_only(view: Mapping[str, Any], rows: str) -> dict[str, Any]:
+    """Pure: ``view`` with its list ``rows`` emptied and counted in ``hidden``: what a reader
+    without the admin role gets under access control (issue 49 M1). Its visibility cannot be
+    told per document here (an ACL is a chunk's metadata), so it sees how many documents, golden
+    questions and evaluated queries there are, never their names, sources or texts; the golden
+    set's path goes too."""
+    out = {**view, rows: [], "hidden": len(view.get(rows) or [])}
+    if "how_to_replace" in out:
+        out["path"] = "(shown to admins)" if view.get("path") else None
+    if isinstance(out.get("golden"), dict):
+        out["golden"] = {**out["golden"], "path": "(shown to admins)"}
+    return out
+
+
 # --- golden sets ----------------------------------------------------------------------
 def shown_path(path: Path) -> str:
     """A path as the console shows it: relative to the repository when inside it."""

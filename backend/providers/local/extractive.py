@@ -42,7 +42,10 @@ seen before costs nothing to rank again.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any
+
+import structlog
 
 from backend.common.config import AnswerabilitySettings
 from backend.core.ports import AnswerReader, Embedder
@@ -63,7 +66,10 @@ from backend.core.services.evidence import (  # noqa: F401 - re-exported: the an
     segment,
     split_sentences,
 )
+from backend.core.injection import addressed_to_assistant
 from backend.core.types import ChatRequest
+
+log = structlog.get_logger(__name__)
 
 NO_ANSWER = "The knowledge base has no passage that answers this question."
 PARTIAL_NOTE = "The knowledge base only partly covers this question; what it says:"
@@ -96,6 +102,13 @@ class ExtractiveChatModel:
         sentence left out is reported as ``runner_up``."""
         if request.mode == "fallback" or not request.context:
             return NO_ANSWER, None
+        request, excluded = _without_instructions(request)
+        text, explain = self._generate(request)
+        if excluded and explain is not None:
+            explain["excluded_passages"] = excluded
+        return text, explain
+
+    def _generate(self, request: ChatRequest) -> tuple[str, dict[str, Any] | None]:
         if self._judge is not None:
             return self._generate_judged(request)
         sentences = self.scorer.sentences(request.context)
@@ -209,6 +222,20 @@ class ExtractiveChatModel:
                 chosen.append(cand)
                 covered |= new
         return chosen
+
+
+def _without_instructions(request: ChatRequest) -> tuple[ChatRequest, list[int]]:
+    """The request with every passage addressed to an AI assistant emptied (its number kept, so
+    the others' ``[n]`` markers stay right), and those passages' numbers (issue 49 L5): such a
+    passage is never quoted, whatever the question; all of them emptied -> a blank answer, which
+    the chat service turns into its fallback."""
+    excluded = [n for n, chunk in enumerate(request.context, 1) if addressed_to_assistant(chunk.text)]
+    if not excluded:
+        return request, []
+    context = tuple(replace(c, text="") if n in excluded else c for n, c in enumerate(request.context, 1))
+    log.info("answer.instructions_excluded", passages=excluded,
+             chunk_ids=[request.context[n - 1].chunk_id for n in excluded])
+    return replace(request, context=context), excluded
 
 
 #: a list item of at most this many sentences is quoted whole when one of them is chosen

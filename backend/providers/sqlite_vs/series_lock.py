@@ -94,8 +94,17 @@ class FileSeriesLocks:
                 raise SeriesLocked(f"series {series} is locked by "
                                    f"{other.describe() if other else 'another run'}", series=series, holder=other)
             time.sleep(POLL_S)
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, holder.to_json().encode(), 0)
+        try:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, holder.to_json().encode(), 0)
+        except OSError as exc:  # a full disk (issue 49 L2: a traceback before): release and say so
+            os.close(fd)
+            full = exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
+            raise StoreUnavailable(
+                f"SQLite store {self.db_path}: "
+                + ("the disk is full" if full else "the lock file cannot be written")
+                + f" (cannot write the lock file {path} of series {series}: {exc.strerror or exc}); nothing was "
+                "written, the served version is unchanged; free space and run again", series=series) from exc
         return FileSeriesLease(series, holder, fd)
 
     def holder(self, series: str) -> LockHolder | None:
