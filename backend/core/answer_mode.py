@@ -410,6 +410,18 @@ def downgrade_on_unusable_answer(decision: ModeDecision, primary_answer: str | N
     )
 
 
+def downgrade_on_unmet_constraint(decision: ModeDecision, constraint: str | None, met: float | None,
+                                  bar: float) -> ModeDecision:
+    """``fallback`` when a follow-up's new ``constraint`` is not met by the sentence the decision
+    stands on (``met`` below ``bar``): that sentence answers the previous question, not this one
+    (issue 42). Unchanged when there is no constraint, it cannot be judged, or the mode is fallback."""
+    if decision.mode == "fallback" or constraint is None or met is None or met >= bar:
+        return decision
+    return replace(decision, mode="fallback", reasons=decision.reasons + (
+        f"the follow-up's new constraint {constraint!r} is not met by the sentence judged to answer "
+        f"(match {met:.2f} < {bar}): it would answer the previous question",))
+
+
 def sources_used(decision: ModeDecision, candidates: Sequence[Candidate], exclusions: Sequence[str]) -> str:
     """``all`` when every retrieved LLM-eligible chunk reached the prompt, ``partial``
     when some did, ``none`` when the answer used none (fallback, or nothing eligible)."""

@@ -172,3 +172,4 @@ def test_decision_explain_says_how_the_dense_side_was_searched(corpus: Corpus, e
                                       record=False))
     how = answer.decision_explain["dense_index"]
     assert how["kind"] == "exact" and "min_vectors" in how["reason"]
+

@@ -28,7 +28,9 @@ PREVIOUS = "How many days of annual leave do employees get?"
     ("but in Lisbon?", "in Lisbon (days annual leave employees)?"),
 ])
 def test_a_connective_follow_up_continues_the_previous_question(follow_up: str, expected: str) -> None:
-    assert condense_offline(follow_up, PREVIOUS) == Condensed(expected, "rule", "connective")
+    out = condense_offline(follow_up, PREVIOUS)
+    assert (out.query, out.by, out.rule) == (expected, "rule", "connective")
+    assert out.constraint and out.constraint.lower() in follow_up.lower()  # the answer must meet it (issue 42)
 
 
 @pytest.mark.parametrize("follow_up,expected", [

@@ -220,3 +220,22 @@ def test_an_instruction_about_the_lead_s_subject_continues_it(embedder: Any) -> 
                   MESSENGER)
     assert text.startswith("Each field engineer carries a satellite messenger")
     assert "Test it at the start of each week. [1]" in text and "Pool cars" not in text
+
+
+def test_a_connective_follow_up_keeps_its_constraint_and_the_answer_must_meet_it(scorer: SentenceScorer) -> None:
+    """Issue 42, point 4: the new constraint travels with the rewrite, and ``constraint_met`` reads
+    a sentence with the rewrite's own phrase cosines; a number is never a paraphrase."""
+    from backend.core.services.conversation import SUBSTITUTE_MIN, constraint_met
+
+    sim = scorer.phrase_similarities
+    assert condense_offline("and for part-time staff?", FULL_TIME, sim).constraint == "part-time staff"
+    assert condense_offline("what about tier 3 vendors?", "How often is a Tier 1 vendor re-reviewed?",
+                            sim).constraint == "tier 3 vendors"
+    assert condense_offline("Who approves it?", "How do I request annual leave?", sim).constraint is None
+    assert constraint_met("part-time staff", "Part-time staff accrue leave pro rata.", sim) == 1.0
+    assert constraint_met("tier 3 vendors", "Tier 1 vendors are re-reviewed every year.", sim) == 0.0
+    assert constraint_met("interns", "Every full-time employee receives 25 days of paid annual leave.", sim) \
+        < SUBSTITUTE_MIN
+    assert constraint_met("staff working part time", "Part-time employees accrue leave pro rata.", sim) \
+        >= SUBSTITUTE_MIN
+    assert constraint_met("the", "anything", sim) is None and constraint_met("interns", "x y", None) is None

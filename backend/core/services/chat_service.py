@@ -24,7 +24,9 @@ from backend.common.suggest import did_you_mean
 from backend.core.decision_explain import DecisionExplain
 from backend.core.ports import ChatModel, ConversationLog, IndexAdmin, InteractionLog
 from backend.core import answer_report as ctx
-from backend.core.services.conversation import Condensed, condense, conversation_key, stream_pieces
+from backend.core.services.conversation import (
+    SUBSTITUTE_MIN, Condensed, condense, constraint_met, conversation_key, stream_pieces,
+)
 from backend.core.services.answerability import attach_scores
 from backend.core.services.evidence import SentenceScorer
 from backend.core.answer_mode import (
@@ -32,6 +34,7 @@ from backend.core.answer_mode import (
     ModeDecision,
     count_tokens,
     decide_answer_mode,
+    downgrade_on_unmet_constraint,
     downgrade_on_unusable_answer,
     is_short_query,
     may_be_abstention,
@@ -323,12 +326,23 @@ class ChatService:
             decision = replace(decide_answer_mode(candidates, self._settings, short),
                                unknown_words=scored.unknown_words, judged_sentence=scored.best_sentence,
                                judged_by=scored.judged_by)
+            decision = self._check_constraint(condensed, decision)
             telemetry.annotate({"rag.mode": decision.mode, "rag.candidates": len(candidates),
                                 "rag.context_chunks": len(decision.context.used),
                                 "rag.top_score": round(decision.max_similarity, 6)
                                 if decision.max_similarity is not None else None})
         planned_ms = round((time.perf_counter() - started) * 1000, 3)
         return _Plan(route, condensed, short, outcome, candidates, decision, started, planned_ms, top_k)
+
+    def _check_constraint(self, condensed: Condensed, decision: ModeDecision) -> ModeDecision:
+        """A connective follow-up's answer must meet its new constraint (``conversation.constraint_met``
+        on the sentence judged to answer, with the rewrite's phrase cosines), or it falls back. A
+        decision by similarity alone judges no sentence, and is left as it is."""
+        if condensed.constraint is None or decision.mode == "fallback" or not decision.judged_sentence:
+            return decision
+        similarity = self._evidence.phrase_similarities if self._evidence is not None else None
+        met = constraint_met(condensed.constraint, decision.judged_sentence, similarity)
+        return downgrade_on_unmet_constraint(decision, condensed.constraint, met, SUBSTITUTE_MIN)
 
     def _condense(self, query: ChatQuery, route: Route) -> Condensed:
         """The standalone question: the question itself outside a conversation. Only the turns

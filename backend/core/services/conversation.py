@@ -33,6 +33,11 @@ without one, ``condense_offline`` applies this documented rule to the previous
    -> "Who approves it (request annual leave)?"
 3. Anything else is already standalone and is left as it is.
 
+A connective follow-up's new constraint is kept with the rewrite (``Condensed.constraint``). The
+answer must meet it (``constraint_met`` at least ``SUBSTITUTE_MIN``, the bar the rewrite itself
+used): an answer whose judged sentence does not is the previous question's answer again, so the
+chat service falls back instead (``answer_mode.downgrade_on_unmet_constraint``; issue 42).
+
 Conversations are stored under ``conversation_key`` (a SHA-256 of the client's id),
 so no client-chosen text becomes a stored key.
 """
@@ -101,6 +106,9 @@ class Condensed:
     query: str
     by: CondensedBy
     rule: str | None = None
+    #: the new constraint a connective follow-up put into the previous question ("part-time staff"):
+    #: the answer must meet it (``constraint_met``), or it would answer the previous question
+    constraint: str | None = None
 
 
 def conversation_key(conversation_id: str) -> str:
@@ -223,6 +231,29 @@ def without_attribute(previous: str, constraint: str, similarity: Similarity | N
     return rest if topic_words(rest) else previous
 
 
+_NUMBER = re.compile(r"^\d+(?:[.,]\d+)?$")
+
+
+def constraint_met(constraint: str, sentence: str, similarity: Similarity | None) -> float | None:
+    """How well ``sentence`` meets a follow-up's new ``constraint``, with the semantic matching
+    the rewrite used (``closest_span``'s phrase cosines): 1.0 when it holds every content word of
+    the constraint, 0.0 when it lacks one of its numbers (a number is never a paraphrase: "tier 3"
+    is not met by "Tier 1"), else the best cosine of the constraint with a phrase of the sentence.
+    None when it cannot be judged (no model, no content word)."""
+    words = [w.lower() for w in _tokens(_constraint_phrase(constraint)) if w.lower() not in _FUNCTION_WORDS]
+    if not words:
+        return None
+    have = {w.lower() for w in _tokens(sentence)}
+    if all(w in have for w in words):
+        return 1.0
+    if any(_NUMBER.match(w) and w not in have for w in words):
+        return 0.0
+    phrases = [text for _, _, text in spans(sentence)]
+    if similarity is None or not phrases:
+        return None
+    return float(max(similarity(_constraint_phrase(constraint), phrases)))
+
+
 def is_bare(question: str) -> bool:
     """A question with at most ``MAX_BARE_CONTENT_WORDS`` content words of its own ("who do I
     tell?", "how do I book?") names no subject, so it is about the previous one; a question
@@ -246,10 +277,11 @@ def condense_offline(question: str, previous: str | None, similarity: Similarity
             question = rest[0].upper() + rest[1:] + "?"
         elif rest:
             replaced = substitute(previous, rest, similarity)
+            constraint = _constraint_phrase(rest) or None
             if replaced is not None:
-                return Condensed(replaced, "rule", "substitution")
+                return Condensed(replaced, "rule", "substitution", constraint)
             topic = topic_words(without_attribute(previous, rest, similarity))
-            return Condensed(f"{rest} ({topic})?" if topic else f"{rest}?", "rule", "connective")
+            return Condensed(f"{rest} ({topic})?" if topic else f"{rest}?", "rule", "connective", constraint)
     if len(_tokens(question)) <= MAX_ELLIPTICAL_TOKENS and (BACK_REFERENCE.search(question) or is_bare(question)):
         topic = topic_words(previous)
         if topic:
