@@ -47,7 +47,8 @@ from backend.ingest.cancel import CancelToken, IngestCancelled, default_cancel_d
 from backend.ingest.engine import IngestEngine
 from backend.ingest.pipeline import IngestPipeline
 from backend.ingest.served import Served, served_after
-from backend.runtime import build_runtime, enricher_factory, open_embedder, open_stores, worker_embedder
+from backend.runtime import (build_runtime, enricher_factory, open_embedder, open_stores, worker_cache_db,
+                             worker_embedder, worker_vector_cache)
 
 if TYPE_CHECKING:
     from backend.ingest.ray_engine import RayEngine
@@ -165,7 +166,7 @@ def _engine(name: str, address: str | None, actors: int | None, prepare_actors: 
     from backend.ingest.ray_engine import RayEngine
 
     engine = RayEngine(worker_embedder, address=address, actors=actors, prepare_actors=prepare_actors,
-                       writers=writers)
+                       writers=writers, vector_cache=worker_vector_cache)
     engine.connection()  # an unreachable cluster fails the run here, before any version is planned
     return engine
 
@@ -177,7 +178,8 @@ def _run(ctx: click.Context, settings: Settings, stores: Any, manifest: Path, *,
     token = CancelToken(default_cancel_dir(settings))
     bars = TqdmProgress(progress_enabled(progress, default=settings.ingest.progress, as_json=as_json))
     pipeline = IngestPipeline.from_settings(settings, stores, embedder, progress=bars, cancel=token,
-                                            enricher_for=enricher_factory(settings), engine=engine)
+                                            enricher_for=enricher_factory(settings), engine=engine,
+                                            worker_cache=worker_cache_db(stores))
     with SeriesLocks(stores.admin, settings, "rag ingest", on_wait=lambda line: click.echo(line, err=True)) as locks:
         try:
             with CancelOnInterrupt(token, lambda line: click.echo(line, err=True)):
