@@ -40,6 +40,7 @@ from backend.cli.promotion_view import promote_and_print
 from backend.common.config import DEFAULT_DOMAIN, Settings
 from backend.common.errors import GateFailed
 from backend.common.progress import TqdmProgress, progress_enabled
+from backend.core.ports import Stores
 from backend.core.services.promotion import PromotionResult
 from backend.core.services.series_lock import SeriesLocks
 from backend.core.versions import VersionNaming
@@ -171,7 +172,7 @@ def _engine(name: str, address: str | None, actors: int | None, prepare_actors: 
     return engine
 
 
-def _run(ctx: click.Context, settings: Settings, stores: Any, manifest: Path, *, profile: str | None,
+def _run(ctx: click.Context, settings: Settings, stores: Stores, manifest: Path, *, profile: str | None,
          domain_key: str | None, prune: bool, strict: bool, update_alias: bool, in_place: bool,
          progress: bool | None, as_json: bool, engine: IngestEngine | None = None) -> None:
     embedder = open_embedder(settings)
