@@ -36,7 +36,9 @@ from backend.core.services.search_service import SearchService
 from backend.core.services.series_lock import SeriesLocks
 from backend.common.progress import Progress
 from backend.ingest.cancel import CancelToken
-from backend.ingest.pipeline import IngestEngine, IngestPipeline
+from backend.ingest.embedding_batches import VectorCache
+from backend.ingest.engine import IngestEngine
+from backend.ingest.pipeline import IngestPipeline
 from backend.providers import registry
 
 log = structlog.get_logger(__name__)
@@ -90,8 +92,8 @@ class Runtime:
         profiles' enrichers come from the provider registry (ingest imports no provider)."""
         settings = self.settings
         return IngestPipeline.from_settings(settings, self.stores, self.embedder, progress=progress, cancel=cancel,
-                                            engine=engine,
-                                            enricher_for=enricher_factory(settings))
+                                            engine=engine, enricher_for=enricher_factory(settings),
+                                            worker_cache=worker_cache_db(self.stores))
 
     def locks(self, command: str, *, on_wait: Callable[[str], None] | None = None) -> SeriesLocks:
         """The series locks of one command (``series_lock``)."""
@@ -127,6 +129,17 @@ def worker_embedder(embeddings: EmbeddingSettings) -> Embedder:
     """The embedder a Ray actor builds from the embeddings slice alone (module-level, so Ray pickles
     it by name and each actor loads its model once)."""
     return registry.EMBEDDERS[embeddings.provider](embeddings)
+
+
+def worker_vector_cache(path: str) -> VectorCache:
+    """The embedding cache a Ray actor reads from the driver's SQLite file at ``path`` (module-level,
+    so Ray pickles it by name; read beside the driver's writes, WAL)."""
+    return registry.sqlite_vector_cache(path)
+
+
+def worker_cache_db(stores: Stores) -> str | None:
+    """The SQLite file behind ``stores`` (what ``worker_vector_cache`` reads), or None for another store."""
+    return registry.sqlite_path(stores)
 
 
 def open_reranker(settings: Settings, embedder: Embedder) -> Reranker | None:

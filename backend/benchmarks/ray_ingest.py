@@ -20,10 +20,10 @@ from typing import Any, Callable
 from backend.benchmarks import ingestion
 from backend.benchmarks.stats import Section
 from backend.common.config import EmbeddingSettings
-from backend.core.ports import Embedder
+from backend.core.ports import Embedder, Stores
 from backend.ingest.pipeline import IngestPipeline
 from backend.providers.sqlite_vs.store import SqliteVectorStore
-from backend.runtime import worker_embedder
+from backend.runtime import worker_cache_db, worker_embedder, worker_vector_cache
 
 ROUNDS = 2
 #: the target: the Ray engine on one machine keeps this share of the single process's throughput
@@ -42,7 +42,8 @@ def _run(base: Path, corpus: Path, manifest: Path, store_path: Path, embedder: A
     settings = ingestion.bench_settings(base, corpus, store_path, False)
     store = SqliteVectorStore(store_path)
     try:
-        pipeline = IngestPipeline.from_settings(settings, store, embedder, progress=False, engine=engine)
+        pipeline = IngestPipeline.from_settings(settings, store, embedder, progress=False, engine=engine,
+                                                worker_cache=worker_cache_db(Stores.of(store)))
         start = time.perf_counter()
         report = pipeline.run(manifest, profile=ingestion.CISI_PROFILE)
         seconds = time.perf_counter() - start
@@ -65,7 +66,7 @@ def measure(base: Path, embedder: Any, documents: dict[str, str], work: Path, *,
     ray_s: list[float] = []
     first: list[float] = []
     chunks = docs = 0
-    with RayEngine(factory) as engine:
+    with RayEngine(factory, vector_cache=worker_vector_cache) as engine:
         engine.connection()
         section.figures["Ray start on this machine (ray.init) seconds"] = round(engine.timings["connect_s"], 1)
         cpus = engine.connection().cpus

@@ -40,6 +40,7 @@ from backend.cli.promotion_view import promote_and_print
 from backend.common.config import DEFAULT_DOMAIN, Settings
 from backend.common.errors import GateFailed
 from backend.common.progress import TqdmProgress, progress_enabled
+from backend.core.ports import Stores
 from backend.core.services.promotion import PromotionResult
 from backend.core.services.series_lock import SeriesLocks
 from backend.core.versions import VersionNaming
@@ -47,7 +48,8 @@ from backend.ingest.cancel import CancelToken, IngestCancelled, default_cancel_d
 from backend.ingest.engine import IngestEngine
 from backend.ingest.pipeline import IngestPipeline
 from backend.ingest.served import Served, served_after
-from backend.runtime import build_runtime, enricher_factory, open_embedder, open_stores, worker_embedder
+from backend.runtime import (build_runtime, enricher_factory, open_embedder, open_stores, worker_cache_db,
+                             worker_embedder, worker_vector_cache)
 
 if TYPE_CHECKING:
     from backend.ingest.ray_engine import RayEngine
@@ -165,19 +167,20 @@ def _engine(name: str, address: str | None, actors: int | None, prepare_actors: 
     from backend.ingest.ray_engine import RayEngine
 
     engine = RayEngine(worker_embedder, address=address, actors=actors, prepare_actors=prepare_actors,
-                       writers=writers)
+                       writers=writers, vector_cache=worker_vector_cache)
     engine.connection()  # an unreachable cluster fails the run here, before any version is planned
     return engine
 
 
-def _run(ctx: click.Context, settings: Settings, stores: Any, manifest: Path, *, profile: str | None,
+def _run(ctx: click.Context, settings: Settings, stores: Stores, manifest: Path, *, profile: str | None,
          domain_key: str | None, prune: bool, strict: bool, update_alias: bool, in_place: bool,
          progress: bool | None, as_json: bool, engine: IngestEngine | None = None) -> None:
     embedder = open_embedder(settings)
     token = CancelToken(default_cancel_dir(settings))
     bars = TqdmProgress(progress_enabled(progress, default=settings.ingest.progress, as_json=as_json))
     pipeline = IngestPipeline.from_settings(settings, stores, embedder, progress=bars, cancel=token,
-                                            enricher_for=enricher_factory(settings), engine=engine)
+                                            enricher_for=enricher_factory(settings), engine=engine,
+                                            worker_cache=worker_cache_db(stores))
     with SeriesLocks(stores.admin, settings, "rag ingest", on_wait=lambda line: click.echo(line, err=True)) as locks:
         try:
             with CancelOnInterrupt(token, lambda line: click.echo(line, err=True)):

@@ -27,8 +27,11 @@ def open_connector(settings: OracleSettings) -> Any:
 
 
 @click.group()
-def oracle() -> None:
+@click.pass_context
+def oracle(ctx: click.Context) -> None:
     """Oracle AI Vector Search: check a database before the first ingest."""
+    # the commands of ``oracle_model`` open their pool through this module's seam, looked up when called
+    ctx.ensure_object(dict)["open_connector"] = lambda settings: open_connector(settings)
 
 
 @oracle.command("check")

@@ -56,9 +56,8 @@ def _text_model(settings: Settings) -> Any:
 
 
 def _open_connector(settings: Settings) -> Any:
-    from backend.cli.oracle import open_connector
-
-    return open_connector(settings.store.oracle)
+    """The pool, through ``cli/oracle.py``'s ``open_connector`` (the group puts it in the context)."""
+    return click.get_current_context().obj["open_connector"](settings.store.oracle)
 
 
 @click.command("load-model")

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Callable, Protocol, Sequence
 
 import numpy as np
 import structlog
@@ -22,12 +22,18 @@ from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_aft
 from backend.common.config import BatchingSettings, RetrySettings
 from backend.common.token_bucket import TokenBucket
 from backend.common.errors import ProviderRateLimited, ProviderTimeout
-from backend.core.ports import Embedder, VectorStore
+from backend.core.ports import Embedder
 from backend.core.types import Vector, content_hash
 
 log = structlog.get_logger(__name__)
 
-__all__ = ["EmbeddingBatcher", "EmbeddingStats", "TokenBucket"]  # TokenBucket: re-exported, now in common
+
+
+class VectorCache(Protocol):
+    """The one thing a batcher reads of a store: vectors some version already holds
+    (``VectorStore.cached_vectors``; a Ray worker gets the driver's, or none)."""
+
+    def cached_vectors(self, model: str, text_hashes: Sequence[str]) -> dict[str, Vector]: ...
 
 
 def _log_retry(state: RetryCallState) -> None:
@@ -60,7 +66,7 @@ class EmbeddingStats:
 class EmbeddingBatcher:
     """Vectors for texts, in order, computing only what no version already holds."""
 
-    def __init__(self, embedder: Embedder, store: VectorStore, batching: BatchingSettings, retry: RetrySettings,
+    def __init__(self, embedder: Embedder, store: VectorCache, batching: BatchingSettings, retry: RetrySettings,
                  *, limiter: TokenBucket | None = None, sleep: Callable[[float], None] = time.sleep,
                  on_embedded: Callable[[int], None] | None = None) -> None:
         self.embedder, self.store = embedder, store

@@ -16,12 +16,12 @@ import hashlib
 import json
 import time
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import structlog
 
 from backend.common.config import ProfileSettings
-from backend.common.errors import ConfigError
+from backend.common.errors import ConfigError, ProviderError
 from backend.core.embedding_text import chunk_header, document_input, document_title
 from backend.core.enrichment import (
     ChunkEnrichment,
@@ -36,6 +36,8 @@ from backend.core.enrichment import (
 from backend.core.ports import Enricher, EnrichmentCache
 from backend.core.types import Chunk, HypotheticalQuestion, Summary
 from backend.ingest.ingest_config import ConfigLike
+from backend.ingest.report import IngestReport
+from backend.ingest.targets import Enriched, Prepared, Target
 
 log = structlog.get_logger(__name__)
 
@@ -66,9 +68,9 @@ class EnrichmentStats:
     seconds: float = 0.0
 
 
-@dataclass
-class Enriched:
-    """One document after enrichment: its chunks (metadata filled in) and the rows to embed."""
+@dataclass(frozen=True)
+class Enrichment:
+    """What enriching one document's chunks gives: its chunks (metadata filled in) and the rows to embed."""
 
     chunks: list[Chunk]
     questions: list[HypotheticalQuestion] = field(default_factory=list)
@@ -132,7 +134,7 @@ class EnrichmentStage:
         return text
 
     # --- one document ------------------------------------------------------------------
-    def enrich(self, doc_id: str, source: str, metadata: dict[str, Any], chunks: Sequence[Chunk]) -> Enriched:
+    def enrich(self, doc_id: str, source: str, metadata: dict[str, Any], chunks: Sequence[Chunk]) -> Enrichment:
         """Raises ``ProviderError`` when the enricher fails for good; the pipeline fails the document."""
         started = time.perf_counter()
         title = document_title(metadata, source)
@@ -160,7 +162,7 @@ class EnrichmentStage:
         self.stats.questions += len(questions)
         self.stats.summaries += len(summaries)
         self.stats.seconds += time.perf_counter() - started
-        return Enriched(out, questions, summaries)
+        return Enrichment(out, questions, summaries)
 
     def _apply(self, chunk: Chunk, enrichment: ChunkEnrichment, title: str) -> Chunk:
         metadata = enriched_metadata(chunk.metadata, enrichment)
@@ -173,7 +175,63 @@ class EnrichmentStage:
                                         chunk_header(self.profile, title, headings))
         return replace(chunk, metadata=metadata, embed_text=embed_text)
 
-    def embed_texts(self, enriched: Enriched) -> list[str]:
-        """What is embedded for the questions and summaries (the profile's document prefix, like chunks)."""
-        prefix = self.profile.document_prefix
-        return [f"{prefix}{q.text}" for q in enriched.questions] + [f"{prefix}{s.text}" for s in enriched.summaries]
+
+class EnrichStep:
+    """The enrichment step: ``(items, target, report) -> list[Enriched]``. Each profile's stage is
+    built once per run: its enricher by ``enricher_for`` (or one of ``enrichers``, which its owner
+    closes), its cache the stores' ``enrichment_cache``. A document whose enricher fails for good is
+    reported and left out of the write, like a document whose embedding fails."""
+
+    def __init__(self, config: ConfigLike, enricher_for: EnricherFactory, cache: EnrichmentCache | None,
+                 enrichers: Mapping[str, Enricher] | None = None) -> None:
+        self.config, self.enricher_for, self.cache = config, enricher_for, cache
+        self._enrichers: dict[str, Enricher | None] = dict(enrichers or {})
+        self._injected = set(self._enrichers)
+        self._stages: dict[str, EnrichmentStage] = {}
+
+    def stage(self, target: Target) -> EnrichmentStage | None:
+        """The profile's enrichment stage, or None when off."""
+        name = target.profile_name
+        if target.profile.enrichment.provider == "none" and self._enrichers.get(name) is None:
+            return None
+        if name not in self._stages:
+            if name not in self._enrichers:
+                self._enrichers[name] = self.enricher_for(target.profile)
+            enricher = self._enrichers[name]
+            if enricher is None:
+                return None
+            if self.cache is None:
+                raise ConfigError(f"embeddings.profiles.{name}.enrichment is on but the store gives no enrichment "
+                                  "cache (Stores.enrichment_cache)")
+            self._stages[name] = EnrichmentStage(self.config, target.profile, enricher, self.cache)
+        return self._stages[name]
+
+    def __call__(self, items: Sequence[Prepared], target: Target, report: IngestReport) -> list[Enriched]:
+        stage = self.stage(target)
+        if stage is None:
+            return [Enriched.plain(item) for item in items]
+        kept = []
+        for item in items:
+            try:
+                done = stage.enrich(item.entry.doc_id, item.doc.source, item.doc.metadata, item.chunks)
+            except ProviderError as exc:
+                report.fail(item.entry.path, exc)
+                continue
+            kept.append(Enriched(item, tuple(done.chunks), tuple(done.questions), tuple(done.summaries)))
+        return kept
+
+    def take_stats(self, target: Target) -> EnrichmentStats | None:
+        """The target's enrichment counts since the last call (None when it does not enrich)."""
+        stage = self.stage(target)
+        if stage is None:
+            return None
+        stats, stage.stats = stage.stats, EnrichmentStats()
+        return stats
+
+    def close(self) -> None:
+        """Close the enrichers built here (rebuilt on the next run); injected ones are their owner's."""
+        for name in [n for n in self._enrichers if n not in self._injected]:
+            closer = getattr(self._enrichers.pop(name), "close", None)
+            if callable(closer):
+                closer()
+        self._stages.clear()  # the enrichment cache is the stores' (their owner closes it)

@@ -21,8 +21,8 @@ import structlog
 
 from backend.common.progress import Progress
 from backend.core.types import DocumentWrite
-from backend.ingest.engine import TargetRun
 from backend.ingest.report import IngestReport
+from backend.ingest.targets import TargetRun
 
 if TYPE_CHECKING:
     from types import TracebackType
@@ -31,7 +31,7 @@ log = structlog.get_logger(__name__)
 
 
 class Writes(Protocol):
-    """What the writer needs of ``IngestPipeline``."""
+    """What the writer needs of the write stage (``embed_write.Writer``)."""
 
     def write(self, version: str, documents: Sequence[DocumentWrite], *, allow_served: bool = False) -> int: ...
 
@@ -45,9 +45,9 @@ class Writes(Protocol):
 class GroupWriter:
     """``submit`` each group; leaving the ``with`` block waits for the writes in flight."""
 
-    def __init__(self, pipeline: Writes, run: TargetRun, report: IngestReport, progress: Progress, *,
+    def __init__(self, stage: Writes, run: TargetRun, report: IngestReport, progress: Progress, *,
                  writers: int, store_writers: int) -> None:
-        self.pipeline, self.run, self.report, self.progress = pipeline, run, report, progress
+        self.stage, self.run, self.report, self.progress = stage, run, report, progress
         self.writers = max(1, min(writers, store_writers))
         if writers > self.writers:
             note = f"{writers} writers asked for; this store writes with {self.writers}"
@@ -60,11 +60,11 @@ class GroupWriter:
         """Write one group (``documents``: its size, failed documents included)."""
         target = self.run.target
         if self._pool is None:
-            self.pipeline.commit(self.run, writes, self.report, self.progress, documents=documents)
+            self.stage.commit(self.run, writes, self.report, self.progress, documents=documents)
             return
         while len(self._in_flight) >= self.writers:
             self._settle()
-        future = self._pool.submit(self.pipeline.write, target.version, writes, allow_served=target.allow_served)
+        future = self._pool.submit(self.stage.write, target.version, writes, allow_served=target.allow_served)
         self._in_flight.append((future, writes, documents))
         while self._in_flight and self._in_flight[0][0].done():
             self._settle()
@@ -77,7 +77,7 @@ class GroupWriter:
     def _settle(self) -> None:
         future, writes, documents = self._in_flight.popleft()
         chunks = future.result()
-        self.pipeline.record(self.run, writes, chunks, self.report, self.progress, documents=documents)
+        self.stage.record(self.run, writes, chunks, self.report, self.progress, documents=documents)
 
     def drain(self) -> None:
         """Wait for every write in flight and count it; the first failure is raised after all are done."""

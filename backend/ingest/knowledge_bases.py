@@ -30,13 +30,15 @@ from typing import Any, Callable, Iterator
 import structlog
 import yaml
 
-from backend.common.config import (DEFAULT_DOMAIN, RegisteredKnowledgeBase, Settings, read_registry,
-                                   registry_path, validate_domain_key)
+from backend.common.config import (DEFAULT_DOMAIN, RegisteredKnowledgeBase, RerankSettings, Settings,
+                                   read_registry, registry_path, validate_domain_key)
 from backend.common.errors import ConfigError, GateFailed, KnowledgeBaseExists, NothingIngested, UnknownDomain
 from backend.common.display_text import spoofing_problem
 from backend.common.identifiers import validate_table_name
 from backend.core.services.golden import load_golden_set
-from backend.core.ports import Stores
+from backend.core.ports import CombinedStore, Embedder, IndexAdmin, Reranker, Stores
+from backend.core.services.chat_service import ChatService
+from backend.core.services.evidence import SentenceScorer
 from backend.core.services.evaluation import Evaluator
 from backend.core.services.promotion import PromotionResult, promote_configured
 from backend.core.services.series_lock import SeriesLocks
@@ -44,6 +46,7 @@ from backend.core.services.starter_golden import is_generated
 from backend.ingest.folder import walk_folder
 from backend.common.progress import Progress as IngestProgress
 from backend.ingest.pipeline import EnricherFactory, IngestPipeline, no_enricher
+from backend.ingest.report import IngestReport
 
 log = structlog.get_logger(__name__)
 
@@ -261,12 +264,12 @@ def golden_info(path: Path) -> dict[str, Any]:
     return {"path": str(path), "generated": is_generated(golden), "queries": len(golden)}
 
 
-def _changed(report: Any) -> bool:
+def _changed(report: IngestReport) -> bool:
     """Pure: the run wrote or removed at least one document."""
     return report.documents_written > 0 or any(b["pruned"] for b in report.builds)
 
 
-def _discard_new(admin: Any, report: Any) -> None:
+def _discard_new(admin: IndexAdmin, report: IngestReport) -> None:
     """Drop the versions this run made and filled with nothing but the parent's documents (issue
     49 M3): a candidate equal to the live version would pass every gate and say nothing. A
     resumed or in-place version predates the run (an earlier upload's candidate): it stays."""
@@ -276,11 +279,13 @@ def _discard_new(admin: Any, report: Any) -> None:
             log.info("kb.empty_candidate_dropped", version=build["version"], failed=len(report.failures))
 
 
-def ingest_into_candidate(settings: Settings, store: Any, embedder: Any, key: str,
+def ingest_into_candidate(settings: Settings, store: CombinedStore | Stores, embedder: Embedder, key: str,
                           lines: list[dict[str, Any]] | Path, *, principal: str | None,
                           progress: Progress | None = None, promote: bool, bars: bool = False,
-                          reranker: Any = None, rerankers: Any = None, chat: Any = None,
-                          scorer: Any = None, enricher_for: EnricherFactory = no_enricher,
+                          reranker: Reranker | None = None,
+                          rerankers: Callable[[RerankSettings], Reranker | None] | None = None,
+                          chat: ChatService | None = None, scorer: SentenceScorer | None = None,
+                          enricher_for: EnricherFactory = no_enricher,
                           ingest_progress: IngestProgress | None = None) -> KbRunResult:
     """Ingest ``lines`` (manifest lines, or a folder walked by ``walk_folder``) into a candidate
     version of knowledge base ``key`` (``default``: the default alias), evaluate it against the live

@@ -1,17 +1,28 @@
-"""What the ingest stages pass along: a target version, a pending document, the sanitizer stage."""
+"""The ingest records, in the order a document meets them, and the per-series run.
+
+A manifest entry becomes ``Planned`` (entry and hash: it must be written), then ``Prepared``
+(loaded, sanitized, chunked), then ``Enriched`` (metadata filled in, questions and summaries to
+embed), then a ``DocumentWrite`` (``backend.core.types``: its rows with their vectors). Each
+record is frozen: a stage returns new records and never edits what it was given, so a record
+handed to a helper thread or pickled to a Ray worker means the same thing everywhere.
+
+``TargetRun`` is one series being written (its version, the documents still to write) and
+``EngineStats`` what an engine returns; ``Target`` says where a group of entries goes.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import islice
 from pathlib import Path
-from typing import Iterable, Protocol, Sequence
+from typing import Any, Callable, Iterable, Iterator, Protocol, Sequence
 
 from backend.common.config import REPO_ROOT, EmbeddingSettings, ProfileSettings
 from backend.common.errors import ConfigError
 from backend.common.pii_findings import SanitizeOutcome
-from backend.core.types import Chunk
+from backend.core.types import Chunk, HypotheticalQuestion, Summary
 from backend.ingest.documents import LoadedDocument
-from backend.ingest.enrichment_stage import Enriched
+from backend.ingest.embedding_batches import EmbeddingBatcher, EmbeddingStats
 from backend.ingest.manifest import ManifestEntry
 
 
@@ -26,16 +37,83 @@ class Target:
     allow_served: bool = False
 
 
-@dataclass
-class Pending:
-    """One document on its way through the stages, in manifest order."""
+@dataclass(frozen=True)
+class Planned:
+    """A document the planner found changed (or new): its manifest entry and the hash it will be
+    stored with, in manifest order."""
 
     entry: ManifestEntry
     doc_hash: str
-    doc: LoadedDocument | None = None
-    text: str = ""
-    chunks: list[Chunk] = field(default_factory=list)
-    enriched: Enriched | None = None
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A document loaded, sanitized and chunked (``prepare.Preparer``)."""
+
+    planned: Planned
+    doc: LoadedDocument
+    chunks: tuple[Chunk, ...]
+
+    @property
+    def entry(self) -> ManifestEntry:
+        return self.planned.entry
+
+
+@dataclass(frozen=True)
+class Enriched:
+    """A document after the enrichment step: its chunks (metadata filled in when a profile
+    enriches) and the question and summary rows embedded with them."""
+
+    prepared: Prepared
+    chunks: tuple[Chunk, ...]
+    questions: tuple[HypotheticalQuestion, ...] = ()
+    summaries: tuple[Summary, ...] = ()
+
+    @classmethod
+    def plain(cls, prepared: Prepared) -> Enriched:
+        """A document of a profile that does not enrich: its chunks as prepared."""
+        return cls(prepared, prepared.chunks)
+
+    @property
+    def entry(self) -> ManifestEntry:
+        return self.prepared.planned.entry
+
+
+#: what an engine returns: its embedding batchers' counts summed, and the groups it committed
+EngineStats = EmbeddingStats
+
+
+@dataclass(frozen=True)
+class TargetRun:
+    """One series being written (``planner.Planner.start``): its version (``target.version``,
+    ``target.allow_served``), the documents still to write in manifest order, and how to make an
+    ``EmbeddingBatcher``. The fields are fixed; ``written`` and ``build`` collect what the run did."""
+
+    series: str
+    target: Target
+    pending: Sequence[Planned]
+    #: ``doc_id -> doc_hash`` the version held before this run (prune and carried counts)
+    existing: dict[str, str]
+    listed: set[str]
+    parent: str | None
+    prune: bool
+    #: this series' entry of ``IngestReport.builds`` (written and pruned are added at the finish)
+    build: dict[str, Any]
+    group_size: int
+    #: ``batcher(on_embedded)``: a batcher over the ingest's embedder and vector cache
+    batcher: Callable[[Callable[[int], None] | None], EmbeddingBatcher]
+    #: documents of the manifest already in the version before this run (unchanged hashes)
+    done_before: int = 0
+    #: documents listed for this series, readable or not (the "of M" of a cancel)
+    total: int = 0
+    #: doc ids written by this run (``embed_write.Writer.record`` adds them)
+    written: set[str] = field(default_factory=set)
+
+    def groups(self) -> Iterator[list[Planned]]:
+        """The pending documents in groups of ``group_size`` (one store transaction each)."""
+        it = iter(self.pending)
+        while group := list(islice(it, self.group_size)):
+            yield group
 
 
 class TextSanitizer(Protocol):

@@ -37,6 +37,23 @@ def _sqlite_store(settings: StoreSettings, root: Callable[[str], Path]) -> Store
     return SqliteVectorStore(root(settings.sqlite.path), settings.sqlite.busy_timeout_ms, settings.sqlite.ann)
 
 
+def sqlite_vector_cache(path: str) -> CombinedStore:
+    """The SQLite store file at ``path``, opened for its embedding cache (``cached_vectors``) alone:
+    what a Ray embedding actor on the driver's machine reads."""
+    from backend.providers.sqlite_vs.store import SqliteVectorStore
+
+    return SqliteVectorStore(path)
+
+
+def sqlite_path(stores: Stores) -> str | None:
+    """The SQLite file behind ``stores``, or None for another backend."""
+    from backend.providers.sqlite_vs.connection import SqliteDatabase
+    from backend.providers.sqlite_vs.store import SqliteVectorStore
+
+    owner = stores.owner
+    return owner.path if isinstance(owner, (SqliteDatabase, SqliteVectorStore)) else None
+
+
 def _oracle_store(settings: StoreSettings, root: Callable[[str], Path]) -> StoreFacade:
     from backend.providers.oracle_vs.store import OracleVectorStore
 

@@ -15,10 +15,10 @@ import pytest
 from backend.common.config import load_settings
 from backend.common.errors import StoreError
 from backend.common.progress import ProgressTracker
-from backend.ingest.engine import TargetRun
 from backend.ingest.group_writer import GroupWriter
 from backend.ingest.pipeline import IngestPipeline
 from backend.ingest.report import IngestReport
+from backend.ingest.targets import TargetRun
 from tests.providers.oracle_fake import CatalogDb, catalog_store
 from tests.providers.test_oracle_vs import doc
 
@@ -67,7 +67,7 @@ def oracle_pipeline(tmp_path: Path, embedder: Any) -> tuple[Overlap, IngestPipel
 def test_oracle_groups_are_written_at_once_and_counted_in_order(oracle_pipeline: tuple[Overlap, IngestPipeline]) -> None:
     db, pipeline = oracle_pipeline
     run, report, progress = run_for("KB_V1"), IngestReport(manifest="m.jsonl"), ProgressTracker()
-    with GroupWriter(pipeline, run, report, progress, writers=3,
+    with GroupWriter(pipeline.stages.write, run, report, progress, writers=3,
                      store_writers=pipeline.stores.vectors.max_writers()) as writer:
         assert writer.writers == 3
         for g in range(8):
@@ -85,7 +85,7 @@ def test_a_failed_write_stops_the_run_after_the_others_finish(oracle_pipeline: t
     run, report = run_for("KB_V1"), IngestReport(manifest="m.jsonl")
     db.fail_on(r"^INSERT INTO KB_V1 \(chunk_id", 12899, row=0)  # one group's chunk is refused by the server
     with pytest.raises(StoreError, match="ORA-12899"):
-        with GroupWriter(pipeline, run, report, ProgressTracker(), writers=3, store_writers=3) as writer:
+        with GroupWriter(pipeline.stages.write, run, report, ProgressTracker(), writers=3, store_writers=3) as writer:
             for g in range(4):
                 writer.submit([doc(f"d{g}", 2)], documents=1)
     assert not db.open  # nothing left half-open
@@ -103,7 +103,7 @@ def test_the_embedded_store_writes_with_one_and_says_so(tmp_path: Path, embedder
         assert stores.vectors.max_writers() == 1
         pipeline = IngestPipeline.from_settings(settings, stores, embedder, progress=False)
         report = IngestReport(manifest="m.jsonl")
-        with GroupWriter(pipeline, run_for("KB_V1"), report, ProgressTracker(), writers=4,
+        with GroupWriter(pipeline.stages.write, run_for("KB_V1"), report, ProgressTracker(), writers=4,
                          store_writers=stores.vectors.max_writers()) as writer:
             assert writer.writers == 1 and writer._pool is None
         assert report.notes == ["4 writers asked for; this store writes with 1"]

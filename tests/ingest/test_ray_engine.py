@@ -31,16 +31,17 @@ pytest.importorskip("ray.data", reason="the `ray` extra is not installed (pip in
                     "make setup-test installs it)")
 
 from tests.ingest.stored import documents_stored  # noqa: E402
-from backend.runtime import worker_embedder  # noqa: E402
+from backend.runtime import worker_cache_db, worker_embedder, worker_vector_cache  # noqa: E402
 from backend.cli.main import cli  # noqa: E402
 from backend.common.config import ProfileSettings, load_settings  # noqa: E402
 from backend.ingest.cancel import CancelToken, IngestCancelled  # noqa: E402
 from backend.ingest.ingest_config import IngestConfig  # noqa: E402
 from backend.ingest.manifest import read_manifest  # noqa: E402
-from backend.ingest.pipeline import IngestPipeline, Pending, Target  # noqa: E402
+from backend.ingest.pipeline import IngestPipeline  # noqa: E402
+from backend.ingest.targets import Planned, Target  # noqa: E402
 from backend.ingest.ray_engine import RayEngine, RayEngineError, enrichment_refusal  # noqa: E402
 from backend.core.ports import Stores  # noqa: E402
-from backend.ingest.ray_engine.stages import EmbedStage, PrepareStage, Row, decode, encode, worker_cache_db  # noqa: E402
+from backend.ingest.ray_engine.stages import EmbedStage, PrepareStage, Row, decode, encode  # noqa: E402
 from backend.providers.sqlite_vs.store import SqliteVectorStore  # noqa: E402
 from tests.conftest import make_settings  # noqa: E402
 from tests.ingest import hostile  # noqa: E402
@@ -265,9 +266,9 @@ def _prepared(folder: Path, paths: list[str], **sections: Any) -> tuple[IngestCo
     config = IngestConfig.of(settings)
     prepare = PrepareStage(config, target, worker_embedder)
     try:
-        return config, target, prepare(encode([Row(i, Pending(e, f"hash{i}")) for i, e in enumerate(parsed.entries)]))
+        return config, target, prepare(encode([Row(i, Planned(e, f"hash{i}")) for i, e in enumerate(parsed.entries)]))
     finally:
-        prepare.pipeline.close()
+        prepare.preparer.close()
 
 
 def test_the_stages_keep_the_loader_limits_and_fail_only_the_hostile_file(tmp_path: Path) -> None:
@@ -308,8 +309,9 @@ def test_embedding_actors_read_the_driver_s_cache_and_embed_only_new_texts(tmp_p
         assert worker_cache_db(Stores.of(store)) == str(db.resolve())
     finally:
         store.close()
-    again = decode(EmbedStage(config, target, worker_embedder, 1, str(db))(prepared))
+    again = decode(EmbedStage(config, target, worker_embedder, 1, str(db), worker_vector_cache)(prepared))
     assert again[0].computed == 1  # only b's text was embedded; a's vector came from the cache
     assert again[0].write is not None and np.allclose(again[0].write.vectors, write.vectors)
-    assert decode(EmbedStage(config, target, worker_embedder, 1, str(tmp_path / "elsewhere.sqlite"))(prepared))[
+    assert decode(EmbedStage(config, target, worker_embedder, 1, str(tmp_path / "elsewhere.sqlite"),
+                              worker_vector_cache)(prepared))[
         0].computed == 2  # a node that does not see the file embeds everything

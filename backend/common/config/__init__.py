@@ -74,6 +74,7 @@ from backend.common.config.metadata import (
     SearchPreset,
 )
 from backend.common.config.retrieval import (
+    FEATURES,
     AnswerabilitySettings,
     ReaderSettings,
     FreshnessSettings,
@@ -150,6 +151,7 @@ from backend.common.config.loading import (
 )
 
 __all__ = [
+    "FEATURES",
     "AccessSettings",
     "AdminSettings",
     "AliasSettings",

@@ -52,6 +52,13 @@ class ReaderSettings(_Model):
         "(meaning and words, already computed) ranks first; the others count as not answering. Bounds /chat's cost.")
 
 
+#: the answerability model's features, in the order of its weight vector (``core/services/answerability.py``
+#: computes them; the names live here so the settings check them without importing a service)
+FEATURES: tuple[str, ...] = ("dense", "lexical", "answer_type", "passage_cover", "context_cover", "missing_topic",
+                             "entity_cover", "entity_missing", "similarity", "name_cover", "number_missing",
+                             "bigram_cover", "novelty", "unknown_words", "evidence", "conflict", "reader")
+
+
 class AnswerabilitySettings(_Model):
     """The answerability model (``decision_score: answerability``): logistic weights per
     feature, fitted by ``rag calibrate --answerability`` (docs/CALIBRATION.md)."""
@@ -78,8 +85,6 @@ class AnswerabilitySettings(_Model):
     @field_validator("weights")
     @classmethod
     def _known_features(cls, v: dict[str, float]) -> dict[str, float]:
-        from backend.core.services.answerability import FEATURES
-
         unknown = sorted(set(v) - set(FEATURES))
         if unknown:
             raise ValueError(f"unknown feature(s) {unknown}; known: {', '.join(FEATURES)}{hint(unknown[0], FEATURES)}")

@@ -26,10 +26,9 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from backend.common.config import RetrievalSettings
+from backend.common.config import FEATURES, RetrievalSettings
 from backend.core import ranking_metrics as rm
 from backend.core.services.answerability import (
-    FEATURES,
     AnswerabilityJudge,
     AnswerabilityModel,
     Probe,

@@ -4,7 +4,7 @@ The dataset is the pending documents in manifest order, one row each; two ``map_
 stages run in actor pools (``stages.PrepareStage``: load, sanitize, chunk; ``stages.EmbedStage``:
 embed, one model per actor, loaded once). The driver reads the rows back in order
 (``preserve_order``) and commits them in groups of ``ingest.documents_per_transaction`` with
-``IngestPipeline.commit``: one writer, the same transactions as the single-process engine, so
+the ``Writer`` stage (``GroupWriter``): one writer, the same transactions as the single-process engine, so
 the version, its chunk ids and texts are the same whichever engine wrote them. Cancellation is
 checked after each group, as in one process; ``finish_target`` (prune, ``finish_load``) and the
 gate are the caller's, unchanged.
@@ -16,23 +16,24 @@ stops the run as it would in one process. When the run stops (that error, the cl
 ``RayEngineError``), the candidate keeps what was written: the same command resumes it (written
 documents' hashes match).
 
-Not done here yet: enrichment (``profile.enrichment``; the default engine does it) and the
-embedding cache (a worker has no store, so every pending text is embedded; unchanged documents
+Not done here yet: enrichment (``profile.enrichment``; the default engine does it). The embedding
+cache is read only by actors that see the driver's SQLite file (``Stages.worker_cache``, opened
+with the ``vector_cache`` factory); elsewhere every pending text is embedded (unchanged documents
 are still skipped by hash before anything runs).
 """
 
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import Any, Iterator
 
 import structlog
 
 from backend.common.config import ProfileSettings
 from backend.common.errors import ConfigError, RagError
 from backend.common.progress import Progress
+from backend.common.pii_findings import PiiFinding
 from backend.core.types import DocumentWrite
-from backend.ingest.engine import EngineStats, TargetRun
 from backend.ingest.group_writer import GroupWriter
 from backend.ingest.ingest_config import IngestConfig
 from backend.ingest.ray_engine.cluster import Connection, connect, require_ray
@@ -42,15 +43,13 @@ from backend.ingest.ray_engine.stages import (
     EmbedStage,
     PrepareStage,
     Row,
+    VectorCacheFactory,
     pack,
     unpack,
-    worker_cache_db,
 )
 from backend.ingest.report import IngestReport
-from backend.ingest.targets import Pending
-
-if TYPE_CHECKING:
-    from backend.ingest.pipeline import IngestPipeline
+from backend.ingest.stages import Stages
+from backend.ingest.targets import EngineStats, TargetRun
 
 log = structlog.get_logger(__name__)
 
@@ -78,11 +77,14 @@ class RayEngine:
     ``num_cpus`` CPUs); ``actors``: embedding actors (default: one per CPU of the cluster), each
     reserving one CPU and running its model on one thread; ``prepare_actors``: actors that load,
     sanitize and chunk (they reserve no CPU: give more of them when sanitizing is on).
-    ``embedder_factory`` builds the model inside each actor (a module-level function, so it pickles).
+    ``embedder_factory`` builds the model inside each actor and ``vector_cache`` opens the driver's
+    embedding cache there (module-level functions of the composition root, so they pickle; without
+    ``vector_cache`` every pending text is embedded).
     """
 
     def __init__(self, embedder_factory: EmbedderFactory, *, address: str | None = None, actors: int | None = None,
-                 prepare_actors: int = 1, num_cpus: int | None = None, writers: int = 1) -> None:
+                 prepare_actors: int = 1, num_cpus: int | None = None, writers: int = 1,
+                 vector_cache: VectorCacheFactory | None = None) -> None:
         require_ray()
         if actors is not None and actors < 1:
             raise ConfigError(f"--ray-actors must be at least 1, got {actors}")
@@ -91,6 +93,7 @@ class RayEngine:
         if writers < 1:
             raise ConfigError(f"--ray-writers must be at least 1, got {writers}")
         self.embedder_factory = embedder_factory
+        self.vector_cache = vector_cache
         self.address, self.actors, self.prepare_actors = address, actors, prepare_actors
         self.writers = writers
         #: the driver's SQLite file, whose embedding cache the embedding actors read (None: no cache)
@@ -119,8 +122,7 @@ class RayEngine:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def process(self, pipeline: IngestPipeline, run: TargetRun, report: IngestReport,
-                progress: Progress) -> EngineStats:
+    def process(self, stages: Stages, run: TargetRun, report: IngestReport, progress: Progress) -> EngineStats:
         target = run.target
         refusal = enrichment_refusal(target.profile_name, target.profile)
         if refusal is not None:
@@ -128,24 +130,24 @@ class RayEngine:
         stats = EngineStats()
         if not run.pending:
             return stats
-        self._cache_db = worker_cache_db(pipeline.stores)
+        self._cache_db = stages.worker_cache
         done = False
         try:
-            self._process(pipeline, run, report, progress, stats)
+            self._process(stages, run, report, progress, stats)
             done = True
         finally:
             if not done:  # cancelled or failed: finish_target will not run, the report still counts
                 report.add_engine_stats(stats)
         return stats
 
-    def _process(self, pipeline: IngestPipeline, run: TargetRun, report: IngestReport, progress: Progress,
+    def _process(self, stages: Stages, run: TargetRun, report: IngestReport, progress: Progress,
                  stats: EngineStats) -> None:
-        findings: list[Any] = []
+        findings: list[PiiFinding] = []
         group: list[DocumentWrite] = []
         documents = 0
-        with GroupWriter(pipeline, run, report, progress, writers=self.writers,
-                         store_writers=pipeline.stores.vectors.max_writers()) as writer:
-            for row in self._rows(pipeline.config, run):
+        with GroupWriter(stages.write, run, report, progress, writers=self.writers,
+                         store_writers=stages.write.max_writers()) as writer:
+            for row in self._rows(stages.prepare.config, run):
                 if row.scratch is not None:
                     report.absorb(row.scratch)
                 findings += row.findings
@@ -156,25 +158,25 @@ class RayEngine:
                     group.append(row.write)
                 documents += 1
                 if documents == run.group_size:
-                    self._commit(pipeline, writer, group, documents, findings, stats)
+                    self._commit(stages, writer, group, documents, findings, stats)
                     group, documents, findings = [], 0, []
             if documents:
-                self._commit(pipeline, writer, group, documents, findings, stats)
+                self._commit(stages, writer, group, documents, findings, stats)
 
     @staticmethod
-    def _commit(pipeline: IngestPipeline, writer: GroupWriter, writes: list[DocumentWrite], documents: int,
-                findings: list[Any], stats: EngineStats) -> None:
+    def _commit(stages: Stages, writer: GroupWriter, writes: list[DocumentWrite], documents: int,
+                findings: list[PiiFinding], stats: EngineStats) -> None:
         if findings:  # before the rows: an audit line is never missing for a written document
             from backend.common.sanitizer import write_findings
 
-            config = pipeline.config
+            config = stages.prepare.config
             write_findings(config.resolve_path(config.sanitize.audit_path), findings)
             log.info("ingest.pii_findings", findings=len(findings), documents=documents)
         writer.submit(writes, documents)
         stats.groups += 1
-        if writer.in_flight and pipeline.cancel.requested(writer.run.series) is not None:
+        if writer.in_flight and stages.cancel.requested(writer.run.series) is not None:
             writer.drain()  # what the writers in flight commit is counted before the cancel says how much is written
-        pipeline.check_cancel(writer.run, writer.report)
+        stages.cancel(writer.run, writer.report)
 
     def _rows(self, config: IngestConfig, run: TargetRun) -> Iterator[Row]:
         """The documents after both stages, in manifest order."""
@@ -206,13 +208,14 @@ class RayEngine:
         context.raise_original_map_exception = True  # a stage's SanitizerError, not a wrapper around it
         context.wait_for_min_actors_s = WAIT_FOR_ACTORS_S
         size = run.group_size
-        rows = [{COLUMN: pack(Row(seq, Pending(p.entry, p.doc_hash)))} for seq, p in enumerate(run.pending)]
+        rows = [{COLUMN: pack(Row(seq, planned))} for seq, planned in enumerate(run.pending)]
         dataset = ray.data.from_items(rows, override_num_blocks=max(1, -(-len(rows) // size)))
         dataset = dataset.map_batches(
             PrepareStage, fn_constructor_args=(config, run.target, self.embedder_factory), batch_size=size,
             batch_format="numpy", compute=ActorPoolStrategy(size=self.prepare_actors), num_cpus=0)
         return dataset.map_batches(
-            EmbedStage, fn_constructor_args=(config, run.target, self.embedder_factory, 1, self._cache_db),
+            EmbedStage, fn_constructor_args=(config, run.target, self.embedder_factory, 1, self._cache_db,
+                                             self.vector_cache),
             batch_size=size,
             batch_format="numpy", compute=ActorPoolStrategy(size=actors), num_cpus=1)
 

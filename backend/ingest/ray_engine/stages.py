@@ -1,19 +1,22 @@
 """What runs in the Ray workers: the prepare and embed stages, one callable class each.
 
 Ray Data builds each class once per actor (``ActorPoolStrategy``), so what is slow to build is
-built once per actor and reused for every batch: the prepare stage's pipeline (its loader worker
-process, the PII analyzer, the chunker and its tokenizer), the embed stage's model. Each stage
-runs the pipeline's own per-group steps (``IngestPipeline.prepare``, ``vectors``,
-``document_write``) on a pipeline built in the worker, so a document is loaded (under the same
+built once per actor and reused for every batch: the prepare actor's ``Preparer`` (its loader
+worker process, the PII analyzer, the chunker and its tokenizer), the embed actor's model. Each
+actor builds only the stage it runs (``prepare.Preparer``, ``embed_write.Vectorizer``), the same
+classes the single-process engine runs, so a document is loaded (under the same
 ``ingest.limits``), sanitized, chunked and embedded by the same code as in one process.
 
 A worker has no store to write to: the driver writes. An embedding worker reads the embedding
-cache of the driver's SQLite file when its node sees that file (``_CacheOnly``). Rows cross between stages as pickles of
-:class:`Row` (a column of bytes), so no Arrow conversion touches a document's text or vectors.
+cache of the driver's SQLite file when its node sees that file, through the composition root's
+``vector_cache`` factory (``runtime.worker_vector_cache``; ingest imports no provider). Rows cross
+between stages as pickles of :class:`Row` (a column of bytes), so no Arrow conversion touches a
+document's text or vectors.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import pickle
 from dataclasses import dataclass, field, replace
@@ -23,12 +26,14 @@ import numpy as np
 
 from backend.common.config import EmbeddingSettings
 from backend.common.pii_findings import PiiFinding, SanitizeOutcome
-from backend.core.ports import Embedder, Stores
+from backend.core.ports import Embedder
 from backend.core.types import DocumentWrite, Vector
-from backend.ingest.embedding_batches import EmbeddingBatcher
+from backend.ingest.embed_write import Vectorizer
+from backend.ingest.embedding_batches import VectorCache
 from backend.ingest.ingest_config import IngestConfig
+from backend.ingest.prepare import Preparer
 from backend.ingest.report import IngestReport
-from backend.ingest.targets import Pending, Target
+from backend.ingest.targets import Enriched, Planned, Prepared, Target
 
 #: the one column of every dataset the engine builds: a pickled ``Row`` per document
 COLUMN = "payload"
@@ -36,14 +41,19 @@ COLUMN = "payload"
 #: ``factory(embeddings)``: an embedder for these settings, built in the worker (module-level, so it pickles)
 EmbedderFactory = Callable[[EmbeddingSettings], Embedder]
 
+#: ``factory(path)``: the embedding cache of the driver's store file, read in the worker (module-level, so it pickles)
+VectorCacheFactory = Callable[[str], VectorCache]
+
 
 @dataclass
 class Row:
     """One document between stages: its place in the manifest order and what is known so far."""
 
     seq: int
-    #: the document (entry and hash in; loaded, sanitized and chunked after prepare); None once it failed
-    item: Pending | None
+    #: the document as planned (entry and hash)
+    planned: Planned
+    #: after prepare: loaded, sanitized and chunked (None: it failed, see ``scratch``; or embedded)
+    prepared: Prepared | None = None
     #: its rows with their vectors, after embed (None: it failed, see ``scratch``)
     write: DocumentWrite | None = None
     #: what the stages recorded for the batch this row led (failures, notes, duplicates dropped)
@@ -75,61 +85,20 @@ def decode(batch: dict[str, Any]) -> list[Row]:
     return [unpack(value) for value in batch[COLUMN]]
 
 
-class _NoStore:
-    """A worker's store: no vector cache (every text is embedded), nothing else to call."""
+class _NoCache:
+    """A worker that does not see the driver's store file: no vector cache (every text is embedded)."""
 
-    def cached_vectors(self, model_id: str, hashes: Sequence[str]) -> dict[str, Vector]:
+    def cached_vectors(self, model: str, text_hashes: Sequence[str]) -> dict[str, Vector]:
         return {}
 
-    def __getattr__(self, name: str) -> Any:
-        raise RuntimeError(f"a Ray ingest worker has no store ({name}): the driver writes")
 
-
-class _CacheOnly(_NoStore):
-    """A worker on the driver's machine with the embedded store: the embedding cache of the driver's
-    SQLite file (``cached_vectors``, read beside the driver's writes, WAL), so a text embedded for any
-    version before is not embedded again; nothing else."""
-
-    def __init__(self, path: str) -> None:
-        from backend.providers.sqlite_vs.store import SqliteVectorStore
-
-        self._store = SqliteVectorStore(path)
-
-    def cached_vectors(self, model_id: str, hashes: Sequence[str]) -> dict[str, Vector]:
-        return self._store.cached_vectors(model_id, hashes)
-
-
-def _worker_stores(cache_db: str | None = None) -> Stores:
-    """``cache_db``: the driver's SQLite file; read for the embedding cache when this worker's node
+def _cache(cache_db: str | None, factory: VectorCacheFactory | None) -> VectorCache:
+    """``cache_db``: the driver's store file; read for the embedding cache when this worker's node
     sees it at the same path (a one-machine cluster); otherwise, and on Oracle (a worker gets no
     credentials), no cache."""
-    store: Any = _CacheOnly(cache_db) if cache_db and os.path.isfile(cache_db) else _NoStore()
-    return Stores(vectors=store, admin=store, interactions=store)
-
-
-def worker_cache_db(stores: Stores) -> str | None:
-    """The SQLite file behind ``stores`` (what ``_worker_stores`` reads), or None for another store."""
-    from backend.providers.sqlite_vs.connection import SqliteDatabase
-    from backend.providers.sqlite_vs.store import SqliteVectorStore
-
-    owner = stores.owner
-    return owner.path if isinstance(owner, (SqliteDatabase, SqliteVectorStore)) else None
-
-
-class _LazyEmbedder:
-    """The prepare stage's embedder: built only if something asks for it (the ``tokens`` chunker's
-    tokenizer), so preparing does not load a model it does not use."""
-
-    def __init__(self, factory: EmbedderFactory, embeddings: EmbeddingSettings) -> None:
-        self._factory, self._embeddings = factory, embeddings
-        self._built: Embedder | None = None
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("_"):
-            raise AttributeError(name)
-        if self._built is None:
-            self._built = self._factory(self._embeddings)
-        return getattr(self._built, name)
+    if cache_db and factory is not None and os.path.isfile(cache_db):
+        return factory(cache_db)
+    return _NoCache()
 
 
 class _CollectingSanitizer:
@@ -148,35 +117,30 @@ class _CollectingSanitizer:
         return SanitizeOutcome(outcome.texts, [])
 
 
-def _pipeline(config: IngestConfig, embedder: Any) -> Any:
-    from backend.ingest.pipeline import IngestPipeline
-
-    return IngestPipeline(_worker_stores(), embedder, config)
-
-
 class PrepareStage:
-    """Load (in the pipeline's loader worker process, under ``ingest.limits``), sanitize and chunk
-    a batch of documents with ``IngestPipeline.prepare``."""
+    """Load (in the preparer's loader worker process, under ``ingest.limits``), sanitize and chunk
+    a batch of documents with a ``Preparer``, built once per actor."""
 
     def __init__(self, config: IngestConfig, target: Target, embedder_factory: EmbedderFactory) -> None:
         self.config, self.target = config, target
-        self.pipeline = _pipeline(config, _LazyEmbedder(embedder_factory, config.embeddings))
+        # the embedder is built only if the ``tokens`` chunker asks for its tokenizer
+        self.preparer = Preparer(config, functools.partial(embedder_factory, config.embeddings))
 
     def __call__(self, batch: dict[str, Any]) -> dict[str, np.ndarray]:
         rows = decode(batch)
         scratch = IngestReport(manifest="")
         sanitizer = _CollectingSanitizer(self.config) if self.config.sanitize.enabled else None
-        items = [row.item for row in rows if row.item is not None]
-        prepared = {id(item) for item in self.pipeline.prepare(items, self.target, scratch, sanitizer=sanitizer)}
-        out = [replace(row, item=row.item if id(row.item) in prepared else None) for row in rows]
+        prepared = {id(p.planned): p for p in self.preparer([row.planned for row in rows], self.target, scratch,
+                                                             sanitizer=sanitizer)}
+        out = [replace(row, prepared=prepared.get(id(row.planned))) for row in rows]
         if out:
             out[0] = replace(out[0], scratch=scratch, findings=sanitizer.findings if sanitizer else [])
         return encode(out)
 
     def __del__(self) -> None:
-        pipeline = getattr(self, "pipeline", None)
-        if pipeline is not None:
-            pipeline.close()
+        preparer = getattr(self, "preparer", None)
+        if preparer is not None:
+            preparer.close()
 
 
 def worker_embeddings(embeddings: EmbeddingSettings, threads: int) -> EmbeddingSettings:
@@ -186,29 +150,29 @@ def worker_embeddings(embeddings: EmbeddingSettings, threads: int) -> EmbeddingS
 
 
 class EmbedStage:
-    """Embed a batch of prepared documents with ``IngestPipeline.vectors`` (batched, deduplicated,
-    transient provider errors retried, a permanent one failing only its document) and turn each
-    into its ``DocumentWrite``."""
+    """Embed a batch of prepared documents with a ``Vectorizer`` (batched, deduplicated, transient
+    provider errors retried, a permanent one failing only its document), each into its
+    ``DocumentWrite``. The Ray engine does not enrich: each document goes as prepared."""
 
     def __init__(self, config: IngestConfig, target: Target, embedder_factory: EmbedderFactory, threads: int,
-                 cache_db: str | None = None) -> None:
+                 cache_db: str | None = None, vector_cache: VectorCacheFactory | None = None) -> None:
         for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
             os.environ[name] = str(threads)
         embeddings = worker_embeddings(config.embeddings, threads)
         self.target = target
         self.embedder = embedder_factory(embeddings)
-        self.pipeline = _pipeline(config, self.embedder)
-        self.batcher = EmbeddingBatcher(self.embedder, _worker_stores(cache_db).vectors, embeddings.batching,
-                                        embeddings.retry)
+        self.vectorizer = Vectorizer(self.embedder, _cache(cache_db, vector_cache), embeddings.batching,
+                                     embeddings.retry)
+        self.batcher = self.vectorizer.batcher()
 
     def __call__(self, batch: dict[str, Any]) -> dict[str, np.ndarray]:
         rows = decode(batch)
         scratch = IngestReport(manifest="")
         computed, retries = self.batcher.stats.computed, self.batcher.stats.retries
-        items = [row.item for row in rows if row.item is not None]
-        writes = {id(item): self.pipeline.document_write(item, vectors)
-                  for item, vectors in self.pipeline.vectors(items, self.batcher, scratch, self.target)}
-        out = [replace(row, item=None, write=writes.get(id(row.item))) for row in rows]
+        items = [Enriched.plain(row.prepared) for row in rows if row.prepared is not None]
+        writes = {id(item.prepared): write
+                  for item, write in self.vectorizer.pairs(items, self.batcher, scratch, self.target)}
+        out = [replace(row, prepared=None, write=writes.get(id(row.prepared))) for row in rows]
         if out:
             lead = out[0].scratch or IngestReport(manifest="")
             lead.absorb(scratch)

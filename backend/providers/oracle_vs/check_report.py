@@ -5,7 +5,10 @@ covers, what to do), the ``Report`` that gathers them (its JSON and its exit sta
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable, Literal
+from typing import TYPE_CHECKING, Any, Callable, Literal, Protocol
+
+if TYPE_CHECKING:
+    from backend.common.config import OracleSettings
 
 Status = Literal["pass", "warn", "fail", "skip"]
 
@@ -76,3 +79,23 @@ def render(report: Report, echo: Callable[[str], None]) -> None:
     failed = sum(1 for c in report.checks if c.status == "fail" and c.required)
     echo(f"{counts['pass']} pass, {counts['warn']} warn, {counts['fail']} fail ({failed} required), "
          f"{counts['skip']} skip: {'ready' if report.ok else 'not ready'} (exit {0 if report.ok else 1})")
+
+
+class CheckSession(Protocol):
+    """What the check groups (``plan_checks``, ``model_checks``) ask of the first-contact session
+    (``first_contact.FirstContact``): its connection and settings, statements, and the report."""
+
+    con: Any
+    settings: OracleSettings
+    max_question_chars: int
+    run_id: str
+
+    def rows(self, statement: str, binds: dict[str, Any] | None = None) -> list[tuple[Any, ...]]: ...
+
+    def execute(self, statement: str, binds: dict[str, Any] | None = None) -> None: ...
+
+    def try_execute(self, statement: str, binds: dict[str, Any] | None = None) -> str: ...
+
+    def try_rows(self, statement: str, binds: dict[str, Any] | None = None) -> tuple[list[tuple[Any, ...]] | None, str]: ...
+
+    def add(self, *args: Any, **kwargs: Any) -> Check: ...

@@ -8,7 +8,7 @@ Runs under the admin lock the index admin takes; reads the version through the a
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import Any, Mapping, Protocol
 
 import structlog
 
@@ -17,10 +17,7 @@ from backend.common.errors import StoreError
 from backend.core.vector_format import stamped_format
 from backend.providers.oracle_vs import sql, vector_pool, vpd
 from backend.providers.oracle_vs.connection import RESUMES, OracleConnector
-from backend.providers.oracle_vs.versions import execute_ddl, index_params
-
-if TYPE_CHECKING:
-    from backend.providers.oracle_vs.index_admin import OracleIndexAdmin
+from backend.providers.oracle_vs.versions import VersionRow, execute_ddl, index_params
 
 log = structlog.get_logger(__name__)
 #: ``finish_load`` built another index type than the version was created with (the vector-pool
@@ -28,10 +25,16 @@ log = structlog.get_logger(__name__)
 _SET_INDEX_TYPE = "UPDATE RAG_VERSIONS SET index_type = :index_type WHERE name = :name"
 
 
+class VersionRows(Protocol):
+    """What the finisher reads of its index admin (``index_admin.OracleIndexAdmin``)."""
+
+    def version_row(self, cur: Any, name: str) -> VersionRow: ...
+
+
 class OracleLoadFinisher:
     """The indexes and statistics of a loaded version (``IndexAdmin.finish_load``'s work)."""
 
-    def __init__(self, connector: OracleConnector, settings: OracleSettings, admin: OracleIndexAdmin) -> None:
+    def __init__(self, connector: OracleConnector, settings: OracleSettings, admin: VersionRows) -> None:
         self.connector = connector
         self.settings = settings
         self.admin = admin

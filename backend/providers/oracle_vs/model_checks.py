@@ -9,14 +9,11 @@ Read-only like the rest of the check: every statement is a ``SELECT``.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
 
 from backend.providers.local.onnx_text_model import database_text
 from backend.providers.oracle_vs import query_model, sql
-from backend.providers.oracle_vs.check_report import SampleVersion
+from backend.providers.oracle_vs.check_report import CheckSession, SampleVersion
 
-if TYPE_CHECKING:
-    from backend.providers.oracle_vs.first_contact import FirstContact
 
 #: The probe text embedded by the database (U5): any text does; this one names its origin.
 PROBE_TEXT = "rag oracle check"
@@ -41,7 +38,7 @@ def many_rows_sql(model: str, version: str) -> str:
 class ModelChecks:
     """The rows above, asked through the ``FirstContact`` session (same report, same rollback)."""
 
-    def __init__(self, contact: FirstContact) -> None:
+    def __init__(self, contact: CheckSession) -> None:
         self.contact = contact
 
     def check_query_model(self, version: SampleVersion | None) -> None:

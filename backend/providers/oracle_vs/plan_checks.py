@@ -9,14 +9,12 @@ are deleted by it, and ``FirstContact.run`` rolls the transaction back.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import Any, Sequence
 
 from backend.core.types import FieldFilter, Visibility
 from backend.providers.oracle_vs import sql
-from backend.providers.oracle_vs.check_report import SampleVersion, message
+from backend.providers.oracle_vs.check_report import CheckSession, SampleVersion, message
 
-if TYPE_CHECKING:
-    from backend.providers.oracle_vs.first_contact import FirstContact
 
 
 PLAN_ROWS_SQL = "SELECT id, operation, options, object_name FROM PLAN_TABLE WHERE statement_id = :sid ORDER BY id"
@@ -40,7 +38,7 @@ class VersionChecks:
     """The checks on one sample version, asked through the ``FirstContact`` session (its connection,
     its list of checks and its run id), so they land in the same report and the same rollback."""
 
-    def __init__(self, contact: FirstContact) -> None:
+    def __init__(self, contact: CheckSession) -> None:
         self.contact = contact
 
     def expected_indexes(self, version: SampleVersion) -> dict[str, str]:
