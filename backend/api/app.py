@@ -55,13 +55,21 @@ def _require_api_key() -> None:
     keys = settings.server.api_keys
     if not keys:
         return
-    given = (request.headers.get(API_KEY_HEADER) or "").encode()
+    given = (request.headers.get(API_KEY_HEADER) or _bearer_key() or "").encode()
     matched = False
     for key in keys:
         matched |= hmac.compare_digest(given, key.get_secret_value().encode())
     if not matched:
         reason = "missing" if not given else "wrong"
         raise Unauthorized(f"{API_KEY_HEADER} header is {reason}; this server requires an API key", field=API_KEY_HEADER)
+
+
+def _bearer_key() -> str:
+    """``Authorization: Bearer <key>``, on the routes whose clients send their key so (OpenAI clients)."""
+    scheme, _, token = (request.headers.get("Authorization") or "").partition(" ")
+    if request.blueprint in access.BEARER_KEY_BLUEPRINTS and scheme.lower() == "bearer":
+        return token.strip()
+    return ""
 
 
 def _scrape_token_matches(settings: Settings) -> bool:
@@ -75,10 +83,10 @@ def _scrape_token_matches(settings: Settings) -> bool:
 
 def _blueprints() -> list[Any]:
     """Route areas, one blueprint each; another area adds its import and entry here."""
-    from backend.api import admin, chat, feedback, health, jobs, search, stream, web
+    from backend.api import admin, chat, feedback, health, jobs, openai_v1, search, stream, web
 
     return [chat.bp, health.bp, assets.assets_bp, search.bp, stream.bp, feedback.bp, web.bp, admin.bp, jobs.bp,
-            admin_session.bp]
+            admin_session.bp, openai_v1.bp]
 
 
 def create_app(settings: Settings | None = None, runtime: Runtime | ServingRuntime | None = None, *,
