@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any, Iterator, Sequence
+from typing import Any, Iterator, Sequence, cast
 
-from flask import Blueprint, Response, current_app, jsonify, stream_with_context
+from flask import Blueprint, Flask, Response, current_app, jsonify, stream_with_context
 from flask.blueprints import BlueprintSetupState
 from pydantic import ValidationError
 
@@ -58,7 +58,7 @@ def openai_error(response: Response, status: int, exc: Exception) -> Response:
 
 @bp.record_once
 def _register_shaper(state: BlueprintSetupState) -> None:
-    errors.add_shaper(state.app, "/v1/", openai_error)
+    errors.add_shaper(cast(Flask, state.app), "/v1/", openai_error)
 
 
 def model_id(domain: str | None) -> str:

@@ -330,6 +330,13 @@ class KnowledgeBaseNotFound(RequestError):
     http_status = 404
 
 
+class PassageNotFound(RequestError):
+    """The MCP ``fetch`` tool names no passage or document the caller may read (missing and hidden alike)."""
+
+    code = "passage_not_found"
+    http_status = 404
+
+
 class EvaluationNotFound(RequestError):
     """No evaluation report exists for the version yet."""
 
