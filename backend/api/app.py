@@ -16,7 +16,7 @@ from typing import Any
 import structlog
 from flask import Flask, current_app, request
 
-from backend.api import (access, admin_session, assets, errors, hardening, metrics, openapi, ratelimit, signed_assets,
+from backend.api import (access, admin_session, assets, audit, errors, hardening, metrics, openapi, ratelimit, signed_assets,
                          tracing)
 from backend.common.config import Settings, load_settings
 from backend.common.errors import Unauthorized
@@ -117,6 +117,7 @@ def create_app(settings: Settings | None = None, runtime: Runtime | ServingRunti
     app.before_request(_refresh_services)
     app.before_request(_require_api_key)
     ratelimit.init_app(app, settings)
+    audit.init_app(app)  # after authentication and the limiter: their refusals (401, 403, 429) are recorded
     openapi.init_app(app, settings)
     for bp in _blueprints():
         app.register_blueprint(bp)

@@ -12,13 +12,15 @@ principal, so what a caller sees here is what it would see over HTTP:
 
 No tool writes, promotes or uploads. A refused call is an MCP tool error (``isError``) carrying the
 message and code the HTTP API would answer; a server-side failure names only its kind. Each call is
-appended to the audit log (``backend.core.services.audit``) when one is configured.
+appended to the audit trail (``backend.core.services.audit``: ``mcp.<tool>``, the principal, outcome and
+request id; the question only with ``audit.include_questions``).
 """
 
 from __future__ import annotations
 
 import hmac
 import json
+import uuid
 from dataclasses import dataclass
 from typing import Any, Callable, Literal, Mapping, TypeVar
 
@@ -199,6 +201,14 @@ class KnowledgeTools:
                              for h in hits]}
 
 
+def _version(result: Any) -> str | None:
+    """The version a tool's result came from (search, fetch: ``version``; ask: its explanation's)."""
+    if not isinstance(result, dict):
+        return None
+    found = result.get("version") or (result.get("decision_explain") or {}).get("version")
+    return found if isinstance(found, str) else None
+
+
 def _section(metadata: Mapping[str, Any]) -> str | None:
     return next((metadata[k] for k in ("section", "heading", "title") if isinstance(metadata.get(k), str)
                  and metadata[k]), None)
@@ -208,11 +218,11 @@ Transport = Literal["stdio", "http"]
 
 
 def build_server(runtime: ServingRuntime, caller_for: Callable[[Mapping[str, str] | None], Caller],
-                 audit: Callable[[Caller | None, str, str | None, str, Mapping[str, Any]], None] | None = None,
-                 fixed: Caller | None = None) -> MCPServer:
+                 surface: str, fixed: Caller | None = None) -> MCPServer:
     """The ``MCPServer`` with the four tools and the knowledge-base resources. ``caller_for`` turns a
-    call's headers (None over stdio) into its caller; ``fixed``: the one caller of a stdio server;
-    ``audit`` records each call. Resources: ``rag://knowledge-bases/{name}`` (one knowledge base and its
+    call's headers (None over stdio) into its caller; ``fixed``: the one caller of a stdio server.
+    Each tool call is appended to the audit trail as ``mcp.<tool>`` from ``surface``. Resources:
+    ``rag://knowledge-bases/{name}`` (one knowledge base and its
     served version), and over stdio ``rag://knowledge-bases`` (the list)."""
     tools = KnowledgeTools(runtime)
     server = MCPServer(name="rag-runtime", instructions=INSTRUCTIONS, version="1.0.0")
@@ -221,17 +231,19 @@ def build_server(runtime: ServingRuntime, caller_for: Callable[[Mapping[str, str
     def call(ctx: Context | None, tool: str, knowledge_base: str | None, arguments: Mapping[str, Any],
              run: Callable[[Caller], T]) -> T:
         caller: Caller | None = None
+        request_id = uuid.uuid4().hex
         try:
             caller = caller_for(ctx.headers if ctx is not None else None)
             result = run(caller)
         except RagError as exc:
-            if audit is not None:
-                audit(caller, tool, knowledge_base, "denied" if exc.http_status in (401, 403, 404) else "error",
-                      {**arguments, "code": exc.code})
-            log.info("mcp.tool_refused", tool=tool, code=exc.code, status=exc.http_status)
+            runtime.audit.record(f"mcp.{tool}", "denied" if exc.http_status in (401, 403, 404, 429) else "refused"
+                                 if exc.http_status < 500 else "error", principal=caller.name if caller else None,
+                                 knowledge_base=knowledge_base, request_id=request_id, surface=surface,
+                                 detail={**arguments, "code": exc.code, "status": exc.http_status})
+            log.info("mcp.tool_refused", tool=tool, code=exc.code, status=exc.http_status, request_id=request_id)
             raise ToolError(tool_message(exc)) from exc
-        if audit is not None:
-            audit(caller, tool, knowledge_base, "ok", arguments)
+        runtime.audit.record(f"mcp.{tool}", "ok", principal=caller.name, knowledge_base=knowledge_base,
+                             version=_version(result), request_id=request_id, surface=surface, detail=arguments)
         return result
 
     @server.tool(annotations=read_only, description=(
@@ -250,7 +262,8 @@ def build_server(runtime: ServingRuntime, caller_for: Callable[[Mapping[str, str
     def search_knowledge_base(query: str, ctx: Context, knowledge_base: str = DEFAULT_DOMAIN,
                               strategy: str | None = None, top_k: int | None = None,
                               filters: dict[str, Any] | None = None) -> dict[str, Any]:
-        return call(ctx, "search_knowledge_base", knowledge_base, {"strategy": strategy, "top_k": top_k},
+        return call(ctx, "search_knowledge_base", knowledge_base,
+                    {"query": query, "strategy": strategy, "top_k": top_k, "filters": filters},
                     lambda c: tools.search(c, query, knowledge_base, strategy, top_k, filters))
 
     @server.tool(annotations=read_only, description=(
@@ -259,7 +272,8 @@ def build_server(runtime: ServingRuntime, caller_for: Callable[[Mapping[str, str
         "partly supported, check the citations; fallback: the knowledge base does not hold the answer (say so rather "
         "than guess). Ask one standalone question per call."))
     def ask(question: str, ctx: Context, knowledge_base: str = DEFAULT_DOMAIN) -> dict[str, Any]:
-        return call(ctx, "ask", knowledge_base, {}, lambda c: tools.ask(c, question, knowledge_base))
+        return call(ctx, "ask", knowledge_base, {"question": question},
+                    lambda c: tools.ask(c, question, knowledge_base))
 
     @server.tool(annotations=read_only, description=(
         "Read a passage by its id (the id of a search passage or an answer citation's chunk_id) or a whole document by "
@@ -294,16 +308,13 @@ def build_server(runtime: ServingRuntime, caller_for: Callable[[Mapping[str, str
     return server
 
 
-def stdio_server(runtime: ServingRuntime, run_as: str | None,
-                 audit: Callable[[Caller | None, str, str | None, str, Mapping[str, Any]], None] | None = None
-                 ) -> MCPServer:
+def stdio_server(runtime: ServingRuntime, run_as: str | None) -> MCPServer:
     """The server for one local host process: every call runs as ``run_as`` (checked now)."""
     caller = stdio_caller(runtime.settings, run_as)
-    return build_server(runtime, lambda _headers: caller, audit, fixed=caller)
+    return build_server(runtime, lambda _headers: caller, "mcp-stdio", fixed=caller)
 
 
-def http_app(runtime: ServingRuntime, host: str = "127.0.0.1", path: str = "/mcp",
-             audit: Callable[[Caller | None, str, str | None, str, Mapping[str, Any]], None] | None = None) -> Any:
+def http_app(runtime: ServingRuntime, host: str = "127.0.0.1", path: str = "/mcp") -> Any:
     """The Streamable HTTP app (Starlette, stateless: each call carries its credential, so any
     worker answers it); every call authenticates as ``/chat`` would (``http_caller``)."""
     from backend.api.hardening import is_loopback
@@ -314,5 +325,5 @@ def http_app(runtime: ServingRuntime, host: str = "127.0.0.1", path: str = "/mcp
         raise ConfigError(f"refusing to serve MCP on {host} without API keys or access control (anyone on the network "
                           "could read every knowledge base); set server.api_keys or access.enabled, or "
                           "server.allow_unauthenticated_exposure", field="--host")
-    server = build_server(runtime, lambda headers: http_caller(runtime.settings, headers), audit)
+    server = build_server(runtime, lambda headers: http_caller(runtime.settings, headers), "mcp-http")
     return server.streamable_http_app(streamable_http_path=path, stateless_http=True, json_response=True, host=host)

@@ -85,6 +85,18 @@ def test_stdio_runs_every_call_as_the_principal_given_at_start(acl_kb: AclKB, tm
     assert [str(r.uri) for r in got["resources"].resources] == ["rag://knowledge-bases"]
     assert [kb["name"] for kb in json.loads(got["listed"].contents[0].text)["knowledge_bases"]] == ["default"]
     assert json.loads(got["one"].contents[0].text)["served_version"] == "KB_LC_V1"
+    # every tool call is in the audit trail (the store's), as dave, from stdio; no question text
+    trail = [e for e in acl_kb.store.audit_events() if e.surface == "mcp-stdio"][::-1]
+    assert [(e.action, e.outcome, e.principal, e.knowledge_base, e.version) for e in trail] == [
+        ("mcp.list_knowledge_bases", "ok", "dave", None, None),
+        ("mcp.search_knowledge_base", "ok", "dave", "default", "KB_LC_V1"),
+        ("mcp.ask", "ok", "dave", "default", "KB_LC_V1"),
+        ("mcp.fetch", "denied", "dave", "default", None),
+        ("mcp.fetch", "ok", "dave", "default", "KB_LC_V1"),
+        ("mcp.ask", "denied", "dave", "handbook", None)]
+    assert trail[1].detail == {"top_k": 50} and trail[3].detail == {"id": "leave", "code": "passage_not_found",
+                                                                      "status": 404}
+    assert len({e.request_id for e in trail}) == 6
 
 
 def test_stdio_refuses_to_start_without_a_principal_when_access_control_is_on(acl_kb: AclKB, tmp_path: Path) -> None:
@@ -102,7 +114,7 @@ def test_stdio_refuses_to_start_without_a_principal_when_access_control_is_on(ac
         "['alice', 'bob', 'dave']")
 
 
-def test_http_authenticates_each_call_with_the_credential_of_chat(mcp_url: str) -> None:
+def test_http_authenticates_each_call_with_the_credential_of_chat(mcp_url: str, acl_kb: AclKB) -> None:
     async def run(headers: dict[str, str]) -> dict[str, Any]:
         async with http_session(mcp_url, headers) as session:
             tools = await session.list_tools()
@@ -127,6 +139,11 @@ def test_http_authenticates_each_call_with_the_credential_of_chat(mcp_url: str) 
     wrong = anyio.run(run, {"X-API-Key": "key-nobody"})
     assert error_text(wrong["search"]) == "unauthorized (401): X-API-Key header is wrong; it names no principal"
     assert error_text(wrong["answer"]) == error_text(wrong["search"])
+    trail = [(e.action, e.outcome, e.principal) for e in acl_kb.store.audit_events() if e.surface == "mcp-http"][::-1]
+    assert trail == [("mcp.search_knowledge_base", "ok", "alice"), ("mcp.ask", "ok", "alice"), ("mcp.fetch", "ok", "alice"),
+                     ("mcp.search_knowledge_base", "ok", "bob"), ("mcp.ask", "ok", "bob"), ("mcp.fetch", "denied", "bob"),
+                     ("mcp.search_knowledge_base", "denied", None), ("mcp.ask", "denied", None),
+                     ("mcp.fetch", "denied", None)]
 
 
 def test_the_mcp_inspector_cli_lists_the_tools_and_calls_one(acl_kb: AclKB, tmp_path: Path) -> None:

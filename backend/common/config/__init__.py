@@ -104,6 +104,7 @@ from backend.common.config.access import (
     JwtSettings,
     PrincipalSettings,
 )
+from backend.common.config.audit import AuditSettings
 from backend.common.config.knowledge_bases import (
     AdminSettings,
     KnowledgeBasesSettings,
@@ -150,6 +151,7 @@ from backend.common.config.loading import (
 )
 
 __all__ = [
+    "AuditSettings",
     "AccessSettings",
     "AdminSettings",
     "AliasSettings",

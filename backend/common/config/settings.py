@@ -6,6 +6,7 @@ from pathlib import Path
 
 from pydantic import model_validator
 
+from backend.common.config.audit import AuditSettings
 from backend.common.config.access import AccessSettings
 from backend.common.config.base import REPO_ROOT, _Model
 from backend.common.config.embeddings import EmbeddingSettings
@@ -33,6 +34,7 @@ class Settings(_Model):
     evaluation: EvaluationSettings = EvaluationSettings()
     server: ServerSettings = ServerSettings()
     access: AccessSettings = AccessSettings()
+    audit: AuditSettings = AuditSettings()
     admin: AdminSettings = AdminSettings()
     logging: LoggingSettings = LoggingSettings()
     knowledge_bases: KnowledgeBasesSettings = KnowledgeBasesSettings()
