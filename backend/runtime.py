@@ -29,6 +29,7 @@ from backend.common.errors import ConfigError
 from backend.core.ports import (ChatModel, CombinedStore, Embedder, Enricher, IndexAdmin, Reranker, Stores,
                                 VectorStore)
 from backend.core.services.audit import AuditTrail
+from backend.core.services.quotas import QuotaService
 from backend.core.services.chat_service import ChatService, Routing
 from backend.core.services.evaluation import Evaluator
 from backend.core.services.evidence import SentenceScorer
@@ -77,6 +78,11 @@ class Runtime:
     @property
     def admin(self) -> IndexAdmin:
         return self.stores.admin
+
+    @functools.cached_property
+    def quotas(self) -> QuotaService:
+        """The per-principal quotas, counted in this runtime's store (``quotas.enabled``)."""
+        return QuotaService(self.stores.quotas, self.settings.quotas)
 
     @functools.cached_property
     def audit(self) -> AuditTrail:
@@ -218,6 +224,7 @@ class ServingRuntime:
     primary: _Current[ChatModel] = _Current()
     fallback: _Current[ChatModel] = _Current()
     audit: _Current[AuditTrail] = _Current()
+    quotas: _Current[QuotaService] = _Current()
 
     @property
     def store(self) -> VectorStore:

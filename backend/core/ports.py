@@ -306,6 +306,21 @@ class AuditLog(Protocol):
 
 
 @runtime_checkable
+class QuotaCounter(Protocol):
+    """Request counters per subject and window, in the store so that every worker counts against one
+    budget (``core/services/quotas.py``)."""
+
+    def count_request(self, subject: str, window_kind: str, window_start: str) -> int:
+        """Add one to the counter of ``subject`` in the window (``minute`` or ``day``) that starts at
+        ``window_start``, atomically (two workers never both read the same count), and return it."""
+        ...
+
+    def prune_quota_counters(self, before: str) -> int:
+        """Delete counters of windows that started before ``before``; returns how many."""
+        ...
+
+
+@runtime_checkable
 class ConversationLog(Protocol):
     """Conversation history and answer feedback. A conversation belongs to the principal
     that asked (None without access control): reads and deletes name it, so nobody sees or
@@ -447,6 +462,7 @@ class Stores:
     enrichment_cache: EnrichmentCache | None = None
     owner: Closeable | None = None
     audit: AuditLog | None = None
+    quotas: QuotaCounter | None = None
 
     @classmethod
     def of(cls, store: CombinedStore, *, enrichment_cache: EnrichmentCache | None = None) -> Stores:
@@ -458,7 +474,8 @@ class Stores:
             enrichment_cache = store
         return cls(vectors=store, admin=store, interactions=store, conversations=conversations,
                    enrichment_cache=enrichment_cache, owner=store if isinstance(store, Closeable) else None,
-                   audit=store if isinstance(store, AuditLog) else None)
+                   audit=store if isinstance(store, AuditLog) else None,
+                   quotas=store if isinstance(store, QuotaCounter) else None)
 
     def close(self) -> None:
         if self.owner is not None:
@@ -466,7 +483,7 @@ class Stores:
             return
         seen: set[int] = set()
         for port in (self.vectors, self.admin, self.interactions, self.conversations, self.enrichment_cache,
-                     self.audit):
+                     self.audit, self.quotas):
             if port is not None and id(port) not in seen and isinstance(port, Closeable):
                 seen.add(id(port))
                 port.close()

@@ -36,6 +36,7 @@ from backend.core.answer_summary import citation_row, short_explain
 from backend.core.requests import RequestLimits
 from backend.core.services.admin_console import knowledge_bases
 from backend.core.services.chat_service import ChatQuery
+from backend.core.services.quotas import QuotaSubject, subject_for
 from backend.core.services.search_query import run_search
 from backend.core.types import Visibility
 from backend.runtime import ServingRuntime
@@ -56,6 +57,14 @@ class Caller:
     """Who a call runs as: the principal (None: access control off and no ``--as``: everything)."""
 
     principal: Principal | None
+    #: who the quotas count (``quotas``): the principal, else the API key's digest; None: not counted
+    quota: QuotaSubject | None = None
+
+    @classmethod
+    def of(cls, principal: Principal | None, api_key: str | None = None) -> "Caller":
+        subject = subject_for(principal.name, principal.roles) if principal is not None else subject_for(None,
+                                                                                                          api_key=api_key)
+        return cls(principal, subject)
 
     @property
     def name(self) -> str | None:
@@ -74,7 +83,7 @@ def stdio_caller(settings: Settings, run_as: str | None) -> Caller:
     """The one principal of a stdio server: ``--as NAME`` (a configured principal); required when
     access control is on, so a stdio server never shows more than someone may see."""
     if run_as is not None:
-        return Caller(configured_principal(settings.access, run_as))
+        return Caller.of(configured_principal(settings.access, run_as))
     if settings.access.enabled:
         raise ConfigError("access.enabled is true: rag mcp serve over stdio needs --as PRINCIPAL, one of "
                           f"{sorted(settings.access.principals)}", field="--as")
@@ -87,7 +96,7 @@ def http_caller(settings: Settings, headers: Mapping[str, str] | None) -> Caller
     headers = {k.lower(): v for k, v in (headers or {}).items()}
     key, authorization = headers.get("x-api-key"), headers.get("authorization")
     if settings.access.enabled:
-        return Caller(principal_from_credentials(settings.access, key, authorization, bearer_keys=True))
+        return Caller.of(principal_from_credentials(settings.access, key, authorization, bearer_keys=True))
     keys = settings.server.api_keys
     if keys:
         scheme, _, token = (authorization or "").partition(" ")
@@ -98,6 +107,7 @@ def http_caller(settings: Settings, headers: Mapping[str, str] | None) -> Caller
         if not matched:
             raise Unauthorized("X-API-Key (or Authorization: Bearer) is missing or wrong; this server requires an "
                                "API key", field="X-API-Key")
+        return Caller.of(None, given.decode())
     return Caller(None)
 
 
@@ -234,6 +244,7 @@ def build_server(runtime: ServingRuntime, caller_for: Callable[[Mapping[str, str
         request_id = uuid.uuid4().hex
         try:
             caller = caller_for(ctx.headers if ctx is not None else None)
+            runtime.quotas.check(caller.quota)  # a tool call counts as an HTTP request does
             result = run(caller)
         except RagError as exc:
             runtime.audit.record(f"mcp.{tool}", "denied" if exc.http_status in (401, 403, 404, 429) else "refused"

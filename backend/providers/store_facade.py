@@ -16,6 +16,7 @@ import numpy as np
 
 from backend.core.ports import (
     AuditLog,
+    QuotaCounter,
     Closeable,
     ConversationLog,
     EnrichmentCache,
@@ -70,6 +71,7 @@ class StoreFacade:
     conversation_log: ConversationLog
     enrichment: EnrichmentCache
     audit_log: AuditLog
+    quota_counter: QuotaCounter
 
     @property
     def owner(self) -> SharedConnection:
@@ -80,7 +82,7 @@ class StoreFacade:
         """Each port as its own object over the shared connection; closing the bundle closes it."""
         return Stores(vectors=self.vector_store, admin=self.index_admin, interactions=self.interaction_log,
                       conversations=self.conversation_log, enrichment_cache=self.enrichment, owner=self.owner,
-                      audit=self.audit_log)
+                      audit=self.audit_log, quotas=self.quota_counter)
 
     def ping(self) -> None:
         self.owner.ping()
@@ -130,6 +132,10 @@ class StoreFacade:
     # --- AuditLog --------------------------------------------------------------------
     append_audit = delegate("audit_log", AuditLog.append_audit)
     audit_events = delegate("audit_log", AuditLog.audit_events)
+
+    # --- QuotaCounter ----------------------------------------------------------------
+    count_request = delegate("quota_counter", QuotaCounter.count_request)
+    prune_quota_counters = delegate("quota_counter", QuotaCounter.prune_quota_counters)
 
     # --- ConversationLog ---------------------------------------------------------------
     record_turn = delegate("conversation_log", ConversationLog.record_turn)

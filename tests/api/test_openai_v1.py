@@ -124,3 +124,27 @@ def test_a_question_outside_the_knowledge_base_is_a_fallback_completion(base_url
     assert raw.headers["X-Answer-Mode"] == "fallback"
     assert completion.model_extra["rag"]["mode"] == "fallback" and completion.model_extra["rag"]["citations"] == []
     assert "Sources:" not in (completion.choices[0].message.content or "")
+
+
+def test_past_its_quota_a_key_gets_429_with_retry_after_in_the_openai_shape(corpus: Corpus, embedder: Any,
+                                                                           extractive: Any) -> None:
+    base = corpus_settings(corpus.path)
+    settings = load_settings(REPO / "config" / "rag.yaml", overrides=base.model_dump(mode="json", exclude={"server"})
+                             | {"quotas": {"enabled": True, "default": {"per_minute": 2}}},
+                             env={"RAG_SERVER__API_KEYS": "key-one, key-two"})
+    app = create_app(settings, build_services(settings, store=corpus.store, embedder=embedder, primary=extractive))
+    ask = [{"role": "user", "content": COFFEE_QUESTION}]
+    with serving(app) as url:
+        assert [m.id for m in client(url).models.list().data][0] == "kb:default"  # 1 of key-one's 2
+        client(url).chat.completions.create(model="kb:coffee", messages=ask)  # 2 of 2
+        with pytest.raises(openai.RateLimitError) as caught:
+            client(url).chat.completions.create(model="kb:coffee", messages=ask)
+        assert client(url, key="key-two").chat.completions.create(model="kb:coffee", messages=ask).choices  # own budget
+    assert caught.value.status_code == 429
+    assert 1 <= int(caught.value.response.headers["Retry-After"]) <= 60
+    body = caught.value.body
+    assert (body["type"], body["code"], body["param"]) == ("rate_limit_error", "quota_exceeded", "quota")
+    assert body["message"].startswith("quota exceeded: API key sha256:") and "key-one" not in body["message"]
+    assert "made 3 requests this minute; its budget is 2 per minute (quotas.default.per_minute)" in body["message"]
+    denied = [e for e in corpus.store.audit_events(50) if e.detail.get("code") == "quota_exceeded"]
+    assert denied and denied[0].outcome == "denied" and denied[0].detail["path"] == "/v1/chat/completions"

@@ -105,6 +105,7 @@ from backend.common.config.access import (
     PrincipalSettings,
 )
 from backend.common.config.audit import AuditSettings
+from backend.common.config.quotas import QuotaLimit, QuotaSettings
 from backend.common.config.knowledge_bases import (
     AdminSettings,
     KnowledgeBasesSettings,
@@ -151,6 +152,8 @@ from backend.common.config.loading import (
 )
 
 __all__ = [
+    "QuotaLimit",
+    "QuotaSettings",
     "AuditSettings",
     "AccessSettings",
     "AdminSettings",

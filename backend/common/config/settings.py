@@ -7,6 +7,7 @@ from pathlib import Path
 from pydantic import model_validator
 
 from backend.common.config.audit import AuditSettings
+from backend.common.config.quotas import QuotaSettings
 from backend.common.config.access import AccessSettings
 from backend.common.config.base import REPO_ROOT, _Model
 from backend.common.config.embeddings import EmbeddingSettings
@@ -35,6 +36,7 @@ class Settings(_Model):
     server: ServerSettings = ServerSettings()
     access: AccessSettings = AccessSettings()
     audit: AuditSettings = AuditSettings()
+    quotas: QuotaSettings = QuotaSettings()
     admin: AdminSettings = AdminSettings()
     logging: LoggingSettings = LoggingSettings()
     knowledge_bases: KnowledgeBasesSettings = KnowledgeBasesSettings()

@@ -98,6 +98,14 @@ CATALOG_DDL: tuple[str, ...] = (
     surface          VARCHAR2(16) NOT NULL,
     detail           CLOB NOT NULL
 )""",
+    # per-principal quotas (quotas.py): one counter per subject and window, added to under its row lock
+    """CREATE TABLE IF NOT EXISTS RAG_QUOTA_COUNTERS (
+    subject          VARCHAR2(300) NOT NULL,
+    window_kind      VARCHAR2(8) NOT NULL,
+    window_start     VARCHAR2(40) NOT NULL,
+    hits             NUMBER NOT NULL,
+    PRIMARY KEY (subject, window_kind, window_start)
+)""",
     # one row per index series: a run holds it with SELECT ... FOR UPDATE (see series_lock.py)
     """CREATE TABLE IF NOT EXISTS RAG_SERIES_LOCKS (
     series  VARCHAR2(128) PRIMARY KEY

@@ -57,6 +57,13 @@ CREATE TABLE IF NOT EXISTS rag_audit_log (
     surface          TEXT NOT NULL,
     detail           TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS rag_quota_counters (
+    subject          TEXT NOT NULL,
+    window_kind      TEXT NOT NULL,
+    window_start     TEXT NOT NULL,
+    hits             INTEGER NOT NULL,
+    PRIMARY KEY (subject, window_kind, window_start)
+);
 CREATE TABLE IF NOT EXISTS rag_conversation_turns (
     id               INTEGER PRIMARY KEY AUTOINCREMENT,
     interaction_id   TEXT NOT NULL UNIQUE,
