@@ -25,7 +25,7 @@ bp = Blueprint("audit", __name__, url_prefix="/admin")
 
 #: endpoint -> the action its requests are recorded as
 ACTIONS = {
-    "admin.promote": "promote", "admin.rollback": "rollback", "jobs.upload": "upload", "jobs.evaluate": "evaluate",
+    "admin.promote": "promote", "admin.rollback": "rollback", "admin_jobs.upload": "upload", "admin_jobs.evaluate": "evaluate",
     "admin.golden": "golden_export", "admin.feedback": "feedback_export",
     "stream.delete_conversation": "conversation_delete", "audit.export": "audit_export",
 }

@@ -192,14 +192,17 @@ _UNLIMITED = frozenset({"healthz", "readyz", "metrics"})
 
 
 def _add_rate_limit_responses(doc: dict[str, Any], settings: Settings) -> None:
-    """Every limited operation may answer 429 (``server.rate_limit``), whoever defined it."""
-    if not settings.server.rate_limit.enabled:
+    """Every limited operation may answer 429 (``server.rate_limit``, ``quotas``), whoever defined it;
+    under ``/v1`` in OpenAI's error shape."""
+    if not (settings.server.rate_limit.enabled or settings.quotas.enabled):
         return
-    for operations in doc["paths"].values():
+    for path, operations in doc["paths"].items():
         for operation in operations.values():
             if operation.get("operationId") not in _UNLIMITED:
                 operation["responses"].setdefault("429", {
-                    **_json("ErrorResponse", "Over server.rate_limit.limit for this client; retry after Retry-After."),
+                    **_json("OpenAIError" if path.startswith("/v1/") else "ErrorResponse",
+                            "Over server.rate_limit.limit for this client, or over the principal's quota (quotas); "
+                            "retry after Retry-After."),
                     "headers": {"Retry-After": {"schema": {"type": "integer"}, "description": "Seconds to wait."}}})
 
 

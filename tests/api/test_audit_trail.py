@@ -78,6 +78,17 @@ def test_admin_actions_and_denials_are_recorded_and_read_by_an_admin_only(tmp_pa
     store.close()
 
 
+def test_every_audited_endpoint_exists(tmp_path: Path, embedder: Any) -> None:
+    """A renamed route would silently stop being recorded: every ``ACTIONS`` key is a served endpoint."""
+    from backend.api.audit import ACTIONS
+    from tests.conftest import make_settings
+
+    settings = make_settings(tmp_path)
+    app = create_app(settings, build_services(settings, store=SqliteVectorStore(tmp_path / "a.sqlite"),
+                                              embedder=embedder))
+    assert set(ACTIONS) - {rule.endpoint for rule in app.url_map.iter_rules()} == set()
+
+
 def make_root_admin_settings(kb: AclKB) -> Any:
     from tests.eval.test_access_control import PRINCIPALS
 

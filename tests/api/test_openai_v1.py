@@ -148,3 +148,27 @@ def test_past_its_quota_a_key_gets_429_with_retry_after_in_the_openai_shape(corp
     assert "made 3 requests this minute; its budget is 2 per minute (quotas.default.per_minute)" in body["message"]
     denied = [e for e in corpus.store.audit_events(50) if e.detail.get("code") == "quota_exceeded"]
     assert denied and denied[0].outcome == "denied" and denied[0].detail["path"] == "/v1/chat/completions"
+
+
+def test_v1_is_in_openapi_and_real_answers_validate_against_it(keyed_app: Flask) -> None:
+    from openapi_schema_validator import OAS31Validator
+
+    http = keyed_app.test_client()
+    key = {"Authorization": "Bearer key-one"}
+    spec = http.get("/openapi.json", headers=key).get_json()
+    assert {"/v1/chat/completions", "/v1/models"} <= set(spec["paths"])
+
+    def check(path: str, method: str, status: str, body: Any) -> None:
+        schema = spec["paths"][path][method]["responses"][status]["content"]["application/json"]["schema"]
+        OAS31Validator({**schema, "components": spec["components"]}).validate(body)
+
+    answer = http.post("/v1/chat/completions", headers=key,
+                       json={"model": "kb:default", "messages": [{"role": "user", "content": RAG_QUESTION}]})
+    check("/v1/chat/completions", "post", "200", answer.get_json())
+    check("/v1/models", "get", "200", http.get("/v1/models", headers=key).get_json())
+    missing = http.post("/v1/chat/completions", headers=key, json={"model": "kb:nope", "messages": [
+        {"role": "user", "content": "hi"}]})
+    assert missing.status_code == 404
+    check("/v1/chat/completions", "post", "404", missing.get_json())
+    assert spec["paths"]["/v1/chat/completions"]["post"]["responses"]["429"]["content"]["application/json"][
+        "schema"] == {"$ref": "#/components/schemas/OpenAIError"}
