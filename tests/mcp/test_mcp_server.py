@@ -172,3 +172,22 @@ def test_the_mcp_inspector_cli_lists_the_tools_and_calls_one(acl_kb: AclKB, tmp_
     assert called.returncode == 0 or called.stdout, called.stderr[-2000:]
     result = json.loads(called.stdout)
     assert result["isError"] is True and "passage_not_found (404)" in result["content"][0]["text"]
+
+
+def test_a_tool_call_past_the_principal_s_quota_is_a_tool_error(acl_kb: AclKB, embedder: Any) -> None:
+    from backend.core.ports import Stores
+
+    settings = acl_kb.settings.model_copy(update={"quotas": type(acl_kb.settings.quotas).model_validate(
+        {"enabled": True, "principals": {"bob": {"per_day": 2}}})})  # a day: no window turns mid-test
+    runtime = serving_runtime(build_runtime(settings, stores=Stores.of(acl_kb.store), embedder=embedder))
+
+    async def run(url: str) -> list[Any]:
+        async with http_session(url, {"X-API-Key": KEYS["bob"]}) as session:
+            return [await session.call_tool("list_knowledge_bases", {}) for _ in range(3)]
+
+    with http_server(http_app(runtime)) as url:
+        calls = anyio.run(run, url)
+    assert [c.is_error for c in calls] == [False, False, True]
+    assert error_text(calls[2]).startswith("quota_exceeded (429): quota exceeded: principal 'bob' made 3 requests "
+                                           "this day; its budget is 2 per day (quotas.principals.bob.per_day)")
+    assert acl_kb.store.audit_events(1)[0].detail["code"] == "quota_exceeded"
