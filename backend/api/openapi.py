@@ -162,7 +162,6 @@ def _openai_error(description: str) -> dict[str, Any]:
 
 def _v1_paths(settings: Settings) -> dict[str, Any]:
     """``/v1``: OpenAI's shapes (docs/OPENAI_API.md); every error is ``OpenAIError``."""
-    models = ["kb:default", *(f"kb:{d}" for d in sorted(settings.embeddings.domains))]
     errors = {code: _openai_error(_ERRORS[code]) for code in ("400", "401", "403", "413", "415", "422", "500", "503")}
     errors["404"] = _openai_error("The model names no knowledge base the caller may use (code model_not_found).")
     request_schema = {"$ref": _REF.format(model="ChatCompletionRequest")}
@@ -182,7 +181,8 @@ def _v1_paths(settings: Settings) -> dict[str, Any]:
                           **errors}}},
         "/v1/models": {"get": {
             "summary": "The knowledge bases the caller may use, as model ids.", "operationId": "openai_models",
-            "responses": {"200": _json("ModelList", f"Models, of {', '.join(models)}."),
+            "responses": {"200": _json("ModelList", "kb:default and kb:<domain> for each domain the caller may use "
+                                                    "(the names are the caller's to learn, not the schema's)."),
                           "401": _openai_error(_ERRORS["401"])}}},
     }
 
