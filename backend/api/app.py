@@ -55,11 +55,16 @@ def _require_api_key() -> None:
     keys = settings.server.api_keys
     if not keys:
         return
-    given = (request.headers.get(API_KEY_HEADER) or _bearer_key() or "").encode()
+    header = request.headers.get(API_KEY_HEADER)
+    bearer = "" if header else _bearer_key()
+    given = (header or bearer or "").encode()
     matched = False
     for key in keys:
         matched |= hmac.compare_digest(given, key.get_secret_value().encode())
     if not matched:
+        if bearer:  # an OpenAI client's key, on /v1
+            raise Unauthorized("Authorization: Bearer key is wrong; this server requires an API key",
+                               field="Authorization")
         reason = "missing" if not given else "wrong"
         raise Unauthorized(f"{API_KEY_HEADER} header is {reason}; this server requires an API key", field=API_KEY_HEADER)
 

@@ -96,8 +96,8 @@ def test_a_bad_key_is_401_in_the_openai_error_shape(base_url: str) -> None:
         client(base_url, key="key-three").chat.completions.create(
             model="kb:default", messages=[{"role": "user", "content": RAG_QUESTION}])
     assert caught.value.status_code == 401
-    assert caught.value.body == {"message": "X-API-Key header is wrong; this server requires an API key",
-                                 "type": "authentication_error", "param": "X-API-Key", "code": "unauthorized"}
+    assert caught.value.body == {"message": "Authorization: Bearer key is wrong; this server requires an API key",
+                                 "type": "authentication_error", "param": "Authorization", "code": "unauthorized"}
 
 
 def test_an_unknown_model_and_a_bad_body_are_openai_errors(base_url: str) -> None:
@@ -172,3 +172,29 @@ def test_v1_is_in_openapi_and_real_answers_validate_against_it(keyed_app: Flask)
     check("/v1/chat/completions", "post", "404", missing.get_json())
     assert spec["paths"]["/v1/chat/completions"]["post"]["responses"]["429"]["content"]["application/json"][
         "schema"] == {"$ref": "#/components/schemas/OpenAIError"}
+
+
+def test_a_principal_s_bearer_jwt_and_api_key_both_work_and_a_wrong_bearer_key_is_401(tmp_path: Any, embedder: Any,
+                                                                                    corpus: Corpus,
+                                                                                    extractive: Any) -> None:
+    """With access control: ``Authorization: Bearer`` carries a principal's API key or an SSO token."""
+    import jwt
+
+    secret = "v1-jwt-secret-" + "0123456789abcdef" * 4
+    base = corpus_settings(corpus.path)
+    settings = load_settings(REPO / "config" / "rag.yaml", overrides=base.model_dump(mode="json") | {"access": {
+        "enabled": True, "principals": {"ann": {"domains": ["coffee"]}, "sam": {"sso": True, "domains": ["*"]}},
+        "jwt": {"enabled": True, "algorithm": "HS256", "audience": "rag-api"}}},
+        env={"RAG_ACCESS__PRINCIPALS__ANN__API_KEY": "key-ann-1", "RAG_ACCESS__JWT__SECRET": secret})
+    app = create_app(settings, build_services(settings, store=corpus.store, embedder=embedder, primary=extractive))
+    token = jwt.encode({"sub": "sam", "aud": "rag-api", "exp": 4102444800}, secret, algorithm="HS256")
+    with serving(app) as url:
+        assert [m.id for m in client(url, key="key-ann-1").models.list().data] == ["kb:coffee"]
+        assert [m.id for m in client(url, key=token).models.list().data] == ["kb:default", "kb:coffee", "kb:handbook"]
+        with pytest.raises(openai.NotFoundError):  # ann may not use the default knowledge base: it does not exist for her
+            client(url, key="key-ann-1").chat.completions.create(model="kb:default", messages=[
+                {"role": "user", "content": RAG_QUESTION}])
+        with pytest.raises(openai.AuthenticationError) as caught:
+            client(url, key="key-nobody").models.list()
+    assert caught.value.body == {"message": "bearer token rejected: DecodeError", "type": "authentication_error",
+                                 "param": "Authorization", "code": "unauthorized"}
