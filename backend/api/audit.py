@@ -3,8 +3,9 @@ admin reads it.
 
 After every request (an ``after_request`` hook, so a refusal raised before the route ran is
 recorded too) one line is appended for each admin action (``ACTIONS``: promote, rollback, upload,
-evaluate, golden-set and feedback export, conversation delete, the audit export itself) and for
-every denied request (401, 403, 429, on any route): the principal (never the credential), the
+evaluate, golden-set and feedback export, conversation delete, the audit export itself), for each
+call of the OpenAI-compatible door (``/v1``, as the MCP tools are recorded) and for every denied
+request (401, 403, 429, on any route): the principal (never the credential), the
 action, the knowledge base and version, the outcome, the request id, and the method, path (never
 the query string, which may hold a signed link) and status. ``GET /admin/audit`` pages through
 the trail, ``GET /admin/audit/export`` returns it as JSONL; both for the admin role only.
@@ -28,6 +29,8 @@ ACTIONS = {
     "admin.promote": "promote", "admin.rollback": "rollback", "admin_jobs.upload": "upload", "admin_jobs.evaluate": "evaluate",
     "admin.golden": "golden_export", "admin.feedback": "feedback_export",
     "stream.delete_conversation": "conversation_delete", "audit.export": "audit_export",
+    # the OpenAI-compatible door, like the MCP tools (never the messages: only status, model and version)
+    "openai_v1.chat_completions": "v1.chat_completions", "openai_v1.models": "v1.models", "openai_v1.model": "v1.models",
 }
 DENIED = frozenset({401, 403, 429})
 PAGE = 200
@@ -52,6 +55,9 @@ def _knowledge_base(services: Any) -> str | None:
     key = (request.view_args or {}).get("key")
     if isinstance(key, str):
         return key[:64]
+    model = g.get("rag_model_domain", False)  # /v1: the knowledge base its model named (None: the default)
+    if model is not False:
+        return model if model is not None else "default"
     header = (request.headers.get("X-RAG-Domain") or "").strip()
     return header if header in services.chat.routing.domains else None
 
@@ -67,6 +73,11 @@ def _record(response: Response) -> Response:
     found = body.get("error")
     error: dict[str, Any] = found if isinstance(found, dict) else {}
     version = body.get("version") if isinstance(body.get("version"), str) else (request.view_args or {}).get("version")
+    rag = body.get("rag")
+    if version is None and isinstance(rag, dict):  # a /v1 completion: the version it answered from
+        version = (rag.get("decision_explain") or {}).get("version")
+    if version is None and action == "v1.chat_completions":  # streamed: the route noted it
+        version = g.get("rag_answer_version")
     services.audit.record(action or "request", outcome(status), principal=_who(),
                           knowledge_base=_knowledge_base(services), version=version, request_id=request_id(),
                           surface="http", detail={"method": request.method, "path": request.path[:300],

@@ -17,7 +17,7 @@ import json
 import time
 from typing import Any, Iterator, Sequence, cast
 
-from flask import Blueprint, Flask, Response, current_app, jsonify, stream_with_context
+from flask import Blueprint, Flask, Response, current_app, g, jsonify, stream_with_context
 from flask.blueprints import BlueprintSetupState
 from pydantic import ValidationError
 
@@ -107,6 +107,7 @@ def conversation(messages: Sequence[ChatMessage], limits: RequestLimits) -> tupl
 def _query(services: Any, body: ChatCompletionRequest) -> ChatQuery:
     question, history = conversation(body.messages, RequestLimits.from_settings(services.settings))
     domain = domain_of(services, body.model)
+    g.rag_model_domain = domain  # the audit line names the knowledge base
     return ChatQuery(question=question, domain=domain, visibility=access.visibility_for(domain), history=history)
 
 
@@ -182,6 +183,7 @@ def _stream(services: Any, body: ChatCompletionRequest, query: ChatQuery) -> Res
     a failure after that arrives as ``data: {"error": ...}``."""
     events = services.chat.stream(query)
     first_name, first = next(events)
+    g.rag_answer_version = first.decision_explain["version"]  # the audit line names the version
     created, model = int(time.time()), body.model
     cid = f"chatcmpl-{first.interaction_id}"
     include_usage = body.stream_options is not None and body.stream_options.include_usage

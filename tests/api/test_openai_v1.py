@@ -4,6 +4,7 @@ key and an unknown model in OpenAI's error shape, and the same answer as ``/chat
 
 from __future__ import annotations
 
+import json
 from typing import Any, Iterator
 
 import openai
@@ -188,7 +189,10 @@ def test_a_principal_s_bearer_jwt_and_api_key_both_work_and_a_wrong_bearer_key_i
         env={"RAG_ACCESS__PRINCIPALS__ANN__API_KEY": "key-ann-1", "RAG_ACCESS__JWT__SECRET": secret})
     app = create_app(settings, build_services(settings, store=corpus.store, embedder=embedder, primary=extractive))
     token = jwt.encode({"sub": "sam", "aud": "rag-api", "exp": 4102444800}, secret, algorithm="HS256")
+    before = max((e.id or 0 for e in corpus.store.audit_events(1)), default=0)
     with serving(app) as url:
+        client(url, key=token).chat.completions.create(model="kb:coffee", stream=True, messages=[
+            {"role": "user", "content": COFFEE_QUESTION}]).close()
         assert [m.id for m in client(url, key="key-ann-1").models.list().data] == ["kb:coffee"]
         assert [m.id for m in client(url, key=token).models.list().data] == ["kb:default", "kb:coffee", "kb:handbook"]
         with pytest.raises(openai.NotFoundError):  # ann may not use the default knowledge base: it does not exist for her
@@ -198,3 +202,11 @@ def test_a_principal_s_bearer_jwt_and_api_key_both_work_and_a_wrong_bearer_key_i
             client(url, key="key-nobody").models.list()
     assert caught.value.body == {"message": "bearer token rejected: DecodeError", "type": "authentication_error",
                                  "param": "Authorization", "code": "unauthorized"}
+    # each call in the audit trail, as its principal (the token's subject, never the token), oldest first
+    trail = [(e.action, e.outcome, e.principal, e.knowledge_base, e.version, e.detail["status"])
+             for e in corpus.store.audit_events(50) if (e.id or 0) > before][::-1]
+    assert trail == [("v1.chat_completions", "ok", "sam", "coffee", "KB_COFFEE_V1", 200),
+                     ("v1.models", "ok", "ann", None, None, 200), ("v1.models", "ok", "sam", None, None, 200),
+                     ("v1.chat_completions", "refused", "ann", None, None, 404),
+                     ("v1.models", "denied", None, None, None, 401)]
+    assert token not in json.dumps([e.detail for e in corpus.store.audit_events(50)])
