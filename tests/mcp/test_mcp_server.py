@@ -191,3 +191,32 @@ def test_a_tool_call_past_the_principal_s_quota_is_a_tool_error(acl_kb: AclKB, e
     assert error_text(calls[2]).startswith("quota_exceeded (429): quota exceeded: principal 'bob' made 3 requests "
                                            "this day; its budget is 2 per day (quotas.principals.bob.per_day)")
     assert acl_kb.store.audit_events(1)[0].detail["code"] == "quota_exceeded"
+
+
+def test_http_takes_an_sso_token_as_chat_does(acl_kb: AclKB, embedder: Any) -> None:
+    """``Authorization: Bearer <JWT>`` over MCP: the token's subject and groups, as /chat reads them."""
+    import jwt
+
+    from backend.core.ports import Stores
+    from tests.eval.test_access_control import PRINCIPALS
+
+    secret = "mcp-jwt-secret-" + "0123456789abcdef" * 4
+    principals = {name: {**p, "api_key": KEYS[name]} for name, p in PRINCIPALS.items()}
+    access = type(acl_kb.settings.access).model_validate({"enabled": True, "principals": principals, "jwt": {
+        "enabled": True, "algorithm": "HS256", "secret": secret, "audience": "rag-api"}})
+    runtime = serving_runtime(build_runtime(acl_kb.settings.model_copy(update={"access": access}),
+                                            stores=Stores.of(acl_kb.store), embedder=embedder))
+    token = jwt.encode({"sub": "erin", "groups": ["facilities"], "rag_domains": ["default"], "aud": "rag-api",
+                        "exp": 4102444800}, secret, algorithm="HS256")
+
+    async def run(url: str, headers: dict[str, str]) -> Any:
+        async with http_session(url, headers) as session:
+            return await session.call_tool("search_knowledge_base", {"query": "evacuation route VPN", "top_k": 50})
+
+    with http_server(http_app(runtime)) as url:
+        erin = anyio.run(run, url, {"Authorization": f"Bearer {token}"})
+        expired = anyio.run(run, url, {"Authorization": "Bearer " + jwt.encode(
+            {"sub": "erin", "aud": "rag-api", "exp": 1}, secret, algorithm="HS256")})
+    assert {p["doc_id"] for p in payload(erin)["passages"]} == {"vpn", "floor"}  # public + group:facilities
+    assert error_text(expired) == "unauthorized (401): bearer token has expired"
+    assert acl_kb.store.audit_events(2)[1].principal == "erin"
