@@ -220,3 +220,43 @@ def test_http_takes_an_sso_token_as_chat_does(acl_kb: AclKB, embedder: Any) -> N
     assert {p["doc_id"] for p in payload(erin)["passages"]} == {"vpn", "floor"}  # public + group:facilities
     assert error_text(expired) == "unauthorized (401): bearer token has expired"
     assert acl_kb.store.audit_events(2)[1].principal == "erin"
+
+
+def test_rag_mcp_serve_over_http_as_a_process(acl_kb: AclKB, tmp_path: Path) -> None:
+    """The command itself (uvicorn, the Streamable HTTP app, keys from the environment), with the client."""
+    import os
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    from tests.conftest import REPO
+
+    config = write_config(acl_kb.settings, tmp_path / "rag.yaml")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RAG_")}
+    env.update({"HF_HUB_OFFLINE": "1", "RAG_LOGGING__LEVEL": "WARNING",
+                **{f"RAG_ACCESS__PRINCIPALS__{name.upper()}__API_KEY": key for name, key in KEYS.items()}})
+    server = subprocess.Popen([sys.executable, "-m", "backend.cli.main", "--config", str(config), "mcp", "serve",
+                               "--transport", "http", "--port", str(port)], cwd=REPO, env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            assert server.poll() is None, server.stderr.read() if server.stderr else ""
+            time.sleep(0.2)
+
+        async def run() -> Any:
+            async with http_session(f"http://127.0.0.1:{port}/mcp", {"X-API-Key": KEYS["alice"]}) as session:
+                return await session.call_tool("ask", {"question": LEAVE_Q})
+
+        answer = payload(anyio.run(run))
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    assert answer["mode"] == "rag" and "25 days" in answer["answer"]
