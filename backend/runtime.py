@@ -28,6 +28,8 @@ from backend.common.config import EmbeddingSettings, ProfileSettings, RerankSett
 from backend.common.errors import ConfigError
 from backend.core.ports import (ChatModel, CombinedStore, Embedder, Enricher, IndexAdmin, Reranker, Stores,
                                 VectorStore)
+from backend.core.services.audit import AuditTrail
+from backend.core.services.quotas import QuotaService
 from backend.core.services.chat_service import ChatService, Routing
 from backend.core.services.evaluation import Evaluator
 from backend.core.services.evidence import SentenceScorer
@@ -78,6 +80,16 @@ class Runtime:
     @property
     def admin(self) -> IndexAdmin:
         return self.stores.admin
+
+    @functools.cached_property
+    def quotas(self) -> QuotaService:
+        """The per-principal quotas, counted in this runtime's store (``quotas.enabled``)."""
+        return QuotaService(self.stores.quotas, self.settings.quotas)
+
+    @functools.cached_property
+    def audit(self) -> AuditTrail:
+        """The audit trail in this runtime's store (``audit.enabled``)."""
+        return AuditTrail(self.stores.audit, self.settings.audit)
 
     def evaluator(self, *, answers: bool) -> Evaluator:
         """An evaluator of this runtime's versions; ``answers`` asks every golden query through the
@@ -224,6 +236,8 @@ class ServingRuntime:
     chat: _Current[ChatService] = _Current()
     primary: _Current[ChatModel] = _Current()
     fallback: _Current[ChatModel] = _Current()
+    audit: _Current[AuditTrail] = _Current()
+    quotas: _Current[QuotaService] = _Current()
 
     @property
     def store(self) -> VectorStore:

@@ -173,3 +173,14 @@ def test_the_index_on_real_embeddings_serves_and_is_checked_against_exact(embedd
     assert section.figures["path used"] == "hnsw"
     assert 0.9 <= section.figures["recall@10 vs exact"] <= 1.0
     assert [t[0] for t in section.targets][-1] == "real embeddings (400): the index served the searches"
+
+
+def test_the_http_section_measures_v1_beside_chat_in_one_run(embedder: Any, tmp_path: Path) -> None:
+    """A few requests per route: both answer without errors and the ratio target is reported."""
+    from backend.benchmarks import serving
+
+    section = serving.measure(DEFAULT_CONFIG, embedder, tmp_path, clients=2, per_client=3)
+    assert (section.figures["requests"], section.figures["errors"]) == (6, 0)
+    assert section.figures["/v1/chat/completions latency ms"].startswith("p50=")
+    assert [(name, op, goal) for name, _, op, goal, _ in section.targets] == [
+        ("p50 /v1/chat/completions / p50 /chat", "<=", 1.2)]

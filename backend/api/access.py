@@ -16,7 +16,7 @@ from flask import current_app, g, request
 from backend.api import metrics
 from backend.common.config import AccessSettings
 from backend.common.errors import Forbidden, Unauthorized
-from backend.core.access import Principal, principal_for_key, principal_for_token
+from backend.core.access import Principal, principal_from_credentials
 from backend.core.types import Visibility
 
 API_KEY_HEADER = "X-API-Key"
@@ -36,22 +36,14 @@ def authenticate() -> None:
         raise
 
 
+#: the blueprint whose clients send their API key as ``Authorization: Bearer`` (OpenAI clients)
+BEARER_KEY_BLUEPRINTS = frozenset({"openai_v1"})
+
+
 def _principal(access: AccessSettings) -> Principal:
-    key = request.headers.get(API_KEY_HEADER)
-    bearer = request.headers.get("Authorization") or ""
-    if key:
-        principal = principal_for_key(access, key)
-        if principal is None:
-            raise Unauthorized(f"{API_KEY_HEADER} header is wrong; it names no principal", field=API_KEY_HEADER)
-        return principal
-    if bearer:
-        scheme, _, token = bearer.partition(" ")
-        if not access.jwt.enabled or scheme.lower() != "bearer" or not token.strip():
-            raise Unauthorized("Authorization must be 'Bearer <token>' and access.jwt.enabled must be true",
-                               field="Authorization")
-        return principal_for_token(access, token.strip())
-    accepted = f"{API_KEY_HEADER} or Authorization: Bearer" if access.jwt.enabled else API_KEY_HEADER
-    raise Unauthorized(f"no credential; this server requires {accepted}", field=API_KEY_HEADER)
+    return principal_from_credentials(access, request.headers.get(API_KEY_HEADER),
+                                      request.headers.get("Authorization"),
+                                      bearer_keys=request.blueprint in BEARER_KEY_BLUEPRINTS)
 
 
 def current_principal() -> Principal | None:

@@ -16,7 +16,7 @@ from typing import Any
 import structlog
 from flask import Flask, current_app, request
 
-from backend.api import (access, admin_session, assets, errors, hardening, metrics, openapi, ratelimit, signed_assets,
+from backend.api import (access, admin_session, assets, audit, errors, hardening, metrics, openapi, ratelimit, signed_assets,
                          tracing)
 from backend.common.config import Settings, load_settings
 from backend.common.errors import Unauthorized
@@ -55,13 +55,26 @@ def _require_api_key() -> None:
     keys = settings.server.api_keys
     if not keys:
         return
-    given = (request.headers.get(API_KEY_HEADER) or "").encode()
+    header = request.headers.get(API_KEY_HEADER)
+    bearer = "" if header else _bearer_key()
+    given = (header or bearer or "").encode()
     matched = False
     for key in keys:
         matched |= hmac.compare_digest(given, key.get_secret_value().encode())
     if not matched:
+        if bearer:  # an OpenAI client's key, on /v1
+            raise Unauthorized("Authorization: Bearer key is wrong; this server requires an API key",
+                               field="Authorization")
         reason = "missing" if not given else "wrong"
         raise Unauthorized(f"{API_KEY_HEADER} header is {reason}; this server requires an API key", field=API_KEY_HEADER)
+
+
+def _bearer_key() -> str:
+    """``Authorization: Bearer <key>``, on the routes whose clients send their key so (OpenAI clients)."""
+    scheme, _, token = (request.headers.get("Authorization") or "").partition(" ")
+    if request.blueprint in access.BEARER_KEY_BLUEPRINTS and scheme.lower() == "bearer":
+        return token.strip()
+    return ""
 
 
 def _scrape_token_matches(settings: Settings) -> bool:
@@ -75,10 +88,10 @@ def _scrape_token_matches(settings: Settings) -> bool:
 
 def _blueprints() -> list[Any]:
     """Route areas, one blueprint each; another area adds its import and entry here."""
-    from backend.api import admin, chat, feedback, health, jobs, search, stream, web
+    from backend.api import admin, chat, feedback, health, jobs, openai_v1, search, stream, web
 
     return [chat.bp, health.bp, assets.assets_bp, search.bp, stream.bp, feedback.bp, web.bp, admin.bp, jobs.bp,
-            admin_session.bp]
+            admin_session.bp, openai_v1.bp]
 
 
 def create_app(settings: Settings | None = None, runtime: Runtime | ServingRuntime | None = None, *,
@@ -109,6 +122,7 @@ def create_app(settings: Settings | None = None, runtime: Runtime | ServingRunti
     app.before_request(_refresh_services)
     app.before_request(_require_api_key)
     ratelimit.init_app(app, settings)
+    audit.init_app(app)  # after authentication and the limiter: their refusals (401, 403, 429) are recorded
     openapi.init_app(app, settings)
     for bp in _blueprints():
         app.register_blueprint(bp)

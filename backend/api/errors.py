@@ -10,10 +10,10 @@ and tracebacks go to the log only, under that id.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import structlog
-from flask import Flask, Response, current_app, jsonify
+from flask import Flask, Response, current_app, has_request_context, jsonify, request
 from pydantic import ValidationError
 from werkzeug.exceptions import HTTPException, MethodNotAllowed, RequestEntityTooLarge, TooManyRequests
 
@@ -91,8 +91,30 @@ def _loggable(context: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in context.items() if isinstance(v, (str, int, float, bool)) and k not in reserved}
 
 
+#: ``app.extensions`` key: path prefix -> a function that re-shapes the JSON error of a route area
+#: whose clients expect another shape (``/v1``: OpenAI's); the status, message and headers stay
+SHAPERS = "rag_error_shapes"
+Shaper = Callable[[Response, int, Exception], Response]
+
+
+def _shaped(handler: Callable[[Any], tuple[Response, int]]) -> Callable[[Any], tuple[Response, int]]:
+    def handle(exc: Any) -> tuple[Response, int]:
+        response, status = handler(exc)
+        for prefix, shaper in current_app.extensions.get(SHAPERS, {}).items():
+            if has_request_context() and request.path.startswith(prefix):
+                return shaper(response, status, exc), status
+        return response, status
+
+    return handle
+
+
 def register(app: Flask) -> None:
-    app.register_error_handler(RagError, _rag_error)
-    app.register_error_handler(ValidationError, _validation_error)
-    app.register_error_handler(HTTPException, _http_error)
-    app.register_error_handler(Exception, _unexpected)
+    app.register_error_handler(RagError, _shaped(_rag_error))
+    app.register_error_handler(ValidationError, _shaped(_validation_error))
+    app.register_error_handler(HTTPException, _shaped(_http_error))
+    app.register_error_handler(Exception, _shaped(_unexpected))
+
+
+def add_shaper(app: Flask, prefix: str, shaper: Shaper) -> None:
+    """Errors of requests under ``prefix`` answer in ``shaper``'s shape (see :data:`SHAPERS`)."""
+    app.extensions.setdefault(SHAPERS, {})[prefix] = shaper

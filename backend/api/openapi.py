@@ -16,7 +16,7 @@ from flask import Blueprint, Flask, Response, current_app, jsonify
 from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
-from backend.api import openapi_admin, openapi_web
+from backend.api import openai_models, openapi_admin, openapi_web
 from backend.api.disclosure import caller_may_see_names, domains_of_caller
 from backend.api.models import ChatRequestBody, ChatResponse, ErrorResponse, HealthResponse, ReadyResponse
 from backend.api.request_schema import IMAGE_REF_PATTERN, NON_BLANK, filters_schema
@@ -156,19 +156,53 @@ _ASSET_OPERATION: dict[str, Any] = {
 }
 
 
+def _openai_error(description: str) -> dict[str, Any]:
+    return _json("OpenAIError", description)
+
+
+def _v1_paths(settings: Settings) -> dict[str, Any]:
+    """``/v1``: OpenAI's shapes (docs/OPENAI_API.md); every error is ``OpenAIError``."""
+    errors = {code: _openai_error(_ERRORS[code]) for code in ("400", "401", "403", "413", "415", "422", "500", "503")}
+    errors["404"] = _openai_error("The model names no knowledge base the caller may use (code model_not_found).")
+    request_schema = {"$ref": _REF.format(model="ChatCompletionRequest")}
+    return {
+        "/v1/chat/completions": {"post": {
+            "summary": "A knowledge base as an OpenAI chat model: the /chat answer in OpenAI's shape (or streamed as "
+                       "chat.completion.chunk events), with the extra field rag.",
+            "operationId": "openai_chat_completions",
+            "requestBody": {"required": True, "content": {"application/json": {"schema": request_schema}}},
+            "responses": {"200": {"description": "The completion; with stream: true, text/event-stream chunks ending "
+                                                 "with data: [DONE].",
+                                  "headers": {"X-Answer-Mode": {"schema": {"type": "string",
+                                                                           "enum": ["rag", "hybrid", "fallback"]}}},
+                                  "content": {"application/json": {"schema": {"$ref": _REF.format(
+                                      model="ChatCompletion")}},
+                                      "text/event-stream": {"schema": {"type": "string"}}}},
+                          **errors}}},
+        "/v1/models": {"get": {
+            "summary": "The knowledge bases the caller may use, as model ids.", "operationId": "openai_models",
+            "responses": {"200": _json("ModelList", "kb:default and kb:<domain> for each domain the caller may use "
+                                                    "(the names are the caller's to learn, not the schema's)."),
+                          "401": _openai_error(_ERRORS["401"])}}},
+    }
+
+
 #: operations the rate limit never applies to (probes, the scraper)
 _UNLIMITED = frozenset({"healthz", "readyz", "metrics"})
 
 
 def _add_rate_limit_responses(doc: dict[str, Any], settings: Settings) -> None:
-    """Every limited operation may answer 429 (``server.rate_limit``), whoever defined it."""
-    if not settings.server.rate_limit.enabled:
+    """Every limited operation may answer 429 (``server.rate_limit``, ``quotas``), whoever defined it;
+    under ``/v1`` in OpenAI's error shape."""
+    if not (settings.server.rate_limit.enabled or settings.quotas.enabled):
         return
-    for operations in doc["paths"].values():
+    for path, operations in doc["paths"].items():
         for operation in operations.values():
             if operation.get("operationId") not in _UNLIMITED:
                 operation["responses"].setdefault("429", {
-                    **_json("ErrorResponse", "Over server.rate_limit.limit for this client; retry after Retry-After."),
+                    **_json("OpenAIError" if path.startswith("/v1/") else "ErrorResponse",
+                            "Over server.rate_limit.limit for this client, or over the principal's quota (quotas); "
+                            "retry after Retry-After."),
                     "headers": {"Retry-After": {"schema": {"type": "integer"}, "description": "Seconds to wait."}}})
 
 
@@ -176,7 +210,7 @@ def build_openapi(settings: Settings) -> dict[str, Any]:
     models: list[tuple[type[BaseModel], Any]] = [
         (ChatRequestBody, "validation"), (ChatResponse, "serialization"), (ErrorResponse, "serialization"),
         (HealthResponse, "serialization"), (ReadyResponse, "serialization"), (SearchResponse, "serialization"),
-        *openapi_web.MODELS, *openapi_admin.MODELS,
+        *openapi_web.MODELS, *openapi_admin.MODELS, *openai_models.MODELS,
     ]
     _, defs = models_json_schema(models, ref_template=_REF)
     schemas = defs["$defs"]
@@ -207,6 +241,7 @@ def build_openapi(settings: Settings) -> dict[str, Any]:
         "components": {"schemas": schemas},
     }
     doc["paths"].update(openapi_web.web_paths(_ERRORS, lambda: _domain_parameter(settings)))
+    doc["paths"].update(_v1_paths(settings))
     if settings.admin.enabled:
         doc["paths"].update(openapi_admin.admin_paths(_ERRORS))
     _add_rate_limit_responses(doc, settings)

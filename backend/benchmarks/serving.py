@@ -1,4 +1,6 @@
-"""HTTP /chat latency under concurrent clients, on the sample corpus.
+"""HTTP /chat latency under concurrent clients, on the sample corpus, and beside it the same
+questions through ``/v1/chat/completions`` (the OpenAI-compatible route over the same chat service):
+their p50s in one run, and the ratio (target: /v1 within 1.2x of /chat).
 
 A real threaded server on 127.0.0.1 (werkzeug, the same WSGI app gunicorn
 serves), clients in threads with httpx; bounded request count, loopback only.
@@ -52,32 +54,44 @@ def measure(base_config: Path, embedder: Any, work: Path, clients: int = 8, per_
     thread.start()
     base = f"http://127.0.0.1:{server.server_port}"
 
-    def client(n: int) -> list[tuple[int, float]]:
-        out = []
-        with httpx.Client(base_url=base, timeout=60) as http:
-            for i in range(per_client):
-                q = QUESTIONS[(n + i) % len(QUESTIONS)]
-                t = time.perf_counter()
-                resp = http.post("/chat", json={"question": q})
-                out.append((resp.status_code, (time.perf_counter() - t) * 1000))
-        return out
+    def request(http: httpx.Client, path: str, question: str) -> httpx.Response:
+        if path == "/chat":
+            return http.post("/chat", json={"question": question})
+        return http.post(path, json={"model": "kb:default", "messages": [{"role": "user", "content": question}]})
 
-    try:
+    def rounds(path: str) -> tuple[list[tuple[int, float]], float]:
+        def client(n: int) -> list[tuple[int, float]]:
+            out = []
+            with httpx.Client(base_url=base, timeout=60) as http:
+                for i in range(per_client):
+                    t = time.perf_counter()
+                    resp = request(http, path, QUESTIONS[(n + i) % len(QUESTIONS)])
+                    out.append((resp.status_code, (time.perf_counter() - t) * 1000))
+            return out
+
         client(0)[:1]  # warm caches
         start = time.perf_counter()
         with ThreadPoolExecutor(clients) as pool:
             results = [r for chunk in pool.map(client, range(clients)) for r in chunk]
-        wall = time.perf_counter() - start
+        return results, time.perf_counter() - start
+
+    try:
+        results, wall = rounds("/chat")
+        v1_results, v1_wall = rounds("/v1/chat/completions")
     finally:
         server.shutdown()
         thread.join(timeout=10)
         server.server_close()
-    errors = sum(1 for status, _ in results if status != 200)
+    errors = sum(1 for status, _ in results + v1_results if status != 200)
     p = percentiles([ms for _, ms in results])
+    v1 = percentiles([ms for _, ms in v1_results])
     section.figures["requests"] = len(results)
     section.figures["errors"] = errors
     section.figures["latency ms"] = " / ".join(f"{k}={v}" for k, v in p.items())
     section.figures["throughput requests/s"] = round(len(results) / wall, 1)
+    section.figures["/v1/chat/completions latency ms"] = " / ".join(f"{k}={v}" for k, v in v1.items())
+    section.figures["/v1/chat/completions throughput requests/s"] = round(len(v1_results) / v1_wall, 1)
+    section.target("p50 /v1/chat/completions / p50 /chat", v1["p50"] / p["p50"], "<=", 1.2)
     section.notes.append("2 cores: the embedding of each question dominates; clients queue behind the GIL and torch")
     store.close()
     return section

@@ -19,3 +19,23 @@ def settings_from(ctx: click.Context, overrides: Mapping[str, Any] | None = None
 
         configure_telemetry(settings.telemetry)
     return settings
+
+
+def operator() -> str:
+    """Who a CLI admin action is recorded as: ``cli:<the OS user>`` (the command holds no principal)."""
+    import getpass
+
+    try:
+        return f"cli:{getpass.getuser()}"
+    except (KeyError, OSError):  # no user name in a bare container
+        return "cli"
+
+
+def audit(stores: Any, settings: Settings, action: str, outcome: str, *, knowledge_base: str | None = None,
+          version: str | None = None, detail: Mapping[str, Any] | None = None) -> None:
+    """Append one CLI admin action (promote, rollback, gc, feedback export) to the store's audit trail."""
+    from backend.core.services.audit import AuditTrail
+
+    AuditTrail(stores.audit, settings.audit).record(action, outcome, principal=operator(),
+                                                    knowledge_base=knowledge_base, version=version, surface="cli",
+                                                    detail=detail)

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from backend.cli.context import settings_from
+from backend.cli.context import audit, settings_from
 from backend.common.errors import ConfigError
 
 
@@ -45,6 +45,8 @@ def export(ctx: click.Context, out: Path, review_out: Path | None, limit: int) -
         if stores.conversations is None:
             raise ConfigError(f"store backend {settings.store.backend!r} keeps no feedback", field="store.backend")
         result = export_feedback(stores.conversations.feedback(limit))
+        audit(stores, settings, "feedback_export", "ok",
+              detail={"candidates": len(result.candidates), "review": len(result.review)})
     finally:
         stores.close()
     review_path = review_out or out.with_name(out.stem + ".review.jsonl")

@@ -14,10 +14,10 @@ from typing import Iterator
 
 import click
 
-from backend.cli.context import settings_from
+from backend.cli.context import audit, settings_from
 from backend.cli.promotion_view import ANSWERS_HELP, promote_and_print
 from backend.common.config import Settings
-from backend.common.errors import UnknownDomain
+from backend.common.errors import RagError, UnknownDomain
 from backend.core.ports import Stores
 from backend.core.services.promotion import collect_garbage, rollback as rollback_alias
 from backend.core.services.version_status import alias_status, render_version, version_row
@@ -123,9 +123,19 @@ def promote(ctx: click.Context, domain_key: str | None, version: str | None, ali
             force: bool, as_json: bool, answers: bool) -> None:
     """Evaluate a version and point the alias at it only if every gate passes (exit 3 otherwise)."""
     runtime = build_runtime(settings_from(ctx))
-    with locks(runtime.stores, runtime.settings, "rag index promote") as held:
-        promote_and_print(lambda: runtime.promote(alias=alias, version=version, golden=golden, force=force,
-                                                  domain_key=domain_key, answers=answers, locks=held), as_json)
+    kb = domain_key or ("default" if alias is None else None)
+    try:
+        with locks(runtime.stores, runtime.settings, "rag index promote") as held:
+            result = promote_and_print(lambda: runtime.promote(alias=alias, version=version, golden=golden,
+                                                               force=force, domain_key=domain_key, answers=answers,
+                                                               locks=held), as_json)
+    except RagError as exc:
+        audit(runtime.stores, runtime.settings, "promote", "refused", knowledge_base=kb,
+              version=exc.context.get("version") if isinstance(exc.context.get("version"), str) else version,
+              detail={"code": exc.code, "force": force})
+        raise
+    audit(runtime.stores, runtime.settings, "promote", "ok" if result.promoted else "refused", knowledge_base=kb,
+          version=result.version, detail={"alias": result.alias, "force": force})
 
 
 @index.command("rollback")
@@ -138,6 +148,8 @@ def rollback(ctx: click.Context, domain_key: str | None, alias: str | None) -> N
     name = alias_option(settings, domain_key, alias)
     with opened(settings) as stores, locks(stores, settings, "rag index rollback") as held:
         change = rollback_alias(stores.admin, name, locks=held)
+        audit(stores, settings, "rollback", "ok", knowledge_base=domain_key or None, version=change.version,
+              detail={"alias": change.alias, "previous": change.previous})
     click.echo(f"rolled back: {change.alias} -> {change.version} (was {change.previous})")
 
 
@@ -162,6 +174,9 @@ def gc(ctx: click.Context, domain_key: str | None, alias_name: str | None, dry_r
             if not dry_run:  # never drop a candidate an ingest is writing
                 held.hold(series)
         result = collect_garbage(stores, settings, series=series, dry_run=dry_run)
+        if not dry_run and (result.dropped or result.assets_removed):
+            audit(stores, settings, "delete", "ok", knowledge_base=domain_key,
+                  detail={"dropped": list(result.dropped), "assets_removed": len(result.assets_removed)})
     if as_json:
         click.echo(json.dumps({"dropped": list(result.dropped), "assets_removed": list(result.assets_removed),
                                "dry_run": dry_run}, indent=2))

@@ -27,6 +27,7 @@ from backend.cli import (
     index,
     ingest,
     kb,
+    mcp_cmd,
     oracle,
     search,
     serve,
@@ -62,7 +63,7 @@ def cli(ctx: click.Context, config_path: str | None, debug: bool) -> None:
 #: one entry per noun (or noun-less verb); a new one adds its import and its line here
 for command in (
     config_cmd.config, index.index, kb.kb, ingest.ingest, ask.ask, search.search, serve.serve, evaluate.eval_cmd,
-    bench.bench, calibrate.calibrate, feedback.feedback, tune.tune, oracle.oracle, train.train,
+    bench.bench, calibrate.calibrate, feedback.feedback, tune.tune, oracle.oracle, train.train, mcp_cmd.mcp,
     *aliases.COMMANDS,
 ):
     cli.add_command(command)

@@ -210,6 +210,22 @@ class UnknownDomain(RequestError):
     code = "unknown_domain"
 
 
+class UnknownModel(RequestError):
+    """``/v1/chat/completions`` names a model that is no knowledge base the caller may use."""
+
+    code = "model_not_found"
+    http_status = 404
+    public_context = frozenset({"field", "known_models"})
+
+
+class QuotaExceeded(RequestError):
+    """A principal (or API key) is over its per-minute or per-day quota (``access.quotas``)."""
+
+    code = "quota_exceeded"
+    http_status = 429
+    public_context = frozenset({"field", "limit", "retry_after"})
+
+
 class RequestTooLarge(RequestError):
     """The request body or a field exceeds its configured limit."""
 
@@ -311,6 +327,13 @@ class KnowledgeBaseNotFound(RequestError):
     """The path names no knowledge base (neither ``default`` nor a configured domain)."""
 
     code = "knowledge_base_not_found"
+    http_status = 404
+
+
+class PassageNotFound(RequestError):
+    """The MCP ``fetch`` tool names no passage or document the caller may read (missing and hidden alike)."""
+
+    code = "passage_not_found"
     http_status = 404
 
 

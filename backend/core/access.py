@@ -76,6 +76,34 @@ def principal_for_key(settings: AccessSettings, given: str) -> Principal | None:
     return found
 
 
+def principal_from_credentials(settings: AccessSettings, api_key: str | None, authorization: str | None, *,
+                               bearer_keys: bool = False, key_header: str = "X-API-Key") -> Principal:
+    """The principal a request's credentials name (HTTP, the MCP server over HTTP): ``api_key``
+    (the ``X-API-Key`` header) first, else ``authorization`` (``Bearer <JWT>``; with
+    ``bearer_keys``, as OpenAI and MCP clients send it, ``Bearer <API key>`` too); ``Unauthorized``
+    (401) for a missing or wrong one. The credential is never part of a message."""
+    if api_key:
+        principal = principal_for_key(settings, api_key)
+        if principal is None:
+            raise Unauthorized(f"{key_header} header is wrong; it names no principal", field=key_header)
+        return principal
+    if authorization:
+        scheme, _, token = authorization.partition(" ")
+        token = token.strip()
+        if scheme.lower() == "bearer" and token and bearer_keys:
+            principal = principal_for_key(settings, token)
+            if principal is not None:
+                return principal
+            if not settings.jwt.enabled:
+                raise Unauthorized("Authorization: Bearer names no API key of a principal", field="Authorization")
+        if not settings.jwt.enabled or scheme.lower() != "bearer" or not token:
+            raise Unauthorized("Authorization must be 'Bearer <token>' and access.jwt.enabled must be true",
+                               field="Authorization")
+        return principal_for_token(settings, token)
+    accepted = f"{key_header} or Authorization: Bearer" if settings.jwt.enabled or bearer_keys else key_header
+    raise Unauthorized(f"no credential; this server requires {accepted}", field=key_header)
+
+
 def principal_for_token(settings: AccessSettings, token: str) -> Principal:
     """Verify a JWT (signature with the one configured algorithm, ``exp`` required, ``aud``,
     ``iss`` if configured) and return its principal; ``Unauthorized`` otherwise. The subject

@@ -14,6 +14,7 @@ from backend.core.enrichment import ChunkEnrichment, EnrichmentInput
 
 from backend.core.types import (
     AliasChange,
+    AuditEvent,
     Candidates,
     ChatRequest,
     Chunk,
@@ -291,6 +292,35 @@ class InteractionLog(Protocol):
 
 
 @runtime_checkable
+class AuditLog(Protocol):
+    """The audit trail (admin actions, MCP tool calls, denied requests), append-only, in the store
+    so it is shared by every worker and survives a restart. Nothing here deletes a line."""
+
+    def append_audit(self, event: AuditEvent) -> None:
+        """Append one event (its ``created_at`` as given; ``id`` is assigned by the store)."""
+        ...
+
+    def audit_events(self, limit: int = 1000, before_id: int | None = None) -> list[AuditEvent]:
+        """The newest ``limit`` events with ``id < before_id`` (all when None), newest first, ``id`` set."""
+        ...
+
+
+@runtime_checkable
+class QuotaCounter(Protocol):
+    """Request counters per subject and window, in the store so that every worker counts against one
+    budget (``core/services/quotas.py``)."""
+
+    def count_request(self, subject: str, window_kind: str, window_start: str) -> int:
+        """Add one to the counter of ``subject`` in the window (``minute`` or ``day``) that starts at
+        ``window_start``, atomically (two workers never both read the same count), and return it."""
+        ...
+
+    def prune_quota_counters(self, before: str) -> int:
+        """Delete counters of windows that started before ``before``; returns how many."""
+        ...
+
+
+@runtime_checkable
 class ConversationLog(Protocol):
     """Conversation history and answer feedback. A conversation belongs to the principal
     that asked (None without access control): reads and deletes name it, so nobody sees or
@@ -431,6 +461,8 @@ class Stores:
     conversations: ConversationLog | None = None
     enrichment_cache: EnrichmentCache | None = None
     owner: Closeable | None = None
+    audit: AuditLog | None = None
+    quotas: QuotaCounter | None = None
 
     @classmethod
     def of(cls, store: CombinedStore, *, enrichment_cache: EnrichmentCache | None = None) -> Stores:
@@ -441,14 +473,17 @@ class Stores:
         if enrichment_cache is None and isinstance(store, EnrichmentCache):
             enrichment_cache = store
         return cls(vectors=store, admin=store, interactions=store, conversations=conversations,
-                   enrichment_cache=enrichment_cache, owner=store if isinstance(store, Closeable) else None)
+                   enrichment_cache=enrichment_cache, owner=store if isinstance(store, Closeable) else None,
+                   audit=store if isinstance(store, AuditLog) else None,
+                   quotas=store if isinstance(store, QuotaCounter) else None)
 
     def close(self) -> None:
         if self.owner is not None:
             self.owner.close()
             return
         seen: set[int] = set()
-        for port in (self.vectors, self.admin, self.interactions, self.conversations, self.enrichment_cache):
+        for port in (self.vectors, self.admin, self.interactions, self.conversations, self.enrichment_cache,
+                     self.audit, self.quotas):
             if port is not None and id(port) not in seen and isinstance(port, Closeable):
                 seen.add(id(port))
                 port.close()

@@ -413,6 +413,26 @@ class Interaction:
 
 
 @dataclass(frozen=True)
+class AuditEvent:
+    """One line of the audit trail: who did what, to which knowledge base and version, when, with
+    what outcome, under which request id. ``detail`` is small JSON (status, tool arguments such as
+    ``top_k``); never a credential, and a user's question only where ``audit.include_questions``."""
+
+    action: str
+    outcome: str
+    principal: str | None = None
+    knowledge_base: str | None = None
+    version: str | None = None
+    request_id: str | None = None
+    #: where it came in: ``http``, ``mcp-stdio``, ``mcp-http``
+    surface: str = "http"
+    detail: Mapping[str, Any] = field(default_factory=dict)
+    created_at: str = ""
+    #: the store's sequence number (set when read back)
+    id: int | None = None
+
+
+@dataclass(frozen=True)
 class ConversationTurn:
     """One answered question of a conversation, as stored (question and effective query
     sanitized like interaction questions). ``interaction_id`` is what feedback refers to."""

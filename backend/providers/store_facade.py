@@ -15,6 +15,8 @@ from typing import Any, Callable, Concatenate, ParamSpec, Protocol, TypeVar
 import numpy as np
 
 from backend.core.ports import (
+    AuditLog,
+    QuotaCounter,
     Closeable,
     ConversationLog,
     EnrichmentCache,
@@ -68,6 +70,8 @@ class StoreFacade:
     interaction_log: CountedInteractionLog
     conversation_log: ConversationLog
     enrichment: EnrichmentCache
+    audit_log: AuditLog
+    quota_counter: QuotaCounter
 
     @property
     def owner(self) -> SharedConnection:
@@ -77,7 +81,8 @@ class StoreFacade:
     def stores(self) -> Stores:
         """Each port as its own object over the shared connection; closing the bundle closes it."""
         return Stores(vectors=self.vector_store, admin=self.index_admin, interactions=self.interaction_log,
-                      conversations=self.conversation_log, enrichment_cache=self.enrichment, owner=self.owner)
+                      conversations=self.conversation_log, enrichment_cache=self.enrichment, owner=self.owner,
+                      audit=self.audit_log, quotas=self.quota_counter)
 
     def ping(self) -> None:
         self.owner.ping()
@@ -123,6 +128,14 @@ class StoreFacade:
     record_interaction = delegate("interaction_log", InteractionLog.record_interaction)
     interactions = delegate("interaction_log", InteractionLog.interactions)
     count_interactions = delegate("interaction_log", CountedInteractionLog.count_interactions)
+
+    # --- AuditLog --------------------------------------------------------------------
+    append_audit = delegate("audit_log", AuditLog.append_audit)
+    audit_events = delegate("audit_log", AuditLog.audit_events)
+
+    # --- QuotaCounter ----------------------------------------------------------------
+    count_request = delegate("quota_counter", QuotaCounter.count_request)
+    prune_quota_counters = delegate("quota_counter", QuotaCounter.prune_quota_counters)
 
     # --- ConversationLog ---------------------------------------------------------------
     record_turn = delegate("conversation_log", ConversationLog.record_turn)

@@ -284,6 +284,17 @@ def test_a_changed_file_is_uploaded_evaluated_promoted_and_rolled_back(page: Any
     assert "from the admin console by local" in store.alias_history(ALIAS)[0].reason
     page.locator("#versions details > summary").click()
     assert "from the admin console by local" in page.locator("#versions .history").inner_text()
+    # the audit trail under the knowledge bases: the upload, the promotion and the rollback, by "local"
+    audit = page.locator("#audit table.audit")
+    expect(audit.locator("tr[data-action='rollback'][data-outcome='ok']")).to_have_count(1)
+    for action in ("upload", "promote"):
+        assert audit.locator(f"tr[data-action='{action}'][data-outcome='ok']").count() >= 1, action
+    assert audit.locator("tr[data-action='rollback'] td").nth(1).inner_text() == "local"  # When, Who, ...
+    with page.expect_download() as download:
+        page.get_by_role("button", name="Export as JSONL").click()
+    lines = [json.loads(line) for line in Path(download.value.path()).read_text().splitlines()]
+    rollback = next(line for line in lines if line["action"] == "rollback")  # newest first; the console's reads after it
+    assert (rollback["principal"], rollback["outcome"], rollback["version"]) == ("local", "ok", "KB_POLICIES_V1")
     assert not page.dialogs and not page.errors, page.errors  # in-page dialogs only, never window.confirm
 
 

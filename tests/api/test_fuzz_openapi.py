@@ -71,8 +71,9 @@ def admin_headers(app: Flask) -> dict[str, str]:
 CHECKS = [checks.not_a_server_error, checks.response_schema_conformance, checks.status_code_conformance,
           checks.content_type_conformance, checks.response_headers_conformance, checks.positive_data_acceptance]
 #: operations whose acceptance depends on what no schema states: an upload's file contents, type and name
-#: (refused with 400/413 and a per-file reason); every other check still applies to them
-CONTENT_CHECKED = frozenset({"/admin/knowledge-bases/{key}/uploads"})
+#: (refused with 400/413 and a per-file reason); an OpenAI body's last message (a user's, with text, within
+#: server.max_question_chars: 422/413); every other check still applies to them
+CONTENT_CHECKED = frozenset({"/admin/knowledge-bases/{key}/uploads", "/v1/chat/completions"})
 
 
 def test_api_conforms_to_its_schema(api_schema: Any, fuzz_app: Flask) -> None:

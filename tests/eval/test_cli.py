@@ -78,6 +78,16 @@ def test_forced_promotion_rollback_and_alias_status(cli_env: Settings) -> None:
     assert unknown.exit_code == 1 and "--domain-key 'nope' is not configured; known: ['handbook']" in unknown.stderr
     empty = _run("rollback", "--domain-key", "handbook")
     assert empty.exit_code == 1 and "alias KB_HANDBOOK has no history; nothing to roll back" in empty.stderr
+    # the admin actions of the CLI are in the audit trail, as the operator (issue 45)
+    from backend.cli.context import operator
+    from backend.providers.sqlite_vs.store import SqliteVectorStore
+
+    store = SqliteVectorStore(cli_env.resolve_path(cli_env.store.sqlite.path))
+    trail = [(e.action, e.outcome, e.version, e.principal, e.surface) for e in store.audit_events()]
+    store.close()
+    assert trail == [("rollback", "ok", "KB_SAMPLE_V1", operator(), "cli"),
+                     ("promote", "ok", "KB_SAMPLE_BAD", operator(), "cli"),
+                     ("promote", "ok", "KB_SAMPLE_V1", operator(), "cli")]
 
 
 def test_a_plain_promote_does_not_undo_a_rollback(cli_env: Settings) -> None:

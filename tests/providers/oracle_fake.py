@@ -65,6 +65,8 @@ from typing import Any, Callable
 import oracledb
 
 from backend.common.config import OracleSettings, OracleVectorIndexSettings
+from backend.providers.oracle_vs import audit as audit_sql
+from backend.providers.oracle_vs import quotas as quota_sql
 from backend.providers.oracle_vs import sql
 from backend.providers.oracle_vs.connection import OracleConnector
 from backend.providers.oracle_vs.store import OracleVectorStore
@@ -98,6 +100,8 @@ class CatalogDb:
         self.commits = 0
         self.rowcount: int | None = None  # set by DML whose row count the adapter reads
         self.lock_rows: set[str] = set()  # RAG_SERIES_LOCKS
+        self.audit: list[tuple[Any, ...]] = []  # RAG_AUDIT_LOG rows: (id, created_at, principal, ..., detail)
+        self.quota_hits: dict[tuple[str, str, str], int] = {}  # RAG_QUOTA_COUNTERS
         self.row_locks: dict[str, int] = {}  # series -> session holding its row
         self.holders: dict[str, str] = {}  # RAG_SERIES_LOCK_HOLDERS
         self.locks_changed = threading.Condition()
@@ -433,6 +437,25 @@ class CatalogDb:
         return rows
 
     def _dml(self, s: str, b: dict[str, Any]) -> list[tuple[Any, ...]]:
+        if s == audit_sql.INSERT_AUDIT_SQL:  # an identity column: ids in append order
+            self.audit.append((len(self.audit) + 1, b["created_at"], b["principal"], b["action"], b["knowledge_base"],
+                               b["version"], b["outcome"], b["request_id"], b["surface"], b["detail"]))
+            return []
+        if s == quota_sql.MERGE_QUOTA_SQL:
+            key = (b["subject"], b["window_kind"], b["window_start"])
+            self.quota_hits[key] = self.quota_hits.get(key, 0) + 1
+            return []
+        if s == quota_sql.QUOTA_HITS_SQL:
+            key = (b["subject"], b["window_kind"], b["window_start"])
+            return [(self.quota_hits[key],)] if key in self.quota_hits else []
+        if s == quota_sql.PRUNE_QUOTA_SQL:
+            old = [k for k in self.quota_hits if k[2] < b["before"]]
+            for k in old:
+                del self.quota_hits[k]
+            self.rowcount = len(old)
+            return []
+        if s == audit_sql.AUDIT_SQL:
+            return sorted((r for r in self.audit if r[0] < b["before_id"]), reverse=True)[: b["n"]]
         if s.startswith("MERGE INTO RAG_SERIES_LOCKS "):
             self.lock_rows.add(b["series"])
             return []

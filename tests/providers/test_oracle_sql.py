@@ -76,7 +76,8 @@ def test_text_index_is_oracle_text_synced_on_commit() -> None:
 def test_catalog_creates_registry_alias_history_interactions_and_cache_idempotently() -> None:
     names = [ddl.split("(")[0].split()[-1] for ddl in sql.CATALOG_DDL]
     assert names == ["RAG_VERSIONS", "RAG_ALIASES", "RAG_ALIAS_HISTORY", "CHAT_INTERACTIONS", "RAG_EMBEDDING_CACHE",
-                     "RAG_CONVERSATION_TURNS", "RAG_FEEDBACK", "RAG_SERIES_LOCKS", "RAG_SERIES_LOCK_HOLDERS"]
+                     "RAG_CONVERSATION_TURNS", "RAG_FEEDBACK", "RAG_AUDIT_LOG", "RAG_QUOTA_COUNTERS", "RAG_SERIES_LOCKS",
+                     "RAG_SERIES_LOCK_HOLDERS"]
     assert all(ddl.startswith("CREATE TABLE IF NOT EXISTS ") for ddl in sql.CATALOG_DDL)
     assert "resp_mode         VARCHAR2(16) NOT NULL" in sql.CATALOG_DDL[3]
     assert "embedding    VECTOR(*, FLOAT32) NOT NULL" in sql.CATALOG_DDL[4]

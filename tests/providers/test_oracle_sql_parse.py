@@ -41,8 +41,8 @@ from sqlglot import exp
 from sqlglot.errors import ErrorLevel
 
 from backend.common.config import OracleVectorIndexSettings
-from backend.core.types import FieldFilter, Interaction, QueryVector, VersionSpec, Visibility
-from backend.providers.oracle_vs import sql, series_lock, vpd
+from backend.core.types import AuditEvent, FieldFilter, Interaction, QueryVector, VersionSpec, Visibility
+from backend.providers.oracle_vs import audit, quotas, sql, series_lock, vpd
 from backend.providers.oracle_vs.connection import ddl_lock_timeout_sql
 from tests.providers.oracle_fake import CatalogDb, catalog_store
 from tests.providers.test_oracle_vs import RecordingDb, V1, chunk_row, doc, make_store, registry, when
@@ -191,6 +191,8 @@ def check(statement: str) -> str:
 def builder_statements() -> Iterator[str]:
     yield from sql.CATALOG_DDL
     yield from sql.CATALOG_UPGRADES
+    yield from (audit.INSERT_AUDIT_SQL, audit.AUDIT_SQL)
+    yield from (quotas.MERGE_QUOTA_SQL, quotas.QUOTA_HITS_SQL, quotas.PRUNE_QUOTA_SQL)
     for name in ("KB_V1", "kb_sample_v1"):
         yield sql.version_table_ddl(name, 384)
         yield sql.doc_index_ddl(name)
@@ -314,6 +316,11 @@ def executed_statements() -> list[str]:
     reader.resolve_alias("KB_ACTIVE")
     reader.alias_history("KB_ACTIVE")
     reader.record_interaction(Interaction("q", "rag", "x", None, "KB_ACTIVE", 1.0, {}))
+    reader.append_audit(AuditEvent("promote", "ok", "alice", "default", "KB_V1", "r1", "http", {"status": 200}, "t"))
+    reader.audit_events(5)
+    reader.audit_events(5, before_id=10)
+    reader.count_request("principal:alice", "minute", "2026-11-28T10:00Z")
+    reader.prune_quota_counters("2026-11-27")
     reader.interactions(5)
     reader.count_interactions()
     return statements + recorder.statements() + recorder.statements("executemany")
@@ -331,7 +338,8 @@ def test_the_scenario_covers_every_kind_of_statement() -> None:
     heads = {" ".join(s.split()[:3]) for s in ALL}
     for head in ("CREATE VECTOR INDEX", "CREATE SEARCH INDEX", "MERGE INTO RAG_ALIASES", "ALTER TABLE RAG_VERSIONS",
                  "DROP INDEX IF", "DROP INDEX KB_V1_TIDX", "UPDATE RAG_VERSIONS SET", "INSERT INTO RAG_ALIAS_HISTORY",
-                 "INSERT INTO CHAT_INTERACTIONS", "SET TRANSACTION READ", "DELETE FROM RAG_VERSIONS",
+                 "INSERT INTO CHAT_INTERACTIONS", "INSERT INTO RAG_AUDIT_LOG", "MERGE INTO RAG_QUOTA_COUNTERS",
+                 "SET TRANSACTION READ", "DELETE FROM RAG_VERSIONS",
                  "CREATE OR REPLACE"):
         assert head in heads, head
     assert len(ALL) > 150

@@ -1,7 +1,7 @@
 // The admin console ("Knowledge bases" view): each knowledge base's documents, versions,
 // evaluations, golden set and feedback; for admins also upload, promote and roll back.
 // Shown only when GET /admin/me says can_view; the server authorises every call again.
-import { ApiError, getJson, postForm, sendJson } from "./api.js";
+import { ApiError, getJson, headers, postForm, sendJson } from "./api.js";
 import { el } from "./render.js";
 import { fmt, renderEvaluation, roleBadge, table, verdict, gateList, when } from "./admin-render.js";
 
@@ -100,6 +100,42 @@ async function loadKnowledgeBases(keep = true) {
   if (!admin.kbs.some((kb) => kb.key === admin.key)) admin.key = admin.kbs.length ? admin.kbs[0].key : null;
   renderKbList();
   if (admin.key !== null) await openKb(admin.key, { focus: false, keepEvaluation: keep });
+  await loadAudit();
+}
+
+// the audit trail (admins only): the newest 50 lines, and the whole trail as a JSONL download
+async function loadAudit() {
+  const box = $("audit");
+  box.hidden = !admin.me.admin;
+  if (!admin.me.admin) return;
+  if (!box.dataset.wired) {
+    box.dataset.wired = "1";
+    $("audit-export").addEventListener("click", exportAudit);
+  }
+  try {
+    const body = await getJson("/admin/audit?limit=50");
+    const rows = body.events.map((e) => ({ attrs: { "data-action": e.action, "data-outcome": e.outcome },
+      cells: [when(e.at), e.principal || "—", e.action, e.knowledge_base, e.version, e.outcome, e.request_id] }));
+    $("audit-table").replaceChildren(rows.length
+      ? table("The newest lines of the audit trail", ["When", "Who", "What", "Knowledge base", "Version", "Outcome",
+        "Request id"], rows, "audit")
+      : el("p", { text: "Nothing recorded yet." }));
+  } catch (err) {
+    $("audit-table").replaceChildren(el("p", { className: "error", text: `Could not load: ${errorText(err)}` }));
+  }
+}
+
+async function exportAudit() {
+  const response = await fetch("/admin/audit/export", { headers: headers() }); // with the tab's key, if any
+  if (!response.ok) {
+    announce(`The audit trail could not be exported (HTTP ${response.status})`);
+    return;
+  }
+  const link = el("a", { href: URL.createObjectURL(await response.blob()), download: "audit.jsonl" });
+  document.body.append(link);
+  link.click();
+  link.remove();
+  announce("The audit trail was downloaded as audit.jsonl");
 }
 
 function kbFacts(kb) {

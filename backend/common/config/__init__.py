@@ -105,6 +105,8 @@ from backend.common.config.access import (
     JwtSettings,
     PrincipalSettings,
 )
+from backend.common.config.audit import AuditSettings
+from backend.common.config.quotas import QuotaLimit, QuotaSettings
 from backend.common.config.knowledge_bases import (
     AdminSettings,
     KnowledgeBasesSettings,
@@ -152,6 +154,9 @@ from backend.common.config.loading import (
 
 __all__ = [
     "FEATURES",
+    "QuotaLimit",
+    "QuotaSettings",
+    "AuditSettings",
     "AccessSettings",
     "AdminSettings",
     "AliasSettings",

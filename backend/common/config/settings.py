@@ -6,6 +6,8 @@ from pathlib import Path
 
 from pydantic import model_validator
 
+from backend.common.config.audit import AuditSettings
+from backend.common.config.quotas import QuotaSettings
 from backend.common.config.access import AccessSettings
 from backend.common.config.base import REPO_ROOT, _Model
 from backend.common.config.embeddings import EmbeddingSettings
@@ -33,6 +35,8 @@ class Settings(_Model):
     evaluation: EvaluationSettings = EvaluationSettings()
     server: ServerSettings = ServerSettings()
     access: AccessSettings = AccessSettings()
+    audit: AuditSettings = AuditSettings()
+    quotas: QuotaSettings = QuotaSettings()
     admin: AdminSettings = AdminSettings()
     logging: LoggingSettings = LoggingSettings()
     knowledge_bases: KnowledgeBasesSettings = KnowledgeBasesSettings()

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from backend.common.config import OracleSettings
 from backend.common.errors import StoreError
+from backend.providers.oracle_vs.audit import OracleAuditLog
+from backend.providers.oracle_vs.quotas import OracleQuotaCounter
 from backend.providers.oracle_vs.connection import OracleConnector
 from backend.providers.oracle_vs.conversations import OracleConversationLog, OracleInteractionLog
 from backend.providers.oracle_vs.enrichment_cache import OracleEnrichmentCache
@@ -37,6 +39,8 @@ class OracleVectorStore(StoreFacade):
         self.interaction_log = OracleInteractionLog(connector)
         self.conversation_log = OracleConversationLog(connector)
         self.enrichment = OracleEnrichmentCache(connector)
+        self.audit_log = OracleAuditLog(connector)
+        self.quota_counter = OracleQuotaCounter(connector)
 
     @classmethod
     def from_settings(cls, settings: OracleSettings) -> OracleVectorStore:

@@ -45,6 +45,25 @@ CREATE TABLE IF NOT EXISTS rag_interactions (
     decision_explain TEXT NOT NULL,
     principal        TEXT
 );
+CREATE TABLE IF NOT EXISTS rag_audit_log (
+    id               INTEGER PRIMARY KEY AUTOINCREMENT,
+    created_at       TEXT NOT NULL,
+    principal        TEXT,
+    action           TEXT NOT NULL,
+    knowledge_base   TEXT,
+    version          TEXT,
+    outcome          TEXT NOT NULL,
+    request_id       TEXT,
+    surface          TEXT NOT NULL,
+    detail           TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS rag_quota_counters (
+    subject          TEXT NOT NULL,
+    window_kind      TEXT NOT NULL,
+    window_start     TEXT NOT NULL,
+    hits             INTEGER NOT NULL,
+    PRIMARY KEY (subject, window_kind, window_start)
+);
 CREATE TABLE IF NOT EXISTS rag_conversation_turns (
     id               INTEGER PRIMARY KEY AUTOINCREMENT,
     interaction_id   TEXT NOT NULL UNIQUE,

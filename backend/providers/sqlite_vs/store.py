@@ -18,6 +18,8 @@ from pathlib import Path
 
 from backend.common.config import SqliteAnnSettings
 from backend.providers.sqlite_vs.connection import SqliteDatabase
+from backend.providers.sqlite_vs.audit import SqliteAuditLog
+from backend.providers.sqlite_vs.quotas import SqliteQuotaCounter
 from backend.providers.sqlite_vs.conversations import SqliteConversationLog, SqliteInteractionLog
 from backend.providers.sqlite_vs.enrichment_cache import SqliteEnrichmentCache
 from backend.providers.sqlite_vs.index_admin import SqliteIndexAdmin
@@ -46,6 +48,8 @@ class SqliteVectorStore(StoreFacade):
         self.interaction_log = SqliteInteractionLog(self.db)
         self.conversation_log = SqliteConversationLog(self.db)
         self.enrichment = SqliteEnrichmentCache(self.db)
+        self.audit_log = SqliteAuditLog(self.db)
+        self.quota_counter = SqliteQuotaCounter(self.db)
 
     @property
     def path(self) -> str:
