@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import threading
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
@@ -23,10 +22,10 @@ from typing import Any, Iterator
 import pytest
 from click.testing import CliRunner
 from pydantic import SecretStr
-from werkzeug.serving import make_server
 
 from backend.api.app import build_services, create_app
 from backend.common.config import Settings
+from tests.api import live_server
 from tests.conftest import REPO, make_settings
 
 CHROMIUM = os.environ.get("RAG_TEST_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
@@ -83,14 +82,8 @@ def ui_env(tmp_path_factory: pytest.TempPathFactory, embedder: Any) -> Iterator[
 def serving(settings: Settings, store: Any, embedder: Any, extractive: Any) -> Iterator[str]:
     """The app on a real HTTP server on 127.0.0.1 and a free port."""
     services = build_services(settings, store=store, embedder=embedder, primary=extractive)
-    server = make_server("127.0.0.1", 0, create_app(settings, services), threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_port}"
-    finally:
-        server.shutdown()
-        thread.join(timeout=10)
+    with live_server.serving(create_app(settings, services)) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
