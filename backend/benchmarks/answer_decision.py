@@ -36,8 +36,9 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from backend.benchmarks import squad
+from backend.benchmarks.answers import open_workspace, workspace_settings
 from backend.benchmarks.stats import Section, percentiles
-from backend.common.config import REPO_ROOT, Settings, load_settings
+from backend.common.config import REPO_ROOT, Settings
 from backend.core import ranking_metrics as rm
 from backend.core.services.golden import load_golden_set
 
@@ -69,29 +70,16 @@ class Asked:
     ms: float
 
 
-def workspace_settings(base_config: Path, work: Path, squad_golden: Path | None) -> Settings:
-    base = load_settings(base_config, env={})
-    domains: dict[str, Any] = {k: v.model_dump() for k, v in base.embeddings.domains.items()}
-    if squad_golden is not None:
-        domains[squad.DOMAIN] = {"index_name": "KB_SQUAD_V1", "alias_name": "KB_SQUAD", "profile": "sample",
-                                 "golden_set": str(squad_golden)}
-    for key in BLIND_DOMAINS:
-        slug = key.replace("-", "_").upper()
-        domains[key] = {"index_name": f"KB_{slug}_V1", "alias_name": f"KB_{slug}", "profile": "sample"}
-    return load_settings(base_config, overrides={
-        "store": {"sqlite": {"path": str(work / "answers.sqlite")}},
-        "docx": {"assets_dir": str(work / "assets")},
-        "ingest": {"progress": False, "allowed_roots": [str(REPO_ROOT / "data"), str(work)]},
-        "embeddings": {"domains": domains},
-    }, env={})
+def blind_domains() -> dict[str, dict[str, Any]]:
+    """The blind corpora's domains (``KB_BLIND_18F`` behind ``KB_BLIND_18F_V1``, ...)."""
+    slugs = {key: key.replace("-", "_").upper() for key in BLIND_DOMAINS}
+    return {key: {"index_name": f"KB_{slug}_V1", "alias_name": f"KB_{slug}", "profile": "sample"}
+            for key, slug in slugs.items()}
 
 
-def ingest_all(settings: Settings, store: Any, embedder: Any, squad_manifest: Path | None) -> None:
-    """The shipped corpora, the blind corpora and SQuAD, each behind its alias (``answers.ingest_all``)."""
-    from backend.benchmarks.answers import ingest_all as ingest_shipped
-
-    extra = [(REPO_ROOT / m, k) for k, m in BLIND_DOMAINS.items() if (REPO_ROOT / m).is_file()]
-    ingest_shipped(settings, store, embedder, squad_manifest, extra)
+def blind_jobs() -> list[tuple[Path, str | None]]:
+    """The blind corpora's ingest jobs (manifest, domain key) that are in this checkout."""
+    return [(REPO_ROOT / m, k) for k, m in BLIND_DOMAINS.items() if (REPO_ROOT / m).is_file()]
 
 
 def held_out_articles(settings: Settings, source: Path) -> tuple[str, ...]:
@@ -156,6 +144,11 @@ def _auc(rows: Sequence[Asked]) -> float | None:
     return round(value, 4) if value is not None else None
 
 
+def _by_kind(rows: Sequence[Asked]) -> tuple[list[Asked], list[Asked]]:
+    """The answerable rows, and the others (unanswerable, look-alike, off-topic)."""
+    return [r for r in rows if r.kind == "answerable"], [r for r in rows if r.kind != "answerable"]
+
+
 def _share(rows: Sequence[Asked], test: Any) -> float:
     return sum(1 for r in rows if test(r)) / max(1, len(rows))
 
@@ -168,22 +161,17 @@ def measure(base_config: Path, embedder: Any, work: Path, *, source: Path | None
             blind: bool = True) -> Section:
     """The section; ``blind=False`` leaves the blind sets out (a tuning run must never read them)."""
     from backend.core.ports import Stores
-    from backend.providers.sqlite_vs.store import SqliteVectorStore
     from backend.runtime import build_runtime
 
     section = Section("Answer decision on questions nobody here wrote (the answer reader against the shipped default)")
     source = source or (REPO_ROOT / squad.DEFAULT_SOURCE)
     started = time.perf_counter()
-    built = squad.build(source, work / "squad", max_questions_per_article=60 if quick else None) \
-        if source.exists() else None
-    if built is None:
-        section.notes.append(f"SQuAD source {source} not found: SQuAD is not measured")
-    settings = workspace_settings(base_config, work, built.golden if built else None)
-    store = SqliteVectorStore(settings.resolve_path(settings.store.sqlite.path))
+    built, settings, store = open_workspace(section, base_config, embedder, work, source, quick=quick,
+                                            missing="SQuAD is not measured", extra_domains=blind_domains(),
+                                            extra_jobs=blind_jobs())
     try:
-        ingest_all(settings, store, embedder, built.manifest if built else None)
         stores = Stores.of(store)
-        reader = workspace_settings(REPO_ROOT / READER_PROFILE, work, built.golden if built else None)
+        reader = workspace_settings(REPO_ROOT / READER_PROFILE, work, built.golden if built else None, blind_domains())
         chats = {"reader": build_runtime(reader, stores=stores, embedder=embedder).chat,
                  "default": build_runtime(settings, stores=stores, embedder=embedder).chat}
         held = held_out_articles(reader, source) if built is not None else ()
@@ -218,8 +206,7 @@ def report_run(section: Section, name: str, asked: dict[str, list[Asked]]) -> No
     now = name == "reader"
     if "squad" in asked:
         rows = asked["squad"]
-        an = [r for r in rows if r.kind == "answerable"]
-        un = [r for r in rows if r.kind != "answerable"]
+        an, un = _by_kind(rows)
         rag = [r for r in an if r.mode == "rag"]
         mc = _share(rag, lambda r: r.contains)
         auc = _auc(rows) or 0.0
@@ -234,8 +221,7 @@ def report_run(section: Section, name: str, asked: dict[str, list[Asked]]) -> No
             section.target("squad held out: must_contain on rag answers", mc, ">=", 0.85)
     if "blind" in asked:
         rows = asked["blind"]
-        an = [r for r in rows if r.kind == "answerable"]
-        un = [r for r in rows if r.kind != "answerable"]
+        an, un = _by_kind(rows)
         answered = _share(an, lambda r: r.contains and not r.restated)
         section.figures[f"blind sets, {name}"] = (
             f"answerable {len(an)}: answered with the expected fact {answered:.4f} (modes {_modes(an)}); "

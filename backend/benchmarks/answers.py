@@ -26,7 +26,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from backend.benchmarks import squad
 from backend.benchmarks.stats import Section
@@ -72,8 +72,11 @@ class Collected:
     default: dict[str, tuple[str, float]]
 
 
-def workspace_settings(base_config: Path, work: Path, squad_golden: Path | None) -> Settings:
-    domains: dict[str, Any] = {}
+def workspace_settings(base_config: Path, work: Path, squad_golden: Path | None,
+                       extra_domains: Mapping[str, dict[str, Any]] | None = None) -> Settings:
+    """``base_config`` with its store and assets under ``work``, SQuAD's domain (when built) and
+    ``extra_domains`` (key -> domain settings) beside the configured ones."""
+    domains: dict[str, Any] = dict(extra_domains or {})
     if squad_golden is not None:
         domains[squad.DOMAIN] = {"index_name": "KB_SQUAD_V1", "alias_name": "KB_SQUAD", "profile": "sample",
                                  "golden_set": str(squad_golden)}
@@ -103,6 +106,28 @@ def ingest_all(settings: Settings, store: Any, embedder: Any, squad_manifest: Pa
         version = report.version
         alias = settings.embeddings.domains[key].alias_name if key else settings.embeddings.alias.name
         store.point_alias(alias, version, reason="benchmark")
+
+
+def open_workspace(section: Section, base_config: Path, embedder: Any, work: Path, source: Path, *, quick: bool,
+                   missing: str,
+                   extra_domains: Mapping[str, dict[str, Any]] | None = None,
+                   extra_jobs: Sequence[tuple[Path, str | None]] = ()) -> tuple[squad.SquadSet | None, Settings, Any]:
+    """SQuAD built from ``source`` (``missing`` noted when it is not there), the workspace settings,
+    and a store with every corpus ingested behind its alias; the caller closes the store."""
+    from backend.providers.sqlite_vs.store import SqliteVectorStore
+
+    built = squad.build(source, work / "squad", max_questions_per_article=60 if quick else None) \
+        if source.exists() else None
+    if built is None:
+        section.notes.append(f"SQuAD source {source} not found: {missing}")
+    settings = workspace_settings(base_config, work, built.golden if built else None, extra_domains)
+    store = SqliteVectorStore(settings.resolve_path(settings.store.sqlite.path))
+    try:
+        ingest_all(settings, store, embedder, built.manifest if built else None, extra_jobs)
+    except BaseException:
+        store.close()
+        raise
+    return built, settings, store
 
 
 def collect(settings: Settings, store: Any, embedder: Any, paths: Sequence[Path]) -> Collected:
@@ -192,19 +217,13 @@ def _modes(rows: Sequence[str]) -> str:
 
 def measure(base_config: Path, embedder: Any, work: Path, *, source: Path | None = None, quick: bool = False,
             folds: int = 5) -> Section:
-    from backend.providers.sqlite_vs.store import SqliteVectorStore
 
     section = Section("Answer modes on questions nobody here wrote (SQuAD 2.0 train articles, folds by article)")
-    source = source or (REPO_ROOT / squad.DEFAULT_SOURCE)
     started = time.perf_counter()
-    built = squad.build(source, work / "squad", max_questions_per_article=60 if quick else None) \
-        if source.exists() else None
-    if built is None:
-        section.notes.append(f"SQuAD source {source} not found: only the shipped sets are measured")
-    settings = workspace_settings(base_config, work, built.golden if built else None)
-    store = SqliteVectorStore(settings.resolve_path(settings.store.sqlite.path))
+    built, settings, store = open_workspace(section, base_config, embedder, work,
+                                            source or (REPO_ROOT / squad.DEFAULT_SOURCE), quick=quick,
+                                            missing="only the shipped sets are measured")
     try:
-        ingest_all(settings, store, embedder, built.manifest if built else None)
         calib_paths = [REPO_ROOT / p for p in SHIPPED] + ([built.golden] if built else [])
         collected = collect(settings, store, embedder,
                             [*calib_paths, REPO_ROOT / OFFTOPIC, REPO_ROOT / OFFTOPIC_HELDOUT])
