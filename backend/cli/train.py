@@ -18,7 +18,7 @@ from backend.common.config import REPO_ROOT
 from backend.common.errors import ConfigError
 
 DEFAULT_SQUAD = REPO_ROOT.parent / "shared" / "bench" / "squad2-train" / "train-v2.0-first10.json"
-DEFAULT_STRANGERS = REPO_ROOT / "data" / "train_strangers" / "triples.jsonl"
+DEFAULT_STRANGERS = REPO_ROOT / "data" / "train_strangers"
 DEFAULT_OUT = REPO_ROOT / "models" / "answer-reader"
 
 
@@ -38,8 +38,9 @@ def train() -> None:
 @train.command("answerability")
 @click.option("--squad", "squad", type=click.Path(dir_okay=False, path_type=Path), default=DEFAULT_SQUAD,
               show_default=True, help="SQuAD 2.0 training JSON.")
-@click.option("--strangers", type=click.Path(dir_okay=False, path_type=Path), default=DEFAULT_STRANGERS,
-              show_default=True, help="Stranger-written (question, passage, label) triples; skipped if absent.")
+@click.option("--strangers", type=click.Path(path_type=Path), default=DEFAULT_STRANGERS, show_default=True,
+              help="Stranger-written (question, passage, label) triples: a JSONL file, or a folder whose "
+                   "triples*.jsonl files are all read; skipped if absent.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_OUT, show_default=True,
               help="Folder the model, tokenizer and data card are written to (replaced whole when done).")
 @click.option("--seed", type=int, default=13, show_default=True)
@@ -47,12 +48,15 @@ def train() -> None:
 @click.option("--max-pairs", type=click.IntRange(min=1), default=None, help="Train on at most this many pairs (a tiny run).")
 @click.option("--batch-size", type=click.IntRange(min=1), default=32, show_default=True)
 @click.option("--learning-rate", type=float, default=5e-5, show_default=True)
+@click.option("--stranger-repeat", type=click.IntRange(min=1), default=3, show_default=True,
+              help="How often each stranger-written pair is seen an epoch (they are few beside SQuAD's).")
 @click.option("--hold-out", "held_out", multiple=True,
               help="SQuAD article title kept out of training (repeat; default: Spectre (2015 film), To Kill a "
                    "Mockingbird, Solar energy).")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 def answerability(squad: Path, strangers: Path, out: Path, seed: int, epochs: float, max_pairs: int | None,
-                  batch_size: int, learning_rate: float, held_out: tuple[str, ...], as_json: bool) -> None:
+                  batch_size: int, learning_rate: float, stranger_repeat: int, held_out: tuple[str, ...],
+                  as_json: bool) -> None:
     """Fine-tune the packaged MiniLM as the answer reader and export it to ONNX (int8 if it holds)."""
     from backend.training.answer_reader import TrainConfig, train as run
 
@@ -61,8 +65,9 @@ def answerability(squad: Path, strangers: Path, out: Path, seed: int, epochs: fl
     if epochs <= 0:
         raise ConfigError("--epochs must be positive", field="--epochs")
     config = TrainConfig(squad=squad, out=out, base_model=packaged_minilm(),
-                         strangers=strangers if strangers.is_file() else None, seed=seed, epochs=epochs,
-                         max_pairs=max_pairs, batch_size=batch_size, learning_rate=learning_rate)
+                         strangers=strangers if strangers.exists() else None, seed=seed, epochs=epochs,
+                         max_pairs=max_pairs, batch_size=batch_size, learning_rate=learning_rate,
+                         stranger_repeat=stranger_repeat)
     if held_out:
         config = replace(config, held_out_articles=held_out)
     try:

@@ -409,6 +409,17 @@ def read_triples(path: Path) -> list[dict[str, Any]]:
     return rows
 
 
+def read_triples_from(path: Path) -> list[dict[str, Any]]:
+    """The triples of one JSONL file, or of every ``triples*.jsonl`` in a folder (in name order, so
+    the pairs and their seeded shuffle are the same on every machine)."""
+    if path.is_dir():
+        files = sorted(path.glob("triples*.jsonl"))
+        if not files:
+            raise ValueError(f"{path}: no triples*.jsonl file in this folder")
+        return [row for f in files for row in read_triples(f)]
+    return read_triples(path)
+
+
 def stranger_pairs(rows: Iterable[Mapping[str, Any]], rng: random.Random) -> list[Pair]:
     """Pairs from stranger-written triples: an answerable question with its answer sentence (1) and
     another sentence of the passage (0); a look-alike with the sentence it was made from (0); an

