@@ -1,0 +1,43 @@
+# (corpus, first, follow_up, doc_id or None, must or None)
+FOLLOW = {
+"sample": [
+("How many days of paid vacation does a full-time employee get per year?", "and after 5 years?", "annual-leave", "27 days"),
+("What's the full-day meal allowance for a business trip to the UK?", "and on the day I fly home?", "expenses-per-diem", "40 EUR"),
+("How much leave does the partner of a birth parent get?", "what about if we adopt?", "parental-leave", "8 weeks at full pay"),
+("What's the weekly on-call allowance for the primary engineer?", "and for the secondary?", "on-call-rotation", "125 EUR per week"),
+("How long is CCTV footage from the offices kept?", "and visitor logs?", "data-retention", "6 months"),
+("How many quotes do I need for a purchase of 20,000 EUR?", "and if it's more than 50k?", "procurement-thresholds", "Formal tender"),
+("What is the minimum length of a company password?", "and how often do I have to change it?", "password-mfa", "changed on a fixed schedule"),
+("How much is the mobile allowance for using my own phone for work?", "and for a personal tablet?", None, None),
+],
+"handbook": [
+("How much does the NWA-C200 appliance weigh?", "and the C400?", "fe-appliance-reference", "27 kg"),
+("What does a blinking green status LED mean on the appliance?", "and a steady amber one?", "fe-appliance-reference", "Disk or fan fault"),
+("How far in advance must a site visit be scheduled?", "and for a data centre access permit?", "fe-site-visit-preparation", "at least 5 working days in advance"),
+("How long do I have to return a faulty part to the warehouse?", "what about the disks?", "fe-equipment-returns", "never shipped"),
+("How often do I have to confirm I'm OK when working alone?", "and if I miss one?", "fe-lone-working", "the field coordinator calls you"),
+("What's the alcohol limit when driving a pool car?", "who pays parking fines?", "fe-vehicle-policy", "paid by the driver"),
+("When do I need hearing protection on site?", "and a helmet?", "fe-ppe-requirements", "on construction sites"),
+("How many pool cars does Field Engineering have?", "and how many of them are in Rotterdam?", None, None),
+],
+"govuk": [
+("How long are RDS backups retained?", "and the nightly database dumps?", "govuk-backups", "120 days"),
+("What's the recovery point objective for RDS backups?", "and for the Elasticsearch snapshots?", "govuk-backups", "1 hour"),
+("How long can temporary production admin access last?", "who approves it?", "govuk-rules-for-getting-production-access", "Production Admin GitHub Team"),
+("When are new engineers added to the on-call rota?", "and junior technologists, which rota are they on?", "govuk-on-call", "in-hours rota only"),
+("Where should I keep my AWS credentials on my laptop?", "and what about gcloud?", "govuk-best-practices-for-handling-credentials", "gcloud auth revoke"),
+("Does Dependency Review block merges?", "and CodeQL?", "govuk-security-alerts", "block builds"),
+("When is the weekly PagerDuty drill?", "and how long does it usually last?", None, None),
+("How many major releases behind the latest are we allowed to be?", "and for Rails?", "govuk-keeping-software-current", "current major version"),
+],
+"posthog": [
+("How long is parental leave on full pay?", "and if I've been here less than a year?", "posthog-time-off", "local jurisdiction's legal requirements"),
+("What's the 401k match in the US?", "and the pension in the UK?", "posthog-benefits", "PostHog contributes 4%"),
+("What's the notice period if I resign?", "and if I'm let go for performance?", "posthog-offboarding", "4 months of pay"),
+("What's the annual training budget?", "and for books?", "posthog-training", "$50/month"),
+("What's the excess on the UK private health insurance?", "are my kids covered too?", "posthog-benefits", "Children are included for free"),
+("How long does a disciplinary process usually take?", "and how long do I have to appeal?", "posthog-grievances", "within 2 weeks"),
+("Is there a workplace nursery scheme?", "and what's the maximum I can put toward it each month?", None, None),
+("What's the minimum number of days off I'm expected to take a year?", "how many unused days can I carry over into next year?", None, None),
+],
+}
