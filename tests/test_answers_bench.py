@@ -95,9 +95,8 @@ def test_the_answer_reader_section_prints_its_targets_side_by_side(tmp_path: Pat
     monkeypatch.setattr(ad, "SHIPPED", (str(small / "sample.jsonl"),))
     monkeypatch.setattr(ad, "OFFTOPIC", str(small / "off.jsonl"))
     monkeypatch.setattr(ad, "OFFTOPIC_HELDOUT", str(small / "off.jsonl"))
-    monkeypatch.setattr(ad, "BLIND_QUESTIONS", str(small / "blind.jsonl"))
+    monkeypatch.setattr(ad, "BLIND_SETS", {"blind2": (str(small / "blind.jsonl"), str(small / "none.jsonl"))})
     monkeypatch.setattr(ad, "FOLLOWUPS", str(small / "none.jsonl"))
-    monkeypatch.setattr(ad, "BLIND_FOLLOWUPS", str(small / "none.jsonl"))
     monkeypatch.setattr(ad, "BLIND_DOMAINS", {})
     source = squad_file(tmp_path / "s.json")
     data = json.loads(source.read_text())
@@ -106,12 +105,12 @@ def test_the_answer_reader_section_prints_its_targets_side_by_side(tmp_path: Pat
     section = ad.measure(DEFAULT_CONFIG, embedder, tmp_path / "work", source=source)
     names = [t[0] for t in section.targets]
     for wanted in ("squad held out: ROC AUC of the decision score", "squad held out: unanswerable answered rag",
-                   "blind: answerable answered with the expected fact", "blind: unanswerable or off-topic answered rag",
+                   "blind2: answerable answered with the expected fact", "blind2: unanswerable or off-topic answered rag",
                    "shipped golden sets: mode accuracy (thresholds in-sample)", "/chat p50 (ms)", "/chat p95 (ms)",
                    "first streamed token p50 (ms)"):
         assert wanted in names, names
     figures = section.figures
     assert figures["squad held out, reader"].startswith("4 questions (2 unanswerable)")
-    assert "answerable 1:" in figures["blind sets, reader"] and "answerable 1:" in figures["blind sets, default"]
+    assert "answerable 1:" in figures["blind2 sets, reader"] and "answerable 1:" in figures["blind2 sets, default"]
     assert figures["shipped golden sets, default"].startswith("2 questions")
     assert "MET" in section.render() or "MISSED" in section.render()

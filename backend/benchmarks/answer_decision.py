@@ -14,9 +14,10 @@ The sets, and what each one is to the reader and its thresholds:
 ======================  =============================================================================
 SQuAD held out          the SQuAD 2.0 training articles the reader was never trained on (its card's
                         ``held_out_articles``), asked of a knowledge base of all ten articles
-blind stranger sets     ``data/blind/``: written by a helper that never saw an answer, over the
-                        shipped corpora, 18F's handbook and PagerDuty's incident-response docs; never
-                        tuned on, only these aggregate figures are read
+blind stranger sets     ``data/blind2/`` (the set of record, over the shipped corpora, GOV.UK's developer
+                        docs and PostHog's handbook) and ``data/blind/`` (v1: the shipped corpora, 18F,
+                        PagerDuty; read once before): written by helpers that never saw an answer;
+                        never tuned on, only these aggregate figures are read
 shipped golden sets     ``data/golden/sample_golden.jsonl``, ``handbook_golden.jsonl`` and the off-topic
                         tuning set: the thresholds were chosen on them (in-sample for the thresholds)
 off-topic held out      ``data/golden/offtopic_heldout.jsonl``: never tuned on
@@ -47,10 +48,13 @@ READER_PROFILE = "config/answer-reader.yaml"
 OFFTOPIC = "data/golden/offtopic.jsonl"
 OFFTOPIC_HELDOUT = "data/golden/offtopic_heldout.jsonl"
 FOLLOWUPS = "data/golden/followups.jsonl"
-BLIND_QUESTIONS = "data/blind/questions.jsonl"
-BLIND_FOLLOWUPS = "data/blind/followups.jsonl"
+#: the blind sets, by name: (questions, follow-ups). ``blind2`` (written 2026-11-29, before the reader's band
+#: and the retrained reader) is the set of record; ``blind`` (v1) was read once before, for the first reader
+BLIND_SETS = {"blind2": ("data/blind2/questions.jsonl", "data/blind2/followups.jsonl"),
+              "blind": ("data/blind/questions.jsonl", "data/blind/followups.jsonl")}
 #: the blind corpora: domain key -> manifest
-BLIND_DOMAINS = {"blind-18f": "manifests/blind-18f.jsonl", "blind-pagerduty": "manifests/blind-pagerduty.jsonl"}
+BLIND_DOMAINS = {"blind-18f": "manifests/blind-18f.jsonl", "blind-pagerduty": "manifests/blind-pagerduty.jsonl",
+                 "blind2-govuk": "manifests/blind2-govuk.jsonl", "blind2-posthog": "manifests/blind2-posthog.jsonl"}
 ANSWERABLE_KINDS = ("paraphrase", "table", "typo", "short")
 
 
@@ -180,8 +184,9 @@ def measure(base_config: Path, embedder: Any, work: Path, *, source: Path | None
             "offtopic": golden_rows(REPO_ROOT / OFFTOPIC, "offtopic"),
             "offtopic_heldout": golden_rows(REPO_ROOT / OFFTOPIC_HELDOUT, "offtopic_heldout"),
         }
-        if blind and (REPO_ROOT / BLIND_QUESTIONS).is_file():
-            sets["blind"] = blind_rows(REPO_ROOT / BLIND_QUESTIONS)
+        for key, (questions, _) in BLIND_SETS.items():
+            if blind and (REPO_ROOT / questions).is_file():
+                sets[key] = blind_rows(REPO_ROOT / questions)
         if built is not None and held:
             sets["squad"] = golden_rows(built.golden, "squad", keep=lambda q: q.group in held)
         for name, chat in chats.items():
@@ -219,18 +224,19 @@ def report_run(section: Section, name: str, asked: dict[str, list[Asked]]) -> No
             section.target("squad held out: unanswerable answered rag", _share(un, lambda r: r.mode == "rag"), "<=", 0.10)
             section.target("squad held out: answerable answered rag", _share(an, lambda r: r.mode == "rag"), ">=", 0.70)
             section.target("squad held out: must_contain on rag answers", mc, ">=", 0.85)
-    if "blind" in asked:
-        rows = asked["blind"]
+    for key in (k for k in BLIND_SETS if k in asked):
+        rows = asked[key]
         an, un = _by_kind(rows)
         answered = _share(an, lambda r: r.contains and not r.restated)
-        section.figures[f"blind sets, {name}"] = (
+        section.figures[f"{key} sets, {name}"] = (
             f"answerable {len(an)}: answered with the expected fact {answered:.4f} (modes {_modes(an)}); "
             f"unanswerable or off-topic {len(un)}: answered rag {_share(un, lambda r: r.mode == 'rag'):.4f} "
             f"(modes {_modes(un)}); answers restating the question {sum(r.restated for r in rows)}; "
             f"ROC AUC {_auc(rows) or 0.0:.4f}")
         if now:
-            section.target("blind: answerable answered with the expected fact", answered, ">=", 0.85)
-            section.target("blind: unanswerable or off-topic answered rag", _share(un, lambda r: r.mode == "rag"), "<=", 0.05)
+            section.target(f"{key}: answerable answered with the expected fact", answered, ">=", 0.85)
+            section.target(f"{key}: unanswerable or off-topic answered rag", _share(un, lambda r: r.mode == "rag"),
+                           "<=", 0.05)
     rows = asked["shipped"]
     un = [r for r in rows if r.expected_mode != "rag"]
     accuracy = _share(rows, lambda r: r.mode == r.expected_mode)
@@ -250,15 +256,16 @@ def report_run(section: Section, name: str, asked: dict[str, list[Asked]]) -> No
 def report_followups(section: Section, name: str, chat: Any, blind: bool = True) -> None:
     from backend.core.services.followups import load_followups, run_followups, summary
 
-    for label, path in (("shipped follow-ups", FOLLOWUPS), ("blind follow-ups", BLIND_FOLLOWUPS)):
+    for label, path in (("shipped follow-ups", FOLLOWUPS),
+                        *((f"{key} follow-ups", followups) for key, (_, followups) in BLIND_SETS.items())):
         if not (REPO_ROOT / path).is_file() or (label.startswith("blind") and not blind):
             continue
         s = summary(run_followups(chat, load_followups(REPO_ROOT / path)))
         section.figures[f"{label}, {name}"] = (f"must_contain {s['must_contain_pass_rate']:.4f} of {s['answerable']}"
                                                + (f"; off-topic fallback {s['fallback_rate']:.4f} of {s['unanswerable']}"
                                                   if s["unanswerable"] else ""))
-        if name == "reader" and label == "blind follow-ups":
-            section.target("blind follow-ups: must_contain", s["must_contain_pass_rate"], ">=", 0.85)
+        if name == "reader" and label.startswith("blind"):
+            section.target(f"{label}: must_contain", s["must_contain_pass_rate"], ">=", 0.85)
 
 
 def chat_latency(section: Section, chat: Any, rounds: int = 3) -> None:

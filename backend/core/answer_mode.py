@@ -285,7 +285,7 @@ def decide_answer_mode(
             mode = "fallback"
     elif compared >= th.low:
         reasons.append(f"{label} {compared:.4f} in [low {th.low:.4g}, high {th.high:.4g})")
-        failed = _failed_gates(n_used, chars, settings)
+        failed = _failed_gates(n_used, chars, settings, top)
         if bar is not None and (relevant is None or relevant < bar):
             failed.append("no retrieved sentence is relevant to the question: best sentence's answerability "
                           f"{relevant or 0.0:.4f} < relevance bar {bar:.4g} (answerability.min_sentence_relevance)")
@@ -305,9 +305,12 @@ def decide_answer_mode(
     )
 
 
-def _failed_gates(n_used: int, chars: int, settings: RetrievalSettings) -> list[str]:
+def _failed_gates(n_used: int, chars: int, settings: RetrievalSettings, best: float | None = None) -> list[str]:
     gates = settings.hybrid
     failed = []
+    if gates.min_best_similarity > 0 and (best is None or best < gates.min_best_similarity):
+        failed.append(f"hybrid gate failed: best chunk similarity {best or 0.0:.4f} < min_best_similarity "
+                      f"{gates.min_best_similarity:.4g} (the knowledge base is only loosely about the question)")
     if n_used < gates.min_chunks_for_hybrid:
         failed.append(
             f"hybrid gate failed: {n_used} usable chunks (similarity >= {gates.min_similarity_for_hybrid:.4g}, "

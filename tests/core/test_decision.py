@@ -96,6 +96,21 @@ def test_each_hybrid_gate_decides_alone(candidates: list[Candidate], expected: s
     assert any(re.search(reason, r) for r in decision.reasons), decision.reasons
 
 
+@pytest.mark.parametrize(("best", "expected"), [(0.4999, "fallback"), (0.50, "hybrid"), (0.52, "hybrid")])
+def test_min_best_similarity_gate_needs_the_best_chunk_at_its_value(best: float, expected: str) -> None:
+    settings = retrieval(hybrid={"min_best_similarity": 0.5})
+    decision = decide_answer_mode(cands((best, 200), (0.40, 200)), settings, short_query_active=False)
+    assert decision.mode == expected, decision.reasons
+    assert decision.usable_chunks == 2  # the context is unchanged: only the decision is gated
+    if expected == "fallback":
+        assert any("min_best_similarity 0.5" in r for r in decision.reasons)
+
+
+def test_min_best_similarity_leaves_rag_alone() -> None:
+    settings = retrieval(hybrid={"min_best_similarity": 0.9})
+    assert decide_answer_mode(cands(0.60, 0.40), settings, short_query_active=False).mode == "rag"
+
+
 def test_min_similarity_gate_uses_its_own_value_not_threshold_low() -> None:
     settings = retrieval(hybrid={"min_similarity_for_hybrid": 0.42})
     decision = decide_answer_mode(cands((0.45, 200), (0.41, 200)), settings, short_query_active=False)

@@ -33,6 +33,10 @@ class HybridGateSettings(_Model):
     min_similarity_for_hybrid: float = Field(0.40, description="A chunk counts towards the hybrid gates only at or above this similarity.")
     min_chunks_for_hybrid: int = Field(2, ge=0, description="Hybrid needs at least this many usable chunks.")
     min_total_context_chars: int = Field(300, ge=0, description="Hybrid needs at least this much usable context.")
+    min_best_similarity: float = Field(
+        0.0, ge=0.0, le=1.0, description="Hybrid needs the best retrieved chunk at or above this similarity (0: no "
+        "such gate). Unlike min_similarity_for_hybrid it leaves the context alone: a question whose best chunk is "
+        "only loosely about it is off-topic, so it falls back rather than getting a partial answer.")
     exclude_chunk_types_from_llm: tuple[str, ...] = Field(("figure",), description="Chunk types kept out of the prompt.")
     max_context_chars: int = Field(6000, ge=100, description="Prompt context budget.")
 
