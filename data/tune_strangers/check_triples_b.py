@@ -1,4 +1,4 @@
-"""Check triples-b.jsonl. Run: /work/main/.venv/bin/python data/train_strangers/check_triples_b.py [path]
+"""Check triples-b.jsonl. Run: /work/main/.venv/bin/python data/tune_strangers/check_triples_b.py [path]
 
 Checks: every line parses as a JSON object; exactly the expected keys; ids are
 unique and look like tsb-0001; answer_sentence, when not null, occurs exactly

@@ -1,4 +1,4 @@
-"""Build triples-b.jsonl from the pinned source commits (see README-b.md).
+"""Build triples-b.jsonl from the pinned source commits (see README.md).
 
 Run with /work/main/.venv/bin/python build_b.py. Passages are cut out of the
 source files by exact start/end markers, so they are character-for-character
