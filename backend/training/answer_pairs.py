@@ -422,8 +422,8 @@ def read_triples_from(path: Path) -> list[dict[str, Any]]:
 
 def stranger_pairs(rows: Iterable[Mapping[str, Any]], rng: random.Random) -> list[Pair]:
     """Pairs from stranger-written triples: an answerable question with its answer sentence (1) and
-    another sentence of the passage (0); a look-alike with the sentence it was made from (0); an
-    off-topic question with a sentence of the passage (0)."""
+    another sentence of the passage (0); a look-alike with the sentence it was made from (0) and with
+    another sentence of the passage (0); an off-topic question with a sentence of the passage (0)."""
     pairs = []
     for row in rows:
         group = f"{row.get('corpus', 'strangers')}:{row['doc']}"
@@ -436,7 +436,11 @@ def stranger_pairs(rows: Iterable[Mapping[str, Any]], rng: random.Random) -> lis
             if others:
                 pairs.append(Pair(q, rng.choice(others), 0, "stranger_other", group))
         elif row["kind"] == "lookalike":
-            pairs.append(Pair(q, answer or rng.choice(sentences), 0, "stranger_lookalike", group))
+            closest = answer or rng.choice(sentences)
+            pairs.append(Pair(q, closest, 0, "stranger_lookalike", group))
+            others = [s for s in sentences if closest not in s and s not in closest]
+            if others:  # no other sentence of the passage answers it either
+                pairs.append(Pair(q, rng.choice(others), 0, "stranger_other", group))
         else:
             pairs.append(Pair(q, rng.choice(sentences), 0, "stranger_offtopic", group))
     return pairs

@@ -114,7 +114,8 @@ def test_stranger_triples_are_read_and_bad_lines_named(tmp_path: Path) -> None:
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     pairs = ap.stranger_pairs(ap.read_triples(path), random.Random(0))
     assert [(p.kind, p.label) for p in pairs] == [("stranger_positive", 1), ("stranger_other", 0),
-                                                  ("stranger_lookalike", 0)]
+                                                  ("stranger_lookalike", 0), ("stranger_other", 0)]
+    assert pairs[3].text_pair == "Meals are fine."  # the look-alike's other sentence: not the one it was made from
     path.write_text(json.dumps({**rows[0], "label": 2}) + "\n")
     with pytest.raises(ValueError, match=r"t\.jsonl:1: label must be 0 or 1"):
         ap.read_triples(path)
