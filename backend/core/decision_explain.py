@@ -95,8 +95,15 @@ def verdict(decision: ModeDecision) -> str:
     if decision.mode == "hybrid":
         return (f"{who} found no sentence that clearly answers; the closest, {quoted}, scored {score:.2f} "
                 f"(a clear answer needs {th.high:.2f}), so it is quoted as a partial answer")
+    needed = max(th.low, decision.relevance_bar or 0.0)
+    if score >= needed:  # a hybrid gate refused it: say which, in words
+        loose = any("min_best_similarity" in r for r in decision.reasons)
+        why = (f"the knowledge base is only loosely about the question (best passage similarity "
+               f"{decision.max_similarity or 0.0:.2f})" if loose else "the partial-answer gates did not hold")
+        return (f"{who} found no sentence that clearly answers: the closest, {quoted}, scored {score:.2f}, "
+                f"but {why}, so nothing is quoted")
     return (f"{who} found no sentence that answers the question: the closest, {quoted}, scored {score:.2f} "
-            f"(a partial answer needs {max(th.low, decision.relevance_bar or 0.0):.2f})")
+            f"(a partial answer needs {needed:.2f})")
 
 
 _NESTED = {"thresholds": ThresholdsExplain, "gates": GatesExplain, "answerability": AnswerabilityExplain}

@@ -65,3 +65,28 @@ def test_a_decision_alone_is_explained_without_request_facts() -> None:
     assert (explain.mode, explain.effective_query, explain.condensed_by) == (decision.mode, None, "none")
     assert explain["gates"]["passed"] == decision.gates_passed
     assert DecisionExplain.from_dict(explain.to_dict()) == explain
+
+
+def _judged(best: float, p: float, **hybrid: Any) -> Any:
+    from dataclasses import replace
+
+    from backend.core.answer_mode import Candidate
+
+    settings = retrieval(decision_score="answerability", threshold_low=0.1, threshold_high=0.9,
+                         hybrid={"min_chunks_for_hybrid": 1, "min_total_context_chars": 0, **hybrid},
+                         answerability={"min_sentence_relevance": 0.1})
+    scored = [Candidate(c.chunk, c.similarity, c.raw_score, c.rank, evidence=p, relevance=p) for c in cands(best)]
+    decision = decide_answer_mode(scored, settings, short_query_active=False)
+    return replace(decision, judged_sentence="Cars are returned charged.", judged_by="reader")
+
+
+def test_the_verdict_says_in_words_why_a_judged_sentence_was_not_quoted() -> None:
+    from backend.core.decision_explain import verdict
+
+    partial = _judged(0.6, 0.5, min_best_similarity=0.5)
+    assert partial.mode == "hybrid" and "quoted as a partial answer" in verdict(partial)
+    loose = _judged(0.45, 0.5, min_best_similarity=0.5)
+    assert loose.mode == "fallback"
+    assert "only loosely about the question (best passage similarity 0.45)" in verdict(loose)
+    low = _judged(0.6, 0.05, min_best_similarity=0.5)
+    assert low.mode == "fallback" and "a partial answer needs 0.10" in verdict(low)
