@@ -18,7 +18,7 @@ from backend.common.config import DEFAULT_CONFIG, ProfileSettings, Settings
 from backend.common.errors import EvaluationError, VersionNotFound
 from backend.core.ports import Stores
 from backend.core.services import tuning
-from backend.core.services.golden import load_golden_set
+from backend.core.golden import load_golden_set
 from backend.core.services.promotion import resolve_target
 from backend.core.services.search_service import SearchService
 

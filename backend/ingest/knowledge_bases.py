@@ -35,7 +35,7 @@ from backend.common.config import (DEFAULT_DOMAIN, RegisteredKnowledgeBase, Rera
 from backend.common.errors import ConfigError, GateFailed, KnowledgeBaseExists, NothingIngested, UnknownDomain
 from backend.common.display_text import spoofing_problem
 from backend.common.identifiers import validate_table_name
-from backend.core.services.golden import load_golden_set
+from backend.core.golden import load_golden_set
 from backend.core.ports import CombinedStore, Embedder, IndexAdmin, Reranker, Stores
 from backend.core.services.chat_service import ChatService
 from backend.core.services.evidence import SentenceScorer

@@ -15,7 +15,7 @@ from backend.api import signed_assets
 from backend.api.app import build_services, create_app
 from backend.common.config import Settings
 from backend.common.errors import ProviderUnavailable
-from backend.core.services.golden import load_golden_set
+from backend.core.golden import load_golden_set
 from backend.core.types import ChatRequest
 from tests.api.corpus import (
     COFFEE_QUESTION,

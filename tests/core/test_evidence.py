@@ -272,7 +272,7 @@ def test_attach_evidence_scores_only_chunks_that_may_become_context(embedder: An
 
 
 def test_golden_sets_hold_enough_look_alike_questions() -> None:
-    from backend.core.services.golden import load_golden_set
+    from backend.core.golden import load_golden_set
 
     for name, minimum in (("sample_golden.jsonl", 60), ("handbook_golden.jsonl", 30)):
         golden = load_golden_set(REPO / "data" / "golden" / name)

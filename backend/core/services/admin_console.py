@@ -20,7 +20,7 @@ from typing import Any, Collection, Mapping, Sequence
 from backend.common.config import DEFAULT_DOMAIN, REPO_ROOT, Settings
 from backend.common.errors import EvaluationError, EvaluationNotFound, KnowledgeBaseNotFound
 from backend.core.ports import CombinedStore, Stores
-from backend.core.services.golden import load_golden_set
+from backend.core.golden import load_golden_set
 from backend.core.services.version_status import alias_versions
 from backend.core.services.starter_golden import is_generated, starter_path
 from backend.core.versions import VersionNaming

@@ -34,7 +34,7 @@ from backend.core import answer_report as ctx
 from backend.core import ranking_metrics as rm
 from backend.core.services.answerability import attach_scores, store_probe
 from backend.core.services.evidence import SentenceScorer
-from backend.core.services.golden import GoldenQuery, GoldenSet
+from backend.core.golden import GoldenQuery, GoldenSet
 from backend.core.answer_mode import decide_answer_mode, is_short_query
 from backend.core.retrieval_stamp import stamped_settings
 from backend.core.services.search_service import SearchRequest, SearchService

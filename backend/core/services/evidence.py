@@ -252,7 +252,7 @@ class SentenceScorer:
         for chunk in chunks:
             seen |= set(content_words(chunk.text))
         coverage = (sum(1 for w in words if w in seen) / len(words) if words else 1.0) ** COVERAGE_POWER
-        from backend.core.services.question_terms import compound_terms, conflicts
+        from backend.core.question_terms import compound_terms, conflicts
 
         scored = self.score(question, self.sentences(chunks))
         terms = compound_terms(question)
