@@ -291,14 +291,10 @@ def serving_runtime(runtime: Runtime) -> ServingRuntime:
     return serving
 
 
-#: the holder's name before ``runtime.py`` (``backend.api.app`` re-exports it for one release)
-RagServices = ServingRuntime
-
-
 def build_services(settings: Settings, *, store: CombinedStore | Stores | None = None,
                    embedder: Embedder | None = None, primary: ChatModel | None = None,
                    fallback: ChatModel | None = None) -> ServingRuntime:
-    """``build_runtime`` served (for one release: tests and callers that hand in one store object)."""
+    """``build_runtime`` served, from one store object or a ``Stores`` bundle (tests, scripts)."""
     stores = store if isinstance(store, Stores) or store is None else Stores.of(store)
     return serving_runtime(build_runtime(settings, stores=stores, embedder=embedder, primary=primary,
                                          fallback=fallback))

@@ -33,12 +33,6 @@ from typing import Callable
 from backend.benchmarks.pii_values import LICENCE_STATES, ValueMaker
 from backend.benchmarks.pii_templates import CLEAN_TEMPLATES, PII_TEMPLATES
 
-# re-exported: the bench and the tests read these here
-from backend.benchmarks.pii_values import (  # noqa: F401
-    ADDRESS_LOCALES, CARD_SCHEMES, LICENCE_FORMATS, LOCALES, NRP_TERMS, PHONE_REGIONS, TITLES,
-)
-from backend.benchmarks.pii_values import ValueMaker as _Values  # noqa: F401  (old private name)
-
 
 #: evaluation labels (the product's entity for each is in ``PRODUCT_ENTITY``)
 LABELS = ("PERSON", "STREET_ADDRESS", "PHONE_NUMBER", "CREDIT_CARD", "IBAN_CODE", "EMAIL_ADDRESS", "IP_ADDRESS",

@@ -19,7 +19,8 @@ from flask import Flask
 from flask.testing import FlaskClient
 
 from backend.api import jobs
-from backend.api.app import build_services, create_app
+from backend.api.app import create_app
+from backend.runtime import build_services
 from backend.common.config import Settings
 from tests.conftest import make_settings
 from tests.ingest.kb_files import write_docx, write_kb_folder

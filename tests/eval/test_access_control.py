@@ -16,7 +16,8 @@ from flask.testing import FlaskClient
 
 from click.testing import CliRunner
 
-from backend.api.app import build_services, create_app
+from backend.api.app import create_app
+from backend.runtime import build_services
 from backend.cli.main import cli
 from backend.common.errors import EvaluationError, ManifestError
 from backend.core.services.evaluation import Evaluator

@@ -194,7 +194,7 @@ class ChatService:
         if evidence is None and isinstance(getattr(primary, "scorer", None), SentenceScorer):
             evidence = primary.scorer  # type: ignore[attr-defined]  # the extractive answerer's, one vector cache
         if settings.decision_score != "similarity" and evidence is None:
-            raise ConfigError(f"retrieval.decision_score {settings.decision_score!r} needs a sentence scorer (build_services makes one)",
+            raise ConfigError(f"retrieval.decision_score {settings.decision_score!r} needs a sentence scorer (build_runtime makes one)",
                               field="retrieval.decision_score")
         self._evidence = evidence
         missing = {routing.default_profile, *(p for _, p in routing.domains.values())} - set(searches)

@@ -33,12 +33,7 @@ from backend.common.config import Settings
 from backend.core.sentence_segments import split_sentences
 from backend.core.golden import GoldenQuery, GoldenSet, load_golden_set
 from backend.core.lexical_query import ENGLISH_STOP_WORDS
-from backend.core.sentence_questions import CLAUSE_SPLIT, SPACY_MODEL, WORD, ask, is_number
-
-# re-exported: the question maker's public names, read here by the tests and callers
-from backend.core.sentence_questions import PERSON_NOUNS as PERSON_NOUNS, Parsed as Parsed, Token as Token
-from backend.core.sentence_questions import answer_term as answer_term, parse_sentences as parse_sentences
-from backend.core.sentence_questions import question_for as question_for
+from backend.core.sentence_questions import CLAUSE_SPLIT, SPACY_MODEL, WORD, ask, is_number, parse_sentences
 
 
 GENERATED_NAME = "golden.generated.jsonl"

@@ -34,12 +34,6 @@ from backend.providers.oracle_vs.model_checks import ModelChecks
 from backend.providers.oracle_vs.plan_checks import VersionChecks
 from backend.providers.oracle_vs.versions import json_value
 
-# re-exported: the CLI and the tests read these here
-from backend.providers.oracle_vs.check_report import Status, render  # noqa: F401
-from backend.providers.oracle_vs.plan_checks import (  # noqa: F401
-    DELETE_PLAN_SQL, PLAN_ROWS_SQL, PROBE_DOC, PROBE_FILTER, PROBE_PRINCIPAL, explain_sql, placeholders, plan_uses,
-)
-
 
 #: AI Vector Search arrived in 23.4 (23ai); earlier releases have no VECTOR type.
 MIN_VERSION = (23, 4)
