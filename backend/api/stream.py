@@ -38,7 +38,7 @@ from backend.api.web_models import (
 )
 from backend.common.errors import InvalidConversationId
 from backend.core.services.chat_service import ChatAnswer
-from backend.core.services.evidence import segment
+from backend.core.sentence_segments import segment
 
 bp = Blueprint("stream", __name__)
 _CONVERSATION_ID = re.compile(CONVERSATION_ID_PATTERN)

@@ -8,16 +8,9 @@ from typing import Any
 
 import pytest
 
-from backend.core.services.evidence import (
-    SentenceScorer,
-    attach_evidence,
-    carries_answer_type,
-    content_words,
-    question_type,
-    segment,
-    segment_kinds,
-    topic_words,
-)
+from backend.core.sentence_segments import segment, segment_kinds
+from backend.core.sentence_words import carries_answer_type, content_words, question_type, topic_words
+from backend.core.services.evidence import SentenceScorer, attach_evidence
 from backend.core.answer_mode import Candidate
 from backend.core.types import ChatRequest, Chunk
 from backend.providers.local.extractive import ExtractiveChatModel, question_parts

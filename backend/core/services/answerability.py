@@ -43,11 +43,9 @@ from backend.core.services.evidence import (
     ScoredSentence,
     Sentence,
     SentenceScorer,
-    content_words,
-    question_type,
     table_header,
-    topic_words,
 )
+from backend.core.sentence_words import content_words, question_type, topic_words
 from backend.core.question_terms import NUMBER_WORDS as _NUMBER_WORDS
 from backend.core.question_terms import TOKEN as _TOKEN
 from backend.core.question_terms import compounds as _compounds

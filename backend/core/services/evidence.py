@@ -38,15 +38,9 @@ import numpy as np
 
 from backend.core.ports import AnswerReader, Embedder
 from backend.core.sentence_segments import ReadingState, segment_chunk, table_cells
-from backend.core.sentence_words import cached_content_words
+from backend.core.sentence_words import (cached_content_words, carries_answer_type, content_words, question_type,
+                                         topic_words)
 from backend.core.types import Chunk
-
-# re-exported: importers read the segmentation and word features here
-from backend.core.sentence_segments import segment as segment, segment_kinds as segment_kinds
-from backend.core.sentence_segments import split_sentences as split_sentences
-from backend.core.sentence_words import FRAME_WORDS as FRAME_WORDS, IRREGULAR as IRREGULAR, WORD as WORD
-from backend.core.sentence_words import carries_answer_type as carries_answer_type, content_words as content_words
-from backend.core.sentence_words import question_type as question_type, stem as stem, topic_words as topic_words
 
 
 #: score = dense + LEXICAL_WEIGHT * lexical + ANSWER_TYPE_WEIGHT * answer_type (see the module docstring)

@@ -15,7 +15,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from backend.core.services.evidence import split_sentences
+from backend.core.sentence_segments import split_sentences
 
 _MIN_SENTENCE_CHARS = 20
 
