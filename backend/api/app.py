@@ -14,8 +14,9 @@ import hmac
 from typing import Any
 
 import structlog
-from flask import Flask, current_app, request
+from flask import Flask, request
 
+from backend.api.runtime import current_runtime, serving
 from backend.api import (access, admin_session, assets, audit, errors, hardening, metrics, openapi, ratelimit, signed_assets,
                          tracing)
 from backend.common.config import Settings, load_settings
@@ -37,13 +38,13 @@ API_KEY_HEADER = "X-API-Key"
 
 def _refresh_services() -> None:
     """Before each request: a knowledge base registered since the last one is served now."""
-    current_app.extensions["rag"].refresh()
+    serving().refresh()
 
 
 def _require_api_key() -> None:
     """401 unless X-API-Key matches a configured key (constant-time, every key compared).
     With ``access.enabled`` the key (or bearer token) must name a principal instead."""
-    settings = current_app.extensions["rag"].settings
+    settings = current_runtime().settings
     if request.endpoint in PUBLIC_ENDPOINTS or assets.signed_request(settings):
         return
     if request.endpoint == METRICS_ENDPOINT and _scrape_token_matches(settings):

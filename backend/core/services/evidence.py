@@ -32,11 +32,11 @@ import re
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
-from backend.core.ports import AnswerReader, Embedder
+from backend.core.ports import AnswerReader, ChatModel, Embedder
 from backend.core.sentence_segments import ReadingState, segment_chunk, table_cells
 from backend.core.sentence_words import (cached_content_words, carries_answer_type, content_words, question_type,
                                          topic_words)
@@ -109,7 +109,7 @@ def _shared_cache(embedder: Embedder | None, capacity: int) -> _VectorCache:
     """One cache per model in the process: the chat service, the answerer and every
     evaluation (a promotion evaluates candidate and baseline on the same passages)
     reuse each other's sentence vectors instead of embedding them again."""
-    key = (getattr(embedder, "model_id", "") or f"anonymous-{id(embedder)}", capacity)
+    key = ((embedder.model_id if embedder is not None else "") or f"anonymous-{id(embedder)}", capacity)
     with _CACHES_LOCK:
         return _CACHES.setdefault(key, _VectorCache(capacity))
 
@@ -308,6 +308,21 @@ class SentenceScorer:
             self._cache.put_many(fresh)
             known.update(fresh)
         return np.vstack([known[k] for k in keys])
+
+
+@runtime_checkable
+class QuotingChatModel(ChatModel, Protocol):
+    """A chat model that quotes with a sentence scorer (the extractive answerer): the runtime gives
+    that scorer the answer reader and the chat service judges with it, so the decision and the
+    answer read the same probabilities from one sentence-vector cache."""
+
+    scorer: SentenceScorer
+
+
+def quoting_scorer(model: ChatModel) -> SentenceScorer | None:
+    """``model``'s sentence scorer when it is a ``QuotingChatModel``, else None."""
+    scorer = model.scorer if isinstance(model, QuotingChatModel) else None
+    return scorer if isinstance(scorer, SentenceScorer) else None
 
 
 def attach_evidence(candidates: Sequence[Any], question: str, scorer: SentenceScorer, settings: Any) -> list[Any]:

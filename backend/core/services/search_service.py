@@ -32,7 +32,7 @@ import structlog
 from backend.common import telemetry
 from backend.common.config import ProfileSettings, RerankSettings, RetrievalSettings
 from backend.core.embedding_text import query_input
-from backend.core.ports import Embedder, Reranker, VectorStore
+from backend.core.ports import Embedder, Reranker, VectorStore, accepted_models
 from backend.core.fusion import (
     apply_freshness,
     apply_rerank,
@@ -120,7 +120,7 @@ class SearchService:
         reads ``values`` (a version not cleared for in-database embedding, dense feedback), so a
         search the database embeds costs no local embedding (review 4, N5)."""
         embedded = query_input(text, self._profile)
-        accepts: frozenset[str] = getattr(self._embedder, "compatible_models", frozenset())
+        accepts = accepted_models(self._embedder)
 
         def compute() -> Vector:
             with telemetry.span("rag.embed", lambda: {**telemetry.model_attributes("embeddings", self._embedder),
