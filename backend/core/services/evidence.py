@@ -32,7 +32,7 @@ import re
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Any, Protocol, Sequence, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
@@ -41,6 +41,10 @@ from backend.core.sentence_segments import ReadingState, segment_chunk, table_ce
 from backend.core.sentence_words import (cached_content_words, carries_answer_type, content_words, question_type,
                                          topic_words)
 from backend.core.types import Chunk
+
+if TYPE_CHECKING:
+    from backend.common.config import RetrievalSettings
+    from backend.core.answer_mode import Candidate
 
 
 #: score = dense + LEXICAL_WEIGHT * lexical + ANSWER_TYPE_WEIGHT * answer_type (see the module docstring)
@@ -325,10 +329,10 @@ def quoting_scorer(model: ChatModel) -> SentenceScorer | None:
     return scorer if isinstance(scorer, SentenceScorer) else None
 
 
-def attach_evidence(candidates: Sequence[Any], question: str, scorer: SentenceScorer, settings: Any) -> list[Any]:
+def attach_evidence(candidates: Sequence[Candidate], question: str, scorer: SentenceScorer,
+                    settings: RetrievalSettings) -> list[Candidate]:
     """Candidates with ``evidence`` set on those that may become context (type not excluded,
-    similarity >= ``min_similarity_for_hybrid``), scored together; the others keep None.
-    ``candidates`` are ``retrieval_service.Candidate``; ``settings`` is ``RetrievalSettings``."""
+    similarity >= ``min_similarity_for_hybrid``), scored together; the others keep None."""
     from dataclasses import replace
 
     gates = settings.hybrid
