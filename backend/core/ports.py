@@ -3,6 +3,10 @@
 Services and the ingest pipeline depend on these Protocols only; adapters in
 ``backend/providers`` implement them. The docstrings are the contract that the
 shared suites in ``tests/contracts`` check for every adapter.
+
+Why one module over 500 lines: it is the whole contract between the services and the outside, read
+in one place (as Haystack keeps its document-store protocol in one file); each Protocol is small,
+the length is their docstrings, and splitting them by port would scatter what the suites check.
 """
 
 from __future__ import annotations

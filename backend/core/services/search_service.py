@@ -19,6 +19,11 @@ rank each hit had before are kept for the explanation, ``score`` stays dense.
 
 Every call after the first names the version the first one resolved, so an alias
 rotation between the dense and the lexical half can never mix two versions.
+
+Why one module over 500 lines: the strategies are methods of one service because each reads the
+same pinned version with the same query vector, pool and reranker; what they decide is already
+pure and elsewhere (``core/fusion``, ``search_request``, ``search_presets``, ``hierarchy``,
+``lexical_query``, ``dense_feedback``), so what stays here is the order of the store reads.
 """
 
 from __future__ import annotations
