@@ -20,8 +20,8 @@ ZIP+4, US licence layouts and nationality/religion/party mentions (``NRP``).
 Faker is a test dependency (extra ``test``: ``make setup-test``); nothing here runs in the
 product.
 
-The values are made in ``pii_values`` and the texts are in ``pii_templates`` (both
-re-exported here); this module plants the values into the texts and records their spans.
+The values are made in ``pii_values`` and the texts are in ``pii_templates``; this module
+plants the values into the texts and records their spans.
 """
 
 from __future__ import annotations

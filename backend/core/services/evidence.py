@@ -22,7 +22,7 @@ a word with the question (``HEADING_MIX``): under "Pool cars" the sentence "Retu
 car with at least 40% battery" scores as the answer to a pool-car question it is.
 
 Segmentation is ``backend.core.sentence_segments`` and the word features
-``backend.core.sentence_words`` (both pure, re-exported here); this module holds the
+``backend.core.sentence_words`` (both pure; import them from there); this module holds the
 scorer (the embedder and the process-wide sentence vector cache).
 """
 
