@@ -81,12 +81,13 @@ def _folder_manifest(settings: Settings, folder: Path, domain_key: str | None, *
 
 class _IngestGroup(click.Group):
     """``rag ingest MANIFEST|DIR`` runs an ingest; ``rag ingest cancel`` is the one subcommand.
-    Anything that is not a subcommand's name goes to ``run``, and so does a subcommand's name that
-    is a file or folder here: a manifest named ``cancel`` is ingested as typed (to cancel while such
-    a file is in the current folder, run ``rag ingest cancel`` from another one)."""
+    Anything that is not a subcommand's name goes to ``run`` (``rag ingest run ...`` also works), and
+    so does ``cancel`` when it is a file or folder here: a manifest named ``cancel`` is ingested as
+    typed (to cancel while such a file is in the current folder, run ``rag ingest cancel`` from
+    another one)."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        if not args or args[0] not in self.commands or Path(args[0]).exists():
+        if not args or args[0] not in self.commands or (args[0] != "run" and Path(args[0]).exists()):
             args = ["run", *args]
         return super().parse_args(ctx, args)
 

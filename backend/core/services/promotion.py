@@ -293,7 +293,7 @@ def _promote(evaluator: Evaluator, admin: IndexAdmin, target: PromotionTarget, g
 def _already_served(store: IndexAdmin, evaluator: Evaluator, golden_set: GoldenSet, target: PromotionTarget,
                     version: IndexVersion) -> PromotionResult:
     """Nothing to rotate. A version written in place since its last evaluation is
-    evaluated again, so what ``rag alias status`` shows is about its present content."""
+    evaluated again, so what ``rag index status`` shows is about its present content."""
     notes = [f"{target.alias} already serves {target.version}; nothing to do"]
     report = None
     if not version.evaluation_current:
