@@ -32,7 +32,7 @@ from backend.core.services.audit import AuditTrail
 from backend.core.services.quotas import QuotaService
 from backend.core.services.chat_service import ChatService, Routing
 from backend.core.services.evaluation import Evaluator
-from backend.core.services.evidence import SentenceScorer
+from backend.core.services.evidence import SentenceScorer, quoting_scorer
 from backend.core.services.promotion import PromotionResult, promote_configured
 from backend.core.services.search_service import SearchService
 from backend.core.services.series_lock import SeriesLocks
@@ -90,6 +90,12 @@ class Runtime:
     def audit(self) -> AuditTrail:
         """The audit trail in this runtime's store (``audit.enabled``)."""
         return AuditTrail(self.stores.audit, self.settings.audit)
+
+    def with_settings(self, settings: Settings) -> Runtime:
+        """The same adapters and services under ``settings`` (the knowledge-base registry taken in,
+        a run's folders allowed): what ``ServingRuntime.refresh`` swaps in and a knowledge-base run
+        ingests and gates with."""
+        return dataclasses.replace(self, settings=settings)
 
     def evaluator(self, *, answers: bool) -> Evaluator:
         """An evaluator of this runtime's versions; ``answers`` asks every golden query through the
@@ -181,14 +187,14 @@ def build_runtime(settings: Settings, *, stores: Stores | None = None, embedder:
     }
     # the extractive answerer's sentence scorer when it is the primary (one vector cache), else a new one;
     # either way it reads with the configured answer reader, so the decision and the answer agree
-    scorer = getattr(primary, "scorer", None)
+    scorer = quoting_scorer(primary)
     reader = registry.build_answer_reader(settings)
-    if isinstance(scorer, SentenceScorer) and scorer.reader is None and reader is not None:
+    if scorer is not None and scorer.reader is None and reader is not None:
         scorer.use_reader(reader, settings.retrieval.answerability.reader.max_sentences)
     chat = ChatService(
         searches, Routing.from_settings(settings.embeddings), settings.retrieval, settings.llm.prompts,
         primary, fallback, admin=stores.admin, interactions=stores.interactions, sanitize=settings.sanitize,
-        evidence=scorer if isinstance(scorer, SentenceScorer) else SentenceScorer(
+        evidence=scorer if scorer is not None else SentenceScorer(
             embedder, reader=reader, reader_sentences=settings.retrieval.answerability.reader.max_sentences),
         conversations=stores.conversations,
         condense_llm=primary if primary.name in LLM_PROVIDERS else None,
@@ -227,7 +233,7 @@ class ServingRuntime:
     @settings.setter
     def settings(self, settings: Settings) -> None:
         """Serve with other settings (tests that turn on API keys after building the services)."""
-        self.runtime = dataclasses.replace(self.runtime, settings=settings)
+        self.runtime = self.runtime.with_settings(settings)
 
     stores: _Current[Stores] = _Current()
     embedder: _Current[Embedder] = _Current()
@@ -278,7 +284,7 @@ class ServingRuntime:
             # the services are shared by the old and the new runtime (same ports, same caches): only
             # the chat service's routing changes, by one attribute swap a request in flight survives
             current.chat.routing = Routing.from_settings(settings.embeddings)
-            self.runtime = dataclasses.replace(current, settings=settings)
+            self.runtime = current.with_settings(settings)
         log.info("services.refreshed", domains=sorted(settings.embeddings.domains))
         return True
 
@@ -291,14 +297,10 @@ def serving_runtime(runtime: Runtime) -> ServingRuntime:
     return serving
 
 
-#: the holder's name before ``runtime.py`` (``backend.api.app`` re-exports it for one release)
-RagServices = ServingRuntime
-
-
 def build_services(settings: Settings, *, store: CombinedStore | Stores | None = None,
                    embedder: Embedder | None = None, primary: ChatModel | None = None,
                    fallback: ChatModel | None = None) -> ServingRuntime:
-    """``build_runtime`` served (for one release: tests and callers that hand in one store object)."""
+    """``build_runtime`` served, from one store object or a ``Stores`` bundle (tests, scripts)."""
     stores = store if isinstance(store, Stores) or store is None else Stores.of(store)
     return serving_runtime(build_runtime(settings, stores=stores, embedder=embedder, primary=primary,
                                          fallback=fallback))

@@ -84,6 +84,16 @@ def sqlite_store(tmp_path: Path) -> Any:
     store.close()
 
 
+def kb_runtime(settings: Settings, store: Any, embedder: Any) -> Any:
+    """The runtime ``rag kb create`` runs in (``build_runtime``), over the test's store and the
+    session's embedder, with the extractive answerer on it (what ``ingest_into_candidate`` is handed)."""
+    from backend.core.ports import Stores
+    from backend.providers.local.extractive import ExtractiveChatModel
+    from backend.runtime import build_runtime
+
+    return build_runtime(settings, stores=Stores.of(store), embedder=embedder, primary=ExtractiveChatModel(embedder))
+
+
 def decision_scorer(settings: Settings, embedder: Any) -> Any:
     """The sentence scorer the configured decision judges with (the answer reader when the profile
     enables it), as ``build_runtime`` makes it: for tests that build an ``Evaluator`` by hand."""

@@ -9,7 +9,7 @@ from typing import Any
 
 from backend.benchmarks import answers, squad
 from backend.common.config import DEFAULT_CONFIG
-from backend.core.services.golden import load_golden_set
+from backend.core.golden import load_golden_set
 
 PARAGRAPHS = {
     "Harvard Crimson": ["The Harvard Crimson competes in 42 intercollegiate sports in the NCAA Division I Ivy League. "

@@ -9,7 +9,8 @@ import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 
-from backend.api.app import build_services, create_app
+from backend.api.app import create_app
+from backend.runtime import build_services
 from backend.api.assets import check_reference
 from backend.common.errors import InvalidAssetPath
 from backend.common.config import Settings

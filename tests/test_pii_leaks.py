@@ -52,7 +52,8 @@ def _leaks(blob: bytes) -> list[str]:
 def test_no_planted_value_reaches_store_fts_interactions_reports_logs_or_errors(
         tmp_path: Path, embedder: Any, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str],
         caplog: pytest.LogCaptureFixture) -> None:
-    from backend.api.app import build_services, create_app
+    from backend.api.app import create_app
+    from backend.runtime import build_services
     from backend.cli.main import cli
     from backend.core.services.conversation import conversation_key
     from backend.ingest.pipeline import IngestPipeline

@@ -244,10 +244,11 @@ def test_look_alikes_are_left_alone(redact: SanitizeSettings, text: str) -> None
 
 def test_the_generator_writes_every_card_scheme_and_the_new_labels() -> None:
     pytest.importorskip("faker")
-    from backend.benchmarks.pii_set import CARD_SCHEMES, LABELS, _Values, generate
+    from backend.benchmarks.pii_set import LABELS, generate
+    from backend.benchmarks.pii_values import CARD_SCHEMES, ValueMaker
     from backend.common.pii_recognizers import card_scheme_matches, luhn_valid
 
-    v = _Values(3)
+    v = ValueMaker(3)
     cards = [re.sub(r"[ -]", "", v.scheme_card()) for _ in range(400)]
     assert all(luhn_valid(c) and card_scheme_matches(c) for c in cards)
     assert {len(c) for c in cards} >= {12, 13, 14, 15, 16, 19} and any(c.startswith(("1800", "2131")) for c in cards)

@@ -227,7 +227,8 @@ def test_prose_defaults_equal_the_model_defaults() -> None:
 # --- endpoints, CLI, log events, modules and files ---------------------------------------------
 @pytest.fixture(scope="module")
 def url_rules(tmp_path_factory: pytest.TempPathFactory, embedder: Any) -> list[tuple[str, set[str]]]:
-    from backend.api.app import build_services, create_app
+    from backend.api.app import create_app
+    from backend.runtime import build_services
     from backend.providers.local.extractive import ExtractiveChatModel
     from backend.providers.sqlite_vs.store import SqliteVectorStore
 

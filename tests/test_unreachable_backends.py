@@ -76,9 +76,9 @@ def oracle_message(ports: dict[str, int]) -> str:
     ["ask", "How many vacation days?"],
     ["ingest", "{manifest}"],
     ["eval"],
-    ["promote"],
-    ["rollback"],
-    ["alias", "status"],
+    ["index", "promote"],
+    ["index", "rollback"],
+    ["index", "status"],
     ["serve", "--port", "0"],
     ["config", "check"],
 ], ids=lambda a: " ".join(a[:2]))

@@ -11,8 +11,9 @@ interactions table.
 
 from __future__ import annotations
 
-from flask import current_app, g, request
+from flask import g, request
 
+from backend.api.runtime import current_runtime
 from backend.api import metrics
 from backend.common.config import AccessSettings
 from backend.common.errors import Forbidden, Unauthorized
@@ -23,7 +24,7 @@ API_KEY_HEADER = "X-API-Key"
 
 
 def _settings() -> AccessSettings:
-    return current_app.extensions["rag"].settings.access  # type: ignore[no-any-return]
+    return current_runtime().settings.access
 
 
 def authenticate() -> None:

@@ -10,7 +10,7 @@ the link of ``rag serve`` sets, ``backend/api/admin_session.py``), when
 only with ``admin.non_admins: read_only`` (the domains it may use) and never writes: 403.
 Promotion goes through the gate (``promote_version``, never forced from HTTP) and, like a
 rollback, records who asked in the alias history. Settings are read per request
-(``current_app.extensions["rag"].settings``): a knowledge base registered meanwhile is seen.
+(``current_runtime().settings``): a knowledge base registered meanwhile is seen.
 """
 
 from __future__ import annotations
@@ -18,9 +18,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from flask import Blueprint, Response, current_app, jsonify
+from flask import Blueprint, Response, jsonify
 from pydantic import BaseModel
 
+from backend.api.runtime import current_runtime
 from backend.api import access, admin_session
 from backend.api.admin_models import (
     AdminFeedbackResponse,
@@ -63,12 +64,8 @@ class Caller:
         return f"from the admin console by {self.name or 'local'}"
 
 
-def services() -> Any:
-    return current_app.extensions["rag"]
-
-
 def settings() -> Settings:
-    return services().settings  # type: ignore[no-any-return]
+    return current_runtime().settings
 
 
 def caller() -> Caller:
@@ -146,7 +143,7 @@ def _naming() -> VersionNaming:
 def own_version(kb: console.KnowledgeBase, version: str) -> str:
     """``version`` if it belongs to ``kb`` (its series, or served by its alias); an unknown, foreign
     or impossible name is 404 (never a 400): the console never moves an alias across series."""
-    store = services().stores.admin
+    store = current_runtime().stores.admin
     if is_identifier(version):
         history = store.alias_history(kb.alias)
         if version in {v.name for v in console.series_versions(store, kb, _naming(), history)}:
@@ -182,7 +179,7 @@ def me() -> tuple[Response, int]:
 def list_knowledge_bases() -> tuple[Response, int]:
     """Every knowledge base the caller may read (the domains its principal may use)."""
     who = authorize(None, write=False)
-    cfg, store = settings(), services().stores.admin
+    cfg, store = settings(), current_runtime().stores.admin
     listed = [kb for kb in console.knowledge_bases(cfg, _managed(cfg))
               if who.principal is None or who.principal.may_use(kb.domain)]
     rows = [console.kb_summary(store, kb, _naming()) for kb in listed]
@@ -194,21 +191,21 @@ def list_knowledge_bases() -> tuple[Response, int]:
 @bp.get("/knowledge-bases/<key>/documents")
 def documents(key: str) -> tuple[Response, int]:
     who, kb = authorized(key, write=False)
-    view = console.documents_view(services().stores, kb, _naming())
+    view = console.documents_view(current_runtime().stores, kb, _naming())
     return _out(DocumentsResponse, console.counts_only(view, "documents") if restricted(who) else view)
 
 
 @bp.get("/knowledge-bases/<key>/versions")
 def versions(key: str) -> tuple[Response, int]:
     _, kb = authorized(key, write=False)
-    view = console.versions_view(services().stores.admin, kb, _naming())
+    view = console.versions_view(current_runtime().stores.admin, kb, _naming())
     return _out(VersionsResponse, view)
 
 
 @bp.get("/knowledge-bases/<key>/versions/<version>/evaluation")
 def evaluation(key: str, version: str) -> tuple[Response, int]:
     who, kb = authorized(key, write=False)
-    view = console.version_evaluation(services().stores.admin, settings(), kb, own_version(kb, version))
+    view = console.version_evaluation(current_runtime().stores.admin, settings(), kb, own_version(kb, version))
     return _out(EvaluationResponse, console.counts_only(view, "queries") if restricted(who) else view)
 
 
@@ -216,7 +213,7 @@ def evaluation(key: str, version: str) -> tuple[Response, int]:
 def feedback(key: str) -> tuple[Response, int]:
     """Admins see every verdict on the knowledge base; a read-only non-admin only its own."""
     who, kb = authorized(key, write=False)
-    log = services().chat.conversations
+    log = current_runtime().chat.conversations
     rows = log.feedback() if log is not None else []
     only = None if who.admin else (who.name or "")
     return _out(AdminFeedbackResponse, console.feedback_view(rows, kb, only))
@@ -248,7 +245,7 @@ def promote(key: str) -> tuple[Response, int]:
     who, kb = authorized(key, write=True)
     body = parse_body(PromoteBody)
     _confirmed(body.confirm, "promote")
-    svc = services()
+    svc = current_runtime()
     try:
         result = svc.promote(domain_key=kb.domain, alias=kb.alias,
                              version=own_version(kb, body.version) if body.version else None, by=who.by)
@@ -274,7 +271,7 @@ def rollback(key: str) -> tuple[Response, int]:
     who, kb = authorized(key, write=True)
     body = parse_body(RollbackBody)
     _confirmed(body.confirm, "rollback")
-    svc = services()
+    svc = current_runtime()
     history = svc.stores.admin.alias_history(kb.alias)
     if not history or history[0].previous is None:
         raise NothingToRollBack(f"{kb.alias} has no earlier version to go back to"

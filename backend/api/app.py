@@ -4,8 +4,8 @@ No app exists at import time: ``create_app(settings, runtime)`` builds one, so
 every test can build its own with its own store and models. Config turns into
 adapters and services in ``backend.runtime`` (``build_runtime``); the app keeps
 the served runtime (a ``ServingRuntime``, which takes in knowledge bases
-registered meanwhile) in ``app.extensions["rag"]``, never in module globals.
-``build_services`` / ``RagServices`` are re-exported from there for one release.
+registered meanwhile) in ``app.extensions["rag"]``, never in module globals;
+routes read it through ``current_runtime()`` (``backend.api.runtime``).
 """
 
 from __future__ import annotations
@@ -14,16 +14,16 @@ import hmac
 from typing import Any
 
 import structlog
-from flask import Flask, current_app, request
+from flask import Flask, request
 
+from backend.api.runtime import current_runtime, serving
 from backend.api import (access, admin_session, assets, audit, errors, hardening, metrics, openapi, ratelimit, signed_assets,
                          tracing)
 from backend.common.config import Settings, load_settings
 from backend.common.errors import Unauthorized
-from backend.runtime import LLM_PROVIDERS, RagServices, Runtime, ServingRuntime, build_runtime, build_services
-from backend.runtime import serving_runtime
+from backend.runtime import Runtime, ServingRuntime, build_runtime, serving_runtime
 
-__all__ = ["LLM_PROVIDERS", "RagServices", "build_services", "create_app"]
+__all__ = ["create_app"]
 
 log = structlog.get_logger(__name__)
 
@@ -38,13 +38,13 @@ API_KEY_HEADER = "X-API-Key"
 
 def _refresh_services() -> None:
     """Before each request: a knowledge base registered since the last one is served now."""
-    current_app.extensions["rag"].refresh()
+    serving().refresh()
 
 
 def _require_api_key() -> None:
     """401 unless X-API-Key matches a configured key (constant-time, every key compared).
     With ``access.enabled`` the key (or bearer token) must name a principal instead."""
-    settings = current_app.extensions["rag"].settings
+    settings = current_runtime().settings
     if request.endpoint in PUBLIC_ENDPOINTS or assets.signed_request(settings):
         return
     if request.endpoint == METRICS_ENDPOINT and _scrape_token_matches(settings):
@@ -94,12 +94,11 @@ def _blueprints() -> list[Any]:
             admin_session.bp, openai_v1.bp]
 
 
-def create_app(settings: Settings | None = None, runtime: Runtime | ServingRuntime | None = None, *,
-               services: ServingRuntime | None = None) -> Flask:
+def create_app(settings: Settings | None = None, runtime: Runtime | ServingRuntime | None = None) -> Flask:
     """Build the WSGI app. ``settings`` default to ``load_settings()`` (or the runtime's);
     ``runtime`` to ``build_runtime(settings)``. Tests pass both to use their own store and
-    models; ``services=`` is the older name of ``runtime``."""
-    given = runtime if runtime is not None else services
+    models."""
+    given = runtime
     if settings is None:
         settings = given.settings if given is not None else load_settings()
     if given is None:

@@ -21,14 +21,16 @@ from __future__ import annotations
 import re
 from pathlib import Path, PurePosixPath
 
-from typing import Any
 
 import structlog
-from flask import Blueprint, Response, current_app, g, request, send_file
+from flask import Blueprint, Response, g, request, send_file
 
+from backend.api.runtime import current_runtime
 from backend.api import access, metrics, signed_assets
 from backend.common.errors import AssetNotFound, InvalidAssetPath
 from backend.core.types import Visibility
+from backend.runtime import Runtime
+from backend.common.config import Settings
 
 assets_bp = Blueprint("assets", __name__)
 log = structlog.get_logger(__name__)
@@ -75,7 +77,7 @@ def resolve_asset(root: Path, image_ref: str) -> Path:
     return target
 
 
-def check_visible(services: Any, image_ref: str, domain: str | None, visibility: Visibility) -> None:
+def check_visible(services: Runtime, image_ref: str, domain: str | None, visibility: Visibility) -> None:
     """``AssetNotFound`` unless a chunk the reader may see, in the version the domain's alias
     serves now, cites ``image_ref``: a hidden figure answers exactly like a missing one."""
     route = services.chat.routing.route(domain)
@@ -85,7 +87,7 @@ def check_visible(services: Any, image_ref: str, domain: str | None, visibility:
         raise AssetNotFound(f"no asset at image_ref {image_ref!r}")
 
 
-def signed_request(settings: Any) -> bool:
+def signed_request(settings: Settings) -> bool:
     """Whether this request is for an asset with a valid, unexpired signature, issued to the
     principal its credential names when it carries one (issue 49 L4)."""
     if request.endpoint != "assets.get_asset" or "sig" not in request.args:
@@ -95,7 +97,7 @@ def signed_request(settings: Any) -> bool:
     return bool(g.rag_signed_asset)
 
 
-def _signed(settings: Any) -> bool:
+def _signed(settings: Settings) -> bool:
     image_ref = (request.view_args or {}).get("image_ref", "")
     issued_to = request.args.get("p") or None
     if not signed_assets.verify(settings, image_ref, request.args.get("exp"), request.args.get("sig"),
@@ -111,7 +113,7 @@ def _signed(settings: Any) -> bool:
 
 @assets_bp.get("/assets/<path:image_ref>")
 def get_asset(image_ref: str) -> Response:
-    services = current_app.extensions["rag"]
+    services = current_runtime()
     settings = services.settings
     check_reference(image_ref)
     domain = (request.headers.get("X-RAG-Domain") or "").strip() or None

@@ -15,12 +15,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Blueprint, Flask, Response, current_app, g, jsonify, request
+from flask import Blueprint, Flask, Response, g, jsonify, request
 
+from backend.api.runtime import current_runtime
 from backend.api import admin_session
 from backend.api.hardening import request_id
 from backend.common.errors import AdminDisabled, FieldOutOfRange, Forbidden
 from backend.core.services.audit import as_json, jsonl
+from backend.runtime import Runtime
 
 bp = Blueprint("audit", __name__, url_prefix="/admin")
 
@@ -51,7 +53,7 @@ def _who() -> str | None:
     return "local" if request.path.startswith("/admin/") and admin_session.is_local_admin() else None
 
 
-def _knowledge_base(services: Any) -> str | None:
+def _knowledge_base(services: Runtime) -> str | None:
     key = (request.view_args or {}).get("key")
     if isinstance(key, str):
         return key[:64]
@@ -67,7 +69,7 @@ def _record(response: Response) -> Response:
     action = ACTIONS.get(request.endpoint or "")
     if action is None and status not in DENIED:
         return response
-    services = current_app.extensions["rag"]
+    services = current_runtime()
     body = response.get_json(silent=True) if response.mimetype == "application/json" else None
     body = body if isinstance(body, dict) else {}
     found = body.get("error")
@@ -88,7 +90,7 @@ def _record(response: Response) -> Response:
 def _admin_only() -> None:
     from backend.api.admin import caller  # the console's caller: its principal, or the local admin
 
-    if not current_app.extensions["rag"].settings.admin.enabled:
+    if not current_runtime().settings.admin.enabled:
         raise AdminDisabled("the admin console is off (admin.enabled: false)")
     who = caller()
     if not who.admin:
@@ -112,7 +114,7 @@ def events() -> Response:
     _admin_only()
     limit = _int_arg("limit", PAGE, 1, 1000) or PAGE
     before = _int_arg("before", None, 1, 10**18)
-    rows = current_app.extensions["rag"].audit.events(limit, before)
+    rows = current_runtime().audit.events(limit, before)
     return jsonify({"events": [as_json(e) for e in rows],
                     "next_before": rows[-1].id if len(rows) == limit else None})
 
@@ -121,7 +123,7 @@ def events() -> Response:
 def export() -> Response:
     """The whole trail (at most ``audit.max_export`` lines, newest first) as JSONL."""
     _admin_only()
-    services = current_app.extensions["rag"]
+    services = current_runtime()
     rows = services.audit.events(services.settings.audit.max_export)
     response = Response("".join(jsonl(rows)), mimetype="application/x-ndjson")
     response.headers["Content-Disposition"] = 'attachment; filename="audit.jsonl"'

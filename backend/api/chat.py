@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import TypeVar
 
-from flask import Blueprint, Response, current_app, jsonify, request
+from flask import Blueprint, Response, jsonify, request
 from pydantic import BaseModel
 
+from backend.api.runtime import current_runtime
 from backend.api import access
 from backend.api.models import ChatRequestBody, ChatResponse
 from backend.common.errors import UnsupportedMediaType
 from backend.core.metadata_schema import parse_filters
 from backend.core.requests import RequestLimits
 from backend.core.services.chat_service import ChatQuery
+from backend.runtime import Runtime
 
 bp = Blueprint("chat", __name__)
 BodyT = TypeVar("BodyT", bound=BaseModel)
@@ -30,7 +32,7 @@ def parse_body(model: type[BodyT], limits: RequestLimits | None = None) -> BodyT
     return model.model_validate_json(request.get_data(cache=False) or b"null", context=context)
 
 
-def chat_query(services: Any) -> ChatQuery:
+def chat_query(services: Runtime) -> ChatQuery:
     """The request's question as a ``ChatQuery`` (``/chat`` and ``/chat/stream`` alike): the body
     checked once against its model and the configured limits, domain and visibility resolved;
     the chat service trusts it."""
@@ -46,7 +48,7 @@ def chat_query(services: Any) -> ChatQuery:
 
 @bp.post("/chat")
 def chat() -> Response:
-    services = current_app.extensions["rag"]
+    services = current_runtime()
     answer = services.chat.answer(chat_query(services))
     payload = ChatResponse.model_validate(answer.to_dict()).model_dump(mode="json")
     response = jsonify(payload)

@@ -11,15 +11,16 @@ from __future__ import annotations
 
 import hmac
 
-from flask import current_app, request
+from flask import request
 
+from backend.api.runtime import current_runtime
 from backend.api import access
 
 API_KEY_HEADER = "X-API-Key"
 
 
 def caller_may_see_names() -> bool:
-    settings = current_app.extensions["rag"].settings
+    settings = current_runtime().settings
     if settings.access.enabled:
         return access.principal_or_none() is not None
     given = (request.headers.get(API_KEY_HEADER) or "").encode()
@@ -32,7 +33,7 @@ def caller_may_see_names() -> bool:
 def domains_of_caller() -> frozenset[str] | None:
     """The domains a known caller may use, when that is not every one (a principal without
     ``*``): /openapi.json lists only those (issue 49 L6). None: every domain."""
-    if not current_app.extensions["rag"].settings.access.enabled:
+    if not current_runtime().settings.access.enabled:
         return None
     principal = access.principal_or_none()
     if principal is None or "*" in principal.domains:

@@ -10,8 +10,9 @@ are sanitized like questions. ``rag_feedback_total{rating,mode,version}`` counts
 
 from __future__ import annotations
 
-from flask import Blueprint, Response, current_app, jsonify
+from flask import Blueprint, Response, jsonify
 
+from backend.api.runtime import current_runtime
 from backend.api import access, metrics
 from backend.api.chat import parse_body
 from backend.api.web_models import FeedbackBody, FeedbackResponse
@@ -33,7 +34,7 @@ def sanitized(text: str | None, settings: SanitizeSettings) -> str | None:
 
 @bp.post("/feedback")
 def post_feedback() -> tuple[Response, int]:
-    services = current_app.extensions["rag"]
+    services = current_runtime()
     body = parse_body(FeedbackBody)
     log = services.chat.conversations
     if log is None:

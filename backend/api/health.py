@@ -11,11 +11,13 @@ model names and store paths go only to a caller with a valid credential
 from __future__ import annotations
 
 import structlog
-from flask import Blueprint, Response, current_app, jsonify
+from flask import Blueprint, Response, jsonify
 
+from backend.api.runtime import current_runtime
 from backend.api.disclosure import caller_may_see_names
 from backend.api.models import HealthResponse, ReadyCheck, ReadyResponse
 from backend.common.errors import RagError
+from backend.core.ports import Embedder
 
 bp = Blueprint("health", __name__)
 log = structlog.get_logger(__name__)
@@ -48,11 +50,10 @@ def _alias_check(store: object, aliases: list[str]) -> ReadyCheck:
     return ReadyCheck(ok=True, detail=", ".join(f"{a} -> {v}" for a, v in resolved.items()))
 
 
-def _model_check(embedder: object) -> ReadyCheck:
-    dimension = getattr(embedder, "dimension", 0)
-    if not dimension:
+def _model_check(embedder: Embedder) -> ReadyCheck:
+    if not embedder.dimension:
         return ReadyCheck(ok=False, detail="embedding model is not loaded")
-    return ReadyCheck(ok=True, detail=f"{getattr(embedder, 'model_id', '?')} ({dimension} dims)")
+    return ReadyCheck(ok=True, detail=f"{embedder.model_id} ({embedder.dimension} dims)")
 
 
 #: what a caller without a credential reads for each check (ok, failed): no names, no paths
@@ -69,7 +70,7 @@ def _public(checks: dict[str, ReadyCheck]) -> dict[str, ReadyCheck]:
 
 @bp.get("/readyz")
 def readyz() -> tuple[Response, int]:
-    services = current_app.extensions["rag"]
+    services = current_runtime()
     stores = services.stores
     store_ok = _store_check(stores.owner if stores.owner is not None else stores.vectors)
     checks = {

@@ -39,7 +39,8 @@ from typing import Any, Callable, Iterator, Sequence
 import structlog
 from flask import Blueprint, Response, jsonify, request
 
-from backend.api.admin import authorize, authorized, knowledge_base, own_version, restricted, services, settings
+from backend.api.admin import authorize, authorized, knowledge_base, own_version, restricted, settings
+from backend.api.runtime import current_runtime
 from backend.api.admin_models import JOB_ID_PATTERN, JobAccepted, JobOut, UploadAccepted
 from backend.common.config import Settings
 from backend.common.display_text import shown, spoofing_problem
@@ -371,7 +372,7 @@ def evaluate(key: str, version: str) -> tuple[Response, int]:
     """Evaluate ``version`` against the live version on the knowledge base's golden set, with
     the gates (``promote_version(rotate=False)``): reports written, nothing rotated."""
     who, kb = authorized(key, write=True)
-    svc, cfg = services(), settings()
+    svc, cfg = current_runtime(), settings()
     own_version(kb, version)  # 404 before a job is made
 
     def work(progress: Callable[[str, int, int], None]) -> dict[str, Any]:
@@ -392,11 +393,11 @@ def upload(key: str) -> tuple[Response, int]:
     base's uploads folder and ingested into a candidate version by a job (202)."""
     from backend.ingest.folder import slug
     from backend.ingest.knowledge_bases import ingest_into_candidate, list_registered, uploads_dir
-    from backend.runtime import enricher_factory
     from backend.ingest.loaders import supported_suffixes
 
     who, kb = authorized(key, write=True)
-    cfg, svc = settings(), services()
+    runtime = current_runtime()
+    cfg = runtime.settings
     limits = cfg.knowledge_bases
     if kb.key not in list_registered(cfg):
         raise UploadNotSupported(f"uploads go into knowledge bases made with `rag kb create` (or the page); "
@@ -451,9 +452,9 @@ def upload(key: str) -> tuple[Response, int]:
             assert isinstance(progress, _Progress)  # _run's: it also records the ingest's rates and ETA
             rates = ReportingProgress(lambda snap: progress("ingest", snap.documents, snap.total, snap))
             try:
-                result = ingest_into_candidate(cfg, svc.stores, svc.embedder, kb.key, lines, principal=who.name,
-                                               progress=progress, promote=False, chat=svc.chat,
-                                               ingest_progress=rates, enricher_for=enricher_factory(cfg))
+                result = ingest_into_candidate(runtime, kb.key, lines, principal=who.name,
+                                               progress=progress, promote=False, answers=True,
+                                               ingest_progress=rates)
             except NothingIngested:
                 _remove_uploads(folder, accepted)
                 raise

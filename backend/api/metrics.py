@@ -15,6 +15,9 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, H
 from prometheus_client.core import CounterMetricFamily
 from prometheus_client.registry import Collector
 
+from backend.api.runtime import serving
+from backend.core.services.chat_service import ChatService
+
 bp = Blueprint("metrics", __name__)
 EXTENSION = "rag_metrics"
 
@@ -82,20 +85,19 @@ def metrics_endpoint() -> Response:
 class _RecordFailures(Collector):
     """Interactions the chat service could not write (logging is best effort)."""
 
-    def __init__(self, chat: object) -> None:
+    def __init__(self, chat: ChatService) -> None:
         self._chat = chat
 
     def collect(self) -> Iterator[CounterMetricFamily]:
         yield CounterMetricFamily("rag_interaction_log_failures", "Answered requests whose interaction row could not "
                                   "be written (locked or failing store); the answer was still returned.",
-                                  value=getattr(self._chat, "record_failures", 0))
+                                  value=self._chat.record_failures)
 
 
 def init_app(app: Flask) -> None:
     app.extensions[EXTENSION] = metrics = ApiMetrics()
-    services = app.extensions.get("rag")
-    if services is not None:
-        metrics.registry.register(_RecordFailures(services.chat))
+    if "rag" in app.extensions:
+        metrics.registry.register(_RecordFailures(serving(app).chat))
     app.before_request(_start)
     app.after_request(_observe)
     app.register_blueprint(bp)

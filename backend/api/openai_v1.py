@@ -21,6 +21,7 @@ from flask import Blueprint, Flask, Response, current_app, g, jsonify, stream_wi
 from flask.blueprints import BlueprintSetupState
 from pydantic import ValidationError
 
+from backend.api.runtime import current_runtime
 from backend.api import access, errors, signed_assets
 from backend.api.chat import parse_body
 from backend.api.openai_models import (DEFAULT_MODEL, MODEL_PREFIX, ChatCompletion, ChatCompletionRequest,
@@ -29,6 +30,8 @@ from backend.common.errors import FieldOutOfRange, RagError, UnknownModel
 from backend.core.answer_summary import citation_row, numbered_sources, short_explain, word_count
 from backend.core.requests import RequestLimits
 from backend.core.services.chat_service import ChatAnswer, ChatQuery
+from backend.runtime import Runtime
+from backend.common.config import Settings
 
 bp = Blueprint("openai_v1", __name__, url_prefix="/v1")
 OWNER = "rag-runtime"
@@ -65,7 +68,7 @@ def model_id(domain: str | None) -> str:
     return DEFAULT_MODEL if domain is None else MODEL_PREFIX + domain
 
 
-def available_models(services: Any) -> list[ModelOut]:
+def available_models(services: Runtime) -> list[ModelOut]:
     """The knowledge bases the caller may use, as models (all of them without access control)."""
     principal = access.current_principal()
     embeddings = services.settings.embeddings
@@ -79,7 +82,7 @@ def available_models(services: Any) -> list[ModelOut]:
     return out
 
 
-def domain_of(services: Any, model: str) -> str | None:
+def domain_of(services: Runtime, model: str) -> str | None:
     """The domain a model id names; ``UnknownModel`` (404) naming the models the caller may use."""
     key = model[len(MODEL_PREFIX):] if model.startswith(MODEL_PREFIX) else None
     domain = None if key == "default" else key
@@ -104,7 +107,7 @@ def conversation(messages: Sequence[ChatMessage], limits: RequestLimits) -> tupl
     return question, history
 
 
-def _query(services: Any, body: ChatCompletionRequest) -> ChatQuery:
+def _query(services: Runtime, body: ChatCompletionRequest) -> ChatQuery:
     question, history = conversation(body.messages, RequestLimits.from_settings(services.settings))
     domain = domain_of(services, body.model)
     g.rag_model_domain = domain  # the audit line names the knowledge base
@@ -116,7 +119,7 @@ def _who() -> str | None:
     return principal.name if principal is not None else None
 
 
-def rag_extra(answer: ChatAnswer, settings: Any) -> RagExtra:
+def rag_extra(answer: ChatAnswer, settings: Settings) -> RagExtra:
     who = _who()
     body = answer.to_dict()
     citations = [citation_row(c, signed_assets.asset_url(settings, c["image_ref"], principal=who)
@@ -139,19 +142,19 @@ def _usage(body: ChatCompletionRequest, content: str) -> dict[str, int]:
 
 @bp.get("/models")
 def models() -> Response:
-    return jsonify(ModelList(data=available_models(current_app.extensions["rag"])).model_dump(mode="json"))
+    return jsonify(ModelList(data=available_models(current_runtime())).model_dump(mode="json"))
 
 
 @bp.get("/models/<path:model>")
 def model(model: str) -> Response:
-    services = current_app.extensions["rag"]
+    services = current_runtime()
     domain = domain_of(services, model)
     return jsonify(next(m for m in available_models(services) if m.id == model_id(domain)).model_dump(mode="json"))
 
 
 @bp.post("/chat/completions")
 def chat_completions() -> Response:
-    services = current_app.extensions["rag"]
+    services = current_runtime()
     body = parse_body(ChatCompletionRequest)
     query = _query(services, body)
     if body.stream:
@@ -176,7 +179,7 @@ def _chunk(cid: str, created: int, model: str, delta: dict[str, Any], finish: st
     return f"data: {json.dumps(payload, ensure_ascii=False)}\n\n"
 
 
-def _stream(services: Any, body: ChatCompletionRequest, query: ChatQuery) -> Response:
+def _stream(services: Runtime, body: ChatCompletionRequest, query: ChatQuery) -> Response:
     """``chat.completion.chunk`` events: the role, the answer's pieces, the sources, then a chunk with
     ``finish_reason`` and ``rag``; with ``stream_options.include_usage`` a usage chunk; ``[DONE]``.
     Routing, search and the decision run before the response starts (their errors keep their status);

@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import hashlib
 
-from flask import Flask, Response, current_app, g, request
+from flask import Flask, Response, g, request
 from flask_limiter import Limiter
 
+from backend.api.runtime import current_runtime
 from backend.common.config import Settings
 from backend.common.errors import QuotaExceeded
 from backend.core.services.quotas import QuotaSubject, subject_for
@@ -33,7 +34,7 @@ def client_key() -> str:
     principal = g.get("rag_principal")
     if principal is not None:
         return f"principal:{principal.name}"
-    settings: Settings = current_app.extensions["rag"].settings
+    settings: Settings = current_runtime().settings
     key = request.headers.get(API_KEY_HEADER)
     if settings.server.api_keys and key:
         return "key:" + hashlib.sha256(key.encode()).hexdigest()[:32]
@@ -60,7 +61,7 @@ def quota_subject() -> QuotaSubject | None:
     principal = g.get("rag_principal")
     if principal is not None:
         return subject_for(principal.name, principal.roles)
-    settings: Settings = current_app.extensions["rag"].settings
+    settings: Settings = current_runtime().settings
     if not settings.server.api_keys:
         return None
     scheme, _, token = (request.headers.get("Authorization") or "").partition(" ")
@@ -72,7 +73,7 @@ def _check_quota() -> None:
     if request.endpoint in QUOTA_EXEMPT or request.endpoint is None:
         return
     try:
-        current_app.extensions["rag"].quotas.check(quota_subject())
+        current_runtime().quotas.check(quota_subject())
     except QuotaExceeded as exc:
         g.rag_retry_after = exc.context.get("retry_after")
         raise

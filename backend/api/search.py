@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from flask import Blueprint, Response, current_app, jsonify, request
+from flask import Blueprint, Response, jsonify, request
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, model_validator
 
+from backend.api.runtime import current_runtime
 from backend.api import access
 from backend.api.chat import DOMAIN_HEADER
 from backend.api.models import Strategy, request_limits
@@ -57,10 +58,10 @@ class SearchParams(BaseModel):
 
 @bp.get("/search")
 def search() -> Response:
-    params = SearchParams.checked(request.args.to_dict(), RequestLimits.from_settings(current_app.extensions["rag"].settings))
+    params = SearchParams.checked(request.args.to_dict(), RequestLimits.from_settings(current_runtime().settings))
     domain = (request.headers.get(DOMAIN_HEADER) or "").strip() or None
     visibility = access.visibility_for(domain)
-    body = run_search(current_app.extensions["rag"], params, domain, visibility)
+    body = run_search(current_runtime(), params, domain, visibility)
     response = jsonify(body.model_dump(mode="json"))
     response.headers["X-Retrieval-Target"] = body.retrieval_target
     return response
@@ -68,7 +69,7 @@ def search() -> Response:
 
 @bp.get("/search/presets")
 def presets() -> Response:
-    retrieval = current_app.extensions["rag"].settings.retrieval
+    retrieval = current_runtime().settings.retrieval
     schema = retrieval.metadata_schema
     fields = {
         name: {"type": kind, **({"values": list(schema[name].values)} if name in schema and schema[name].values else {})}

@@ -22,6 +22,7 @@ from typing import Any, Iterator
 
 from flask import Blueprint, Response, current_app, jsonify, stream_with_context
 
+from backend.api.runtime import current_runtime
 from backend.api import access, signed_assets
 from backend.api.chat import chat_query
 from backend.api.web_models import (
@@ -38,7 +39,8 @@ from backend.api.web_models import (
 )
 from backend.common.errors import InvalidConversationId
 from backend.core.services.chat_service import ChatAnswer
-from backend.core.services.evidence import segment
+from backend.core.sentence_segments import segment
+from backend.common.config import Settings
 
 bp = Blueprint("stream", __name__)
 _CONVERSATION_ID = re.compile(CONVERSATION_ID_PATTERN)
@@ -59,7 +61,7 @@ def _first_heading(text: str) -> str | None:
     return next((heading for heading, _ in segment(text) if heading), None)
 
 
-def sources(answer: ChatAnswer, settings: Any, principal: str | None = None) -> list[dict[str, Any]]:
+def sources(answer: ChatAnswer, settings: Settings, principal: str | None = None) -> list[dict[str, Any]]:
     """The cited chunks as the page shows them: the citation's source, section and page (those
     of the cited sentence, ``context.cited_answer``), with the chunk's text."""
     by_id = {c.chunk_id: c for c in answer.cited_chunks}
@@ -80,7 +82,7 @@ def sources(answer: ChatAnswer, settings: Any, principal: str | None = None) -> 
     return out
 
 
-def meta_event(answer: ChatAnswer, settings: Any, principal: str | None = None) -> dict[str, Any]:
+def meta_event(answer: ChatAnswer, settings: Settings, principal: str | None = None) -> dict[str, Any]:
     body = answer.to_dict()
     return StreamMeta.model_validate({
         "interaction_id": answer.interaction_id, "mode": body["mode"], "decision_explain": body["decision_explain"],
@@ -90,7 +92,7 @@ def meta_event(answer: ChatAnswer, settings: Any, principal: str | None = None) 
     }).model_dump(mode="json")
 
 
-def done_event(answer: ChatAnswer, settings: Any, principal: str | None = None) -> dict[str, Any]:
+def done_event(answer: ChatAnswer, settings: Settings, principal: str | None = None) -> dict[str, Any]:
     """The final answer with its final citations: with a token-streaming LLM, ``meta`` went out
     before the text existed, so only ``done`` knows which passages the answer cites."""
     timings = {**answer.timings, "total_ms": answer.latency_ms}
@@ -111,7 +113,7 @@ def _error_body(exc: Exception) -> dict[str, Any]:
 
 @bp.post("/chat/stream")
 def chat_stream() -> Response:
-    services = current_app.extensions["rag"]
+    services = current_runtime()
     settings = services.settings
     events = services.chat.stream(chat_query(services))
     asker = access.current_principal()
@@ -155,7 +157,7 @@ def _owner() -> str | None:
 
 @bp.get("/conversations/<conversation_id>")
 def get_conversation(conversation_id: str) -> Response:
-    chat = current_app.extensions["rag"].chat
+    chat = current_runtime().chat
     cid = _conversation_id(conversation_id)
     turns = [TurnOut(interaction_id=t.interaction_id, question=t.question, effective_query=t.effective_query,
                      mode=t.mode, version=t.version, domain=t.domain, created_at=t.created_at)
@@ -165,7 +167,7 @@ def get_conversation(conversation_id: str) -> Response:
 
 @bp.delete("/conversations/<conversation_id>")
 def delete_conversation(conversation_id: str) -> Response:
-    chat = current_app.extensions["rag"].chat
+    chat = current_runtime().chat
     cid = _conversation_id(conversation_id)
     deleted = chat.delete_conversation(cid, _owner())
     return jsonify(ConversationDeleted(conversation_id=cid, deleted_turns=deleted).model_dump(mode="json"))
@@ -182,7 +184,7 @@ def _pretty(key: str) -> str:
 def domains() -> Response:
     """The domains the page offers: the default alias, then every configured domain the
     caller may use (all of them without access control)."""
-    services = current_app.extensions["rag"]
+    services = current_runtime()
     routing = services.chat.routing
     embeddings = services.settings.embeddings
     principal = access.current_principal()

@@ -41,7 +41,7 @@ from backend.benchmarks.answers import open_workspace, workspace_settings
 from backend.benchmarks.stats import Section, percentiles
 from backend.common.config import REPO_ROOT, Settings
 from backend.core import ranking_metrics as rm
-from backend.core.services.golden import load_golden_set
+from backend.core.golden import load_golden_set
 
 SHIPPED = ("data/golden/sample_golden.jsonl", "data/golden/handbook_golden.jsonl")
 READER_PROFILE = "config/answer-reader.yaml"

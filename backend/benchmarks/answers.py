@@ -48,7 +48,7 @@ from backend.core.services.answerability_fit import (
     scored_candidates,
 )
 from backend.core.services.evidence import SentenceScorer
-from backend.core.services.golden import GoldenQuery, load_golden_set
+from backend.core.golden import GoldenQuery, load_golden_set
 from backend.core.answer_mode import decide_answer_mode, is_short_query
 from backend.core.services.search_service import SearchRequest, SearchService
 from backend.core.types import ChatRequest

@@ -20,8 +20,8 @@ ZIP+4, US licence layouts and nationality/religion/party mentions (``NRP``).
 Faker is a test dependency (extra ``test``: ``make setup-test``); nothing here runs in the
 product.
 
-The values are made in ``pii_values`` and the texts are in ``pii_templates`` (both
-re-exported here); this module plants the values into the texts and records their spans.
+The values are made in ``pii_values`` and the texts are in ``pii_templates``; this module
+plants the values into the texts and records their spans.
 """
 
 from __future__ import annotations
@@ -32,12 +32,6 @@ from typing import Callable
 
 from backend.benchmarks.pii_values import LICENCE_STATES, ValueMaker
 from backend.benchmarks.pii_templates import CLEAN_TEMPLATES, PII_TEMPLATES
-
-# re-exported: the bench and the tests read these here
-from backend.benchmarks.pii_values import (  # noqa: F401
-    ADDRESS_LOCALES, CARD_SCHEMES, LICENCE_FORMATS, LOCALES, NRP_TERMS, PHONE_REGIONS, TITLES,
-)
-from backend.benchmarks.pii_values import ValueMaker as _Values  # noqa: F401  (old private name)
 
 
 #: evaluation labels (the product's entity for each is in ``PRODUCT_ENTITY``)

@@ -20,12 +20,12 @@ from backend.common.config import Settings
 from backend.common.errors import VersionNotFound
 from backend.common.progress import bar, progress_enabled
 from backend.core import answer_report as ctx
-from backend.core.services.calibration import CalibrationQuery, CalibrationResult, Grid, Score, cross_validate
+from backend.core.calibration import CalibrationQuery, CalibrationResult, Grid, Score, cross_validate
 from backend.core.services.answerability import AnswerabilityJudge, AnswerabilityModel, attach_scores
 from backend.core.services.answerability_fit import JudgedQuery, judge_query
 from backend.core.services.answerability_fit import cross_validate as fit_answerability
 from backend.core.services.evidence import SentenceScorer
-from backend.core.services.golden import load_golden_set
+from backend.core.golden import load_golden_set
 from backend.core.ports import IndexAdmin
 from backend.core.services.promotion import resolve_target
 from backend.runtime import Runtime, build_runtime

@@ -8,6 +8,7 @@ import click
 
 from backend.common.config import Settings, load_settings
 from backend.common.logging import configure_logging
+from backend.core.ports import Stores
 
 
 def settings_from(ctx: click.Context, overrides: Mapping[str, Any] | None = None) -> Settings:
@@ -31,7 +32,7 @@ def operator() -> str:
         return "cli"
 
 
-def audit(stores: Any, settings: Settings, action: str, outcome: str, *, knowledge_base: str | None = None,
+def audit(stores: Stores, settings: Settings, action: str, outcome: str, *, knowledge_base: str | None = None,
           version: str | None = None, detail: Mapping[str, Any] | None = None) -> None:
     """Append one CLI admin action (promote, rollback, gc, feedback export) to the store's audit trail."""
     from backend.core.services.audit import AuditTrail

@@ -23,7 +23,7 @@ from backend.core.services.evaluation import EvaluationReport, with_comparison, 
 from backend.core.services.followups import load_followups, run_followups
 from backend.core.services.followups import render as render_followups
 from backend.core.services.followups import summary as followup_summary
-from backend.core.services.golden import load_golden_set
+from backend.core.golden import load_golden_set
 from backend.core.services.promotion import resolve_target
 from backend.runtime import build_runtime
 

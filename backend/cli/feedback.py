@@ -36,7 +36,7 @@ def _write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
 def export(ctx: click.Context, out: Path, review_out: Path | None, limit: int) -> None:
     """Write thumbs-up answers as golden queries (cited documents as expected sources, the
     served mode as expected mode) and thumbs-down ones as review lines with the comment."""
-    from backend.core.services.feedback_export import export_feedback
+    from backend.core.feedback_export import export_feedback
     from backend.runtime import open_stores
 
     settings = settings_from(ctx)

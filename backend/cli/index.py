@@ -2,8 +2,8 @@
 
 ``list`` and ``status`` show them; ``promote`` (through the evaluation gate) and
 ``rollback`` rotate an alias; ``gc`` is the one retention verb. The older names
-(``rag promote``, ``rag rollback``, ``rag alias status|prune``) are hidden aliases
-for one release (``backend.cli.aliases``).
+(``rag promote``, ``rag rollback``, ``rag alias status|prune``) are gone: typed, they name
+the command that replaced them (``main.MOVED``).
 """
 
 from __future__ import annotations

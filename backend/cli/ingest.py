@@ -81,12 +81,28 @@ def _folder_manifest(settings: Settings, folder: Path, domain_key: str | None, *
 
 class _IngestGroup(click.Group):
     """``rag ingest MANIFEST|DIR`` runs an ingest; ``rag ingest cancel`` is the one subcommand.
-    Anything that is not a subcommand's name goes to ``run`` (a file named ``cancel``: ``./cancel``)."""
+    Anything that is not a subcommand's name goes to ``run`` (``rag ingest run ...`` also works), and
+    so does ``cancel`` when it is a file or folder here: a manifest named ``cancel`` is ingested as
+    typed (to cancel while such a file is in the current folder, run ``rag ingest cancel`` from
+    another one)."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        if not args or args[0] not in self.commands:
+        if not args or args[0] not in self.commands or (args[0] != "run" and Path(args[0]).exists()):
             args = ["run", *args]
         return super().parse_args(ctx, args)
+
+
+class _TypedAsIngest(click.Context):
+    """``run``'s context names the command a user types: ``rag ingest [OPTIONS] MANIFEST|DIR`` in its
+    usage line and its "Try ... --help" hint, never the ``run`` the group routes to."""
+
+    @property
+    def command_path(self) -> str:
+        return self.parent.command_path if self.parent is not None else super().command_path
+
+
+class _IngestRun(click.Command):
+    context_class = _TypedAsIngest
 
 
 @click.group("ingest", cls=_IngestGroup)
@@ -95,7 +111,7 @@ def ingest() -> None:
     rag ingest cancel stops a running one."""
 
 
-@ingest.command("run")
+@ingest.command("run", cls=_IngestRun)
 @click.argument("manifest_arg", metavar="MANIFEST|DIR", required=False, type=click.Path(path_type=Path))
 @click.option("--manifest", "manifest_opt", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="The JSONL manifest (same as the MANIFEST argument).")

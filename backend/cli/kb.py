@@ -83,14 +83,11 @@ def run_and_report(ctx: click.Context, settings: Settings, key: str, source: Pat
                    progress: bool | None, head: dict[str, Any] | None = None) -> None:
     """Ingest ``source`` into ``key`` through the gate; print; exit 1 on failed files, 3 if refused."""
     from backend.ingest.knowledge_bases import ingest_into_candidate
-    from backend.runtime import build_runtime, enricher_factory
+    from backend.runtime import build_runtime
 
-    runtime = build_runtime(settings)
     bars = progress_enabled(progress, default=settings.ingest.progress, as_json=as_json)
     # the gate evaluates the order users get: the configured reranker, and the one a version's stamp names
-    result = ingest_into_candidate(settings, runtime.stores, runtime.embedder, key, source, principal=None,
-                                   promote=True, bars=bars, reranker=runtime.reranker, rerankers=runtime.rerankers,
-                                   scorer=runtime.chat.scorer, enricher_for=enricher_factory(settings))
+    result = ingest_into_candidate(build_runtime(settings), key, source, principal=None, promote=True, bars=bars)
     if as_json:
         click.echo(json.dumps({**(head or {}), **result.to_dict(), "gate_refused": result.gate_refused},
                               indent=2, default=str))

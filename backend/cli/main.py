@@ -17,7 +17,6 @@ from typing import Any
 import click
 
 from backend.cli import (
-    aliases,
     ask,
     bench,
     calibrate,
@@ -37,7 +36,19 @@ from backend.cli import (
 from backend.common.errors import RagError
 
 
+#: names the previous release still answered to (hidden, with a deprecation note), now gone: each
+#: says which command replaced it instead of click's bare "No such command"
+MOVED = {"promote": "rag index promote", "rollback": "rag index rollback",
+         "alias": "rag index status (alias status) or rag index gc --alias NAME (alias prune)"}
+
+
 class RagGroup(click.Group):
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None,
+                                                                             list[str]]:
+        if args and args[0] in MOVED and args[0] not in self.commands:
+            raise click.UsageError(f"`rag {args[0]}` was removed; use `{MOVED[args[0]]}`", ctx)
+        return super().resolve_command(ctx, args)
+
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
@@ -48,7 +59,7 @@ class RagGroup(click.Group):
             ctx.exit(exc.exit_code)
 
 
-@click.group(cls=RagGroup)
+@click.group("rag", cls=RagGroup)
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
               help="YAML profile (default: config/rag.yaml).")
 @click.option("--debug", is_flag=True, help="Show tracebacks and debug logs.")
@@ -64,9 +75,8 @@ def cli(ctx: click.Context, config_path: str | None, debug: bool) -> None:
 for command in (
     config_cmd.config, index.index, kb.kb, ingest.ingest, ask.ask, search.search, serve.serve, evaluate.eval_cmd,
     bench.bench, calibrate.calibrate, feedback.feedback, tune.tune, oracle.oracle, train.train, mcp_cmd.mcp,
-    *aliases.COMMANDS,
 ):
     cli.add_command(command)
 
 if __name__ == "__main__":  # pragma: no cover
-    cli()
+    cli(prog_name="rag")  # `python -m backend.cli.main` is `rag` in every usage line

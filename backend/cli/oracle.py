@@ -16,7 +16,7 @@ import click
 
 from backend.cli.context import settings_from
 from backend.common.config import OracleSettings
-from backend.providers.oracle_vs import first_contact
+from backend.providers.oracle_vs import check_report, first_contact
 
 
 def open_connector(settings: OracleSettings) -> Any:
@@ -58,7 +58,7 @@ def check(ctx: click.Context, target: str | None, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(report.as_dict(), indent=2, default=str))
     else:
-        first_contact.render(report, click.echo)
+        check_report.render(report, click.echo)
     ctx.exit(0 if report.ok else 1)
 
 

@@ -117,7 +117,7 @@ def parity(ctx: click.Context, target: str | None, golden: Path | None, domain_k
     """Compare VECTOR_EMBEDDING on the database with the version's own embedder on its golden
     questions; record the result. Exit 0 when it passes, 1 when the version is refused."""
     from backend.core.embedding_text import query_input
-    from backend.core.services.golden import load_golden_set
+    from backend.core.golden import load_golden_set
     from backend.core.services.promotion import resolve_target
     from backend.providers.local.embedder import make_local_embedder
     from backend.common.errors import StoreError

@@ -16,9 +16,9 @@ import click
 from backend.cli.context import settings_from
 from backend.common.config import DEFAULT_CONFIG, ProfileSettings, Settings
 from backend.common.errors import EvaluationError, VersionNotFound
-from backend.core.ports import Stores
+from backend.core.ports import Embedder, Stores
 from backend.core.services import tuning
-from backend.core.services.golden import load_golden_set
+from backend.core.golden import load_golden_set
 from backend.core.services.promotion import resolve_target
 from backend.core.services.search_service import SearchService
 
@@ -154,7 +154,7 @@ def _golden(settings: Settings, opened: Stores, golden: str | None, version: str
     return profile, settings.embeddings.profiles[profile], stores, name, queries, relevant
 
 
-def _cisi(config: Path, embedder: Any, folder: Path, work: Path) -> _Tuning:
+def _cisi(config: Path, embedder: Embedder, folder: Path, work: Path) -> _Tuning:
     from backend.benchmarks import ingestion, quality
     from backend.benchmarks.cisi import load_documents, load_qrels, load_queries, load_titles
     if not (folder / "CISI.ALL").is_file():

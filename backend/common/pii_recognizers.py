@@ -25,7 +25,7 @@ Each one closes a gap measured on the Faker set (``rag bench --section pii``):
 
 All are plain regex + validation, run on the text Presidio already has (no NLP).
 
-The address recognizers are in ``pii_address_recognizers`` (re-exported here), the regex
+The address recognizers are in ``pii_address_recognizers``, the regex
 base they all share in ``pii_recognizer_base``.
 """
 
@@ -37,12 +37,8 @@ from typing import Iterable
 from presidio_analyzer import EntityRecognizer
 
 from backend.common.pii_recognizer_base import CAPITALISED_WORD, RegexRecognizer, UPPER
-
-# re-exported: the address recognizers are part of this module's vocabulary
-from backend.common.pii_address_recognizers import US_STATES as US_STATES
-from backend.common.pii_address_recognizers import StreetAddressRecognizer as StreetAddressRecognizer
-from backend.common.pii_address_recognizers import UsDriverLicenceRecognizer as UsDriverLicenceRecognizer
-from backend.common.pii_address_recognizers import UsZipCodeRecognizer as UsZipCodeRecognizer
+from backend.common.pii_address_recognizers import (StreetAddressRecognizer, UsDriverLicenceRecognizer,
+                                                    UsZipCodeRecognizer)
 
 
 #: regions tried for national-format phone numbers, in order (international numbers need none)

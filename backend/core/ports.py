@@ -3,12 +3,16 @@
 Services and the ingest pipeline depend on these Protocols only; adapters in
 ``backend/providers`` implement them. The docstrings are the contract that the
 shared suites in ``tests/contracts`` check for every adapter.
+
+Why one module over 500 lines: it is the whole contract between the services and the outside, read
+in one place (as Haystack keeps its document-store protocol in one file); each Protocol is small,
+the length is their docstrings, and splitting them by port would scatter what the suites check.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping, Protocol, Sequence, runtime_checkable
+from typing import Any, Iterator, Mapping, Protocol, Sequence, runtime_checkable
 
 from backend.core.enrichment import ChunkEnrichment, EnrichmentInput
 
@@ -73,9 +77,10 @@ class VectorStore(Protocol):
         Same ``VersionServed`` guard and ``generation`` bump as ``write_documents``."""
         ...
 
-    def asset_refs(self, version: str) -> set[str]:
+    def asset_refs(self, version: str, *, visibility: Visibility | None = None) -> set[str]:
         """Every ``image_ref`` the version's chunks cite in their metadata (figure images
-        under the assets dir); what garbage collection must keep while the version exists."""
+        under the assets dir); what garbage collection must keep while the version exists.
+        With ``visibility``, only those cited by a chunk that reader may see (``/assets``)."""
         ...
 
     def document_hashes(self, version: str) -> dict[str, str]:
@@ -365,6 +370,33 @@ class Embedder(Protocol):
     def embed_queries(self, texts: Sequence[str]) -> Vector: ...
 
 
+# What a model can do beyond its port is declared by these capability protocols (as ``SeriesLocking``
+# is for a store), checked with ``isinstance`` where it is used, never probed by attribute name.
+
+
+@runtime_checkable
+class CompatibleEmbedder(Embedder, Protocol):
+    """An embedder whose queries may also search vectors stamped with other model ids: the same
+    weights on another runtime, parity-checked (``embeddings.local.compatible_runtimes``)."""
+
+    compatible_models: frozenset[str]
+
+
+@runtime_checkable
+class TokenizingEmbedder(Embedder, Protocol):
+    """An embedder that lends its tokenizer (a Hugging Face fast tokenizer) to the token chunker
+    (``chunker.kind: tokens``), so chunks are cut in the model's own tokens."""
+
+    @property
+    def tokenizer(self) -> object: ...
+
+
+def accepted_models(embedder: Embedder) -> frozenset[str]:
+    """The other model ids whose vectors ``embedder``'s queries may search (none unless it is a
+    ``CompatibleEmbedder``)."""
+    return embedder.compatible_models if isinstance(embedder, CompatibleEmbedder) else frozenset()
+
+
 @runtime_checkable
 class AnswerReader(Protocol):
     """Reads a question against sentences: the probability that each answers it (the answer
@@ -397,6 +429,22 @@ class ChatModel(Protocol):
     name: str
 
     def generate(self, request: ChatRequest) -> str: ...
+
+
+@runtime_checkable
+class StreamingChatModel(ChatModel, Protocol):
+    """A chat model that streams its answer (the LLM adapters): ``ChatService.stream`` sends the
+    pieces as they come; any other model answers first and its text is sent sentence by sentence."""
+
+    def stream(self, request: ChatRequest) -> Iterator[str]: ...
+
+
+@runtime_checkable
+class ExplainingChatModel(ChatModel, Protocol):
+    """A chat model that says why it answered as it did (the extractive answerer: the sentences it
+    chose and their scores), carried into the answer's explanation."""
+
+    def generate_explained(self, request: ChatRequest) -> tuple[str, dict[str, Any] | None]: ...
 
 
 @runtime_checkable

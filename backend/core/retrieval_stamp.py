@@ -108,7 +108,7 @@ def stamp_changes(old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> list
 
 
 def describe_stamp(stamp: Mapping[str, Any] | None) -> str:
-    """One line for ``rag index list`` / ``rag alias status``."""
+    """One line for ``rag index list`` / ``rag index status``."""
     if not stamp:
         return "live config (no stamp)"
     fusion = stamp.get("fusion") or {}

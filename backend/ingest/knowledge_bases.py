@@ -13,7 +13,10 @@ starter golden set, ``backend.core.services.starter_golden``).
 ``ingest_into_candidate`` is the one path from files to a gated version, for the CLI and the
 page: it writes the manifest, ingests under the series lock into a candidate version, evaluates it
 against the live version on the knowledge base's own golden set (the starter set when it has
-none), writes both reports, and promotes through the gate only when asked.
+none), writes both reports, and promotes through the gate only when asked. It is handed the
+caller's runtime (``KbRuntime``, which ``backend.runtime.Runtime`` is) and composes nothing itself:
+the ingest, the evaluator and the gate are the runtime's, so an upload is judged with the
+configured reranker, as ``rag kb create`` and ``rag index promote`` judge.
 """
 
 from __future__ import annotations
@@ -25,33 +28,51 @@ import os
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Protocol
 
 import structlog
 import yaml
 
-from backend.common.config import (DEFAULT_DOMAIN, RegisteredKnowledgeBase, RerankSettings, Settings,
-                                   read_registry, registry_path, validate_domain_key)
+from backend.common.config import (DEFAULT_DOMAIN, RegisteredKnowledgeBase, Settings, read_registry, registry_path,
+                                   validate_domain_key)
 from backend.common.errors import ConfigError, GateFailed, KnowledgeBaseExists, NothingIngested, UnknownDomain
 from backend.common.display_text import spoofing_problem
 from backend.common.identifiers import validate_table_name
-from backend.core.services.golden import load_golden_set
-from backend.core.ports import CombinedStore, Embedder, IndexAdmin, Reranker, Stores
-from backend.core.services.chat_service import ChatService
-from backend.core.services.evidence import SentenceScorer
-from backend.core.services.evaluation import Evaluator
-from backend.core.services.promotion import PromotionResult, promote_configured
+from backend.core.golden import load_golden_set
+from backend.core.ports import IndexAdmin, Stores
+from backend.core.services.promotion import PromotionResult, resolve_target
 from backend.core.services.series_lock import SeriesLocks
 from backend.core.services.starter_golden import is_generated
 from backend.ingest.folder import walk_folder
 from backend.common.progress import Progress as IngestProgress
-from backend.ingest.pipeline import EnricherFactory, IngestPipeline, no_enricher
+from backend.ingest.pipeline import IngestPipeline
 from backend.ingest.report import IngestReport
 
 log = structlog.get_logger(__name__)
 
 RegisteredKb = RegisteredKnowledgeBase
 Progress = Callable[[str, int, int], None]
+
+
+class KbRuntime(Protocol):
+    """What a knowledge-base run takes from the runtime it runs in (``backend.runtime.Runtime`` is
+    one): its settings and stores, the same runtime under a run's settings, an ingest pipeline, the
+    series locks and the gate."""
+
+    @property
+    def settings(self) -> Settings: ...
+
+    @property
+    def stores(self) -> Stores: ...
+
+    def with_settings(self, settings: Settings) -> KbRuntime: ...
+
+    def ingest(self, *, progress: bool | IngestProgress | None = None) -> IngestPipeline: ...
+
+    def locks(self, command: str) -> SeriesLocks: ...
+
+    def promote(self, *, domain_key: str | None = None, version: str | None = None, answers: bool = True,
+                rotate: bool = True, locks: SeriesLocks | None = None) -> PromotionResult: ...
 
 
 def index_names(key: str) -> tuple[str, str]:
@@ -279,27 +300,23 @@ def _discard_new(admin: IndexAdmin, report: IngestReport) -> None:
             log.info("kb.empty_candidate_dropped", version=build["version"], failed=len(report.failures))
 
 
-def ingest_into_candidate(settings: Settings, store: CombinedStore | Stores, embedder: Embedder, key: str,
-                          lines: list[dict[str, Any]] | Path, *, principal: str | None,
-                          progress: Progress | None = None, promote: bool, bars: bool = False,
-                          reranker: Reranker | None = None,
-                          rerankers: Callable[[RerankSettings], Reranker | None] | None = None,
-                          chat: ChatService | None = None, scorer: SentenceScorer | None = None,
-                          enricher_for: EnricherFactory = no_enricher,
+def ingest_into_candidate(runtime: KbRuntime, key: str, lines: list[dict[str, Any]] | Path, *,
+                          principal: str | None, promote: bool, answers: bool = False,
+                          progress: Progress | None = None, bars: bool = False,
                           ingest_progress: IngestProgress | None = None) -> KbRunResult:
     """Ingest ``lines`` (manifest lines, or a folder walked by ``walk_folder``) into a candidate
-    version of knowledge base ``key`` (``default``: the default alias), evaluate it against the live
-    version and, with ``promote``, hand it to the gate. The key's uploads folder (and the walked
-    folder) are allowed roots for the run. A file that fails to load is listed in
+    version of knowledge base ``key`` (``default``: the default alias) through ``runtime``, evaluate
+    it against the live version and, with ``promote``, hand it to the gate. The registry as it is
+    now and the key's uploads folder (and the walked folder) as allowed roots make the run's
+    settings (``runtime.with_settings``). A file that fails to load is listed in
     ``result.refused``; when every file failed (nothing written or removed) the version the run
     made is dropped and ``NothingIngested`` names the files. Never raises ``GateFailed``: a refusal is
-    ``result.gate_refused``. ``chat``: answer the golden queries through it (as the server's
-    promote does, so an upload's figures match the promotion's); without it the modes come from
-    the search hits (as ``rag ingest --update-alias``), judged by ``scorer`` (the runtime's sentence
-    scorer, with the answer reader when the profile enables it; ``chat``'s when given). ``enricher_for``: the profiles' enrichers
-    (the provider registry's, from the caller); ``ingest_progress``: documents/chunks rates and ETA
-    of the ingest step (the jobs page reads its snapshot)."""
-    settings = apply_registry(settings)
+    ``result.gate_refused``. ``answers``: answer the golden queries through the runtime's chat
+    service (as the server's promote does, so an upload's figures match the promotion's); without it
+    the modes come from the search hits (as ``rag ingest --update-alias``), judged by the runtime's
+    sentence scorer. ``ingest_progress``: documents/chunks rates and ETA of the ingest step (the
+    jobs page reads its snapshot); else ``bars`` draws the CLI's."""
+    settings = apply_registry(runtime.settings)
     domain_key: str | None = None if key == DEFAULT_DOMAIN else key
     domain = settings.embeddings.domains.get(key)
     if domain is None and domain_key is not None:
@@ -322,10 +339,10 @@ def ingest_into_candidate(settings: Settings, store: CombinedStore | Stores, emb
                           field="files", refused=refused)
     manifest = write_manifest(settings, key, lines)
     step("ingest", 0, len(lines))
-    stores = store if isinstance(store, Stores) else Stores.of(store)
-    with SeriesLocks(stores.admin, settings, f"rag kb {key}") as locks:
-        pipeline = IngestPipeline.from_settings(settings, stores, embedder, enricher_for=enricher_for,
-                                                progress=ingest_progress if ingest_progress is not None else bars)
+    run = runtime if settings is runtime.settings else runtime.with_settings(settings)
+    stores = run.stores
+    with run.locks(f"rag kb {key}") as locks:
+        pipeline = run.ingest(progress=ingest_progress if ingest_progress is not None else bars)
         report = pipeline.run(manifest, domain_key=domain_key, locks=locks)
         step("ingest", len(lines), len(lines))
         refused += [{"file": Path(where).name, "reason": reason} for where, reason in report.failures]
@@ -340,19 +357,14 @@ def ingest_into_candidate(settings: Settings, store: CombinedStore | Stores, emb
             return result
         step("evaluate", 0, 1)
         try:
-            evaluator = Evaluator.from_settings(settings, stores.vectors, stores.admin, embedder, chat=chat,
-                                                scorer=scorer if scorer is not None else getattr(chat, "scorer", None),
-                                                reranker=reranker, rerankers=rerankers)
-            promotion = promote_configured(settings, stores, evaluator, domain_key=domain_key,
-                                           version=report.version, locks=locks, rotate=promote)
+            promotion = run.promote(domain_key=domain_key, version=report.version, answers=answers, locks=locks,
+                                    rotate=promote)
         except GateFailed as exc:
             blocked = exc.context.get("result")
             if not isinstance(blocked, PromotionResult):
                 raise
             promotion = blocked
         step("evaluate", 1, 1)
-    from backend.core.services.promotion import resolve_target
-
     result.golden = golden_info(resolve_target(settings, domain_key=domain_key).golden)
     result.evaluation = evaluation_dict(promotion)
     result.promoted = promotion.promoted

@@ -17,7 +17,7 @@ import structlog
 
 from backend.common import telemetry
 from backend.common.errors import ConfigError, LoaderError
-from backend.core.ports import Embedder
+from backend.core.ports import Embedder, TokenizingEmbedder
 from backend.core.types import Chunk
 from backend.ingest import figures, sanitize_worker
 from backend.ingest.chunkers import TextChunker, dedupe, hf_token_spans
@@ -132,11 +132,10 @@ class Preparer:
             spans = None
             if target.profile.chunker.kind == "tokens":
                 embedder = self._embedder()
-                tokenizer = getattr(embedder, "tokenizer", None)
-                if tokenizer is None:
+                if not isinstance(embedder, TokenizingEmbedder):
                     raise ConfigError(f"embeddings.profiles.{target.profile_name}.chunker.kind is 'tokens' but the "
                                       f"embedder {embedder.model_id} has no tokenizer; use kind: chars")
-                spans = hf_token_spans(tokenizer)
+                spans = hf_token_spans(embedder.tokenizer)
             self._chunkers[target.profile_name] = TextChunker(target.profile, spans)
         return self._chunkers[target.profile_name]
 

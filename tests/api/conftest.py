@@ -8,7 +8,8 @@ import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 
-from backend.api.app import build_services, create_app
+from backend.api.app import create_app
+from backend.runtime import build_services
 from backend.providers.local.extractive import ExtractiveChatModel
 from tests.api.corpus import Corpus, build_corpus
 

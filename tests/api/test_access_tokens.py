@@ -15,7 +15,8 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from flask.testing import FlaskClient
 
-from backend.api.app import build_services, create_app
+from backend.api.app import create_app
+from backend.runtime import build_services
 from backend.common.config import AccessSettings, load_settings
 from backend.common.errors import ConfigError, Forbidden, Unauthorized
 from backend.core.access import acl_labels, principal_for_key, principal_for_token

@@ -12,7 +12,8 @@ import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 
-from backend.api.app import build_services, create_app
+from backend.api.app import create_app
+from backend.runtime import build_services
 from backend.common.config import Settings, load_settings
 from backend.core.types import Chunk, ConversationTurn, DocumentWrite, Feedback, VersionSpec, content_hash
 from tests.api.corpus import COFFEE_VERSION, Corpus, build_corpus

@@ -22,7 +22,8 @@ from flask.testing import FlaskClient
 from werkzeug.serving import make_server
 
 from backend.api.admin_session import admin_link, cross_site_problem, read_token, relay_header
-from backend.api.app import build_services, create_app
+from backend.api.app import create_app
+from backend.runtime import build_services
 from backend.common.config import Settings
 from tests.api.test_upload_jobs import _wait, kb_settings  # noqa: F401 (kb_settings: a fixture)
 from tests.api.test_web_ui import browser, serving  # noqa: F401 (browser: a fixture)

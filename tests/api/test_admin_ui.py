@@ -25,7 +25,7 @@ from backend.common.config import Settings
 from tests.api.admin_corpus import REMOTE_WORK_CHANGED, write_text_files
 from tests.api.test_web_ui import ARTIFACTS, assert_accessible, browser, serving  # noqa: F401 (browser: a fixture)
 from tests.conftest import REPO, make_settings
-from tests.conftest import decision_scorer
+from tests.conftest import kb_runtime
 
 KB, TITLE, ALIAS = "policies", "Company policies 2026", "KB_POLICIES"
 STARTER_KB, STARTER_TITLE = "facilities", "Facilities"
@@ -53,8 +53,7 @@ def create_kb(settings: Settings, store: Any, embedder: Any, key: str, title: st
     from backend.ingest.knowledge_bases import ingest_into_candidate, register
 
     register(settings, key, title=title, source_dir=folder)
-    result = ingest_into_candidate(settings, store, embedder, key, folder, principal=None, promote=True,
-                                   scorer=decision_scorer(settings, embedder))
+    result = ingest_into_candidate(kb_runtime(settings, store, embedder), key, folder, principal=None, promote=True)
     assert result.promoted, result.evaluation
 
 

@@ -10,7 +10,8 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from backend.api.app import build_services, create_app
+from backend.api.app import create_app
+from backend.runtime import build_services
 from backend.providers.sqlite_vs.store import SqliteVectorStore
 from tests.eval.lifecycle import LEAVE_Q
 from tests.eval.test_access_control import KEYS, AclKB, make_root_admin

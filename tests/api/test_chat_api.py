@@ -7,7 +7,8 @@ from typing import Any
 from flask import Flask
 from flask.testing import FlaskClient
 
-from backend.api.app import build_services, create_app
+from backend.api.app import create_app
+from backend.runtime import build_services
 from backend.core.services.chat_service import FALLBACK_MESSAGE
 from backend.core.types import ChatRequest
 from backend.providers.local.extractive import PARTIAL_NOTE

@@ -13,8 +13,9 @@ from typing import Any, Iterator
 import pytest
 from flask.testing import FlaskClient
 
-from backend.api.app import build_services, create_app
-from backend.core.services.feedback_export import export_feedback
+from backend.api.app import create_app
+from backend.runtime import build_services
+from backend.core.feedback_export import export_feedback
 from backend.core.types import ChatRequest
 from tests.api.citation_corpus import (
     LEGACY_QUESTION,

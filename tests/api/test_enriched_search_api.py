@@ -14,7 +14,8 @@ import pytest
 from flask.testing import FlaskClient
 from openapi_schema_validator import OAS31Validator
 
-from backend.api.app import build_services, create_app
+from backend.api.app import create_app
+from backend.runtime import build_services
 from backend.core.types import DocumentWrite, VersionSpec
 from backend.providers.sqlite_vs.store import SqliteVectorStore
 from tests.api.corpus import corpus_settings

@@ -9,7 +9,8 @@ import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 
-from backend.api.app import build_services, create_app
+from backend.api.app import create_app
+from backend.runtime import build_services
 from backend.common.config import load_settings
 from backend.common.errors import ConfigError
 from tests.api.corpus import RAG_QUESTION, Corpus, corpus_settings

@@ -21,7 +21,8 @@ from flask import Flask
 from hypothesis import HealthCheck, Phase, given, settings
 from schemathesis import checks
 
-from backend.api.app import build_services, create_app
+from backend.api.app import create_app
+from backend.runtime import build_services
 from backend.common.config import SearchPreset, load_settings
 from tests.api.corpus import Corpus, build_corpus
 from tests.conftest import REPO

@@ -18,7 +18,8 @@ import pytest
 import structlog
 from flask.testing import FlaskClient
 
-from backend.api.app import build_services, create_app
+from backend.api.app import create_app
+from backend.runtime import build_services
 from backend.common.config import ChatProviderSettings, Settings
 from backend.providers.openai_compat.chat import OpenAICompatChatModel
 from backend.providers.sqlite_vs.store import SqliteVectorStore

@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from backend.api.app import build_services, create_app
+from backend.api.app import create_app
+from backend.runtime import build_services
 from backend.core.injection import addressed_to_assistant
 from backend.ingest.pipeline import IngestPipeline
 from backend.providers.sqlite_vs.store import SqliteVectorStore

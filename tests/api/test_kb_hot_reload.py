@@ -92,7 +92,8 @@ def test_a_new_knowledge_base_and_its_new_version_are_served_without_restart(set
 def test_refresh_takes_in_a_registered_knowledge_base_and_survives_a_broken_registry(tmp_path: Path,
                                                                                      embedder: Any) -> None:
     """The same in one process: the before_request hook merges the registry when its mtime changes."""
-    from backend.api.app import build_services, create_app
+    from backend.api.app import create_app
+    from backend.runtime import build_services
     from backend.ingest.knowledge_bases import register
     from tests.conftest import make_settings
 

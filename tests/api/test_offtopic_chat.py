@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 from flask.testing import FlaskClient
 
-from backend.api.app import build_services, create_app
+from backend.api.app import create_app
+from backend.runtime import build_services
 from backend.common.config import load_settings
 from tests.api.corpus import Corpus
 from tests.api.test_chat_api import post

@@ -12,7 +12,8 @@ import pytest
 from flask import Flask
 from openai import OpenAI
 
-from backend.api.app import build_services, create_app
+from backend.api.app import create_app
+from backend.runtime import build_services
 from backend.common.config import load_settings
 from tests.api.corpus import COFFEE_QUESTION, FALLBACK_QUESTION, RAG_QUESTION, Corpus, corpus_settings
 from tests.api.live_server import serving

@@ -11,7 +11,8 @@ from jsonschema.exceptions import ValidationError as SchemaError
 from openapi_schema_validator import OAS31Validator
 from pydantic import SecretStr
 
-from backend.api.app import build_services, create_app
+from backend.api.app import create_app
+from backend.runtime import build_services
 from backend.providers.sqlite_vs.store import SqliteVectorStore
 from tests.api.corpus import FALLBACK_QUESTION, HYBRID_QUESTION, RAG_QUESTION, Corpus
 

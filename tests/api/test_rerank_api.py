@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 from flask.testing import FlaskClient
 
-from backend.api.app import build_services, create_app
+from backend.api.app import create_app
+from backend.runtime import build_services
 from backend.core.services.search_service import SearchRequest, SearchService
 from backend.core.types import QueryVector
 from backend.providers.rerank.sentences import SentenceReranker

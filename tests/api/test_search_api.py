@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 from flask.testing import FlaskClient
 
-from backend.api.app import build_services, create_app
+from backend.api.app import create_app
+from backend.runtime import build_services
 from backend.common.errors import RequestError
 from backend.core.types import QueryVector
 from tests.api.corpus import COFFEE_VERSION, MAIN_VERSION, Corpus, corpus_settings

@@ -12,10 +12,11 @@ from flask import Flask
 from flask.testing import FlaskClient
 
 from backend.api import signed_assets
-from backend.api.app import build_services, create_app
+from backend.api.app import create_app
+from backend.runtime import build_services
 from backend.common.config import Settings
 from backend.common.errors import ProviderUnavailable
-from backend.core.services.golden import load_golden_set
+from backend.core.golden import load_golden_set
 from backend.core.types import ChatRequest
 from tests.api.corpus import (
     COFFEE_QUESTION,

@@ -14,7 +14,8 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from opentelemetry.trace import SpanKind, StatusCode
 from pydantic import SecretStr
 
-from backend.api.app import build_services, create_app
+from backend.api.app import create_app
+from backend.runtime import build_services
 from backend.common import telemetry
 from backend.common.config import TelemetrySettings
 from backend.common.errors import UnknownDomain

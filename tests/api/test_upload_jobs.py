@@ -19,11 +19,12 @@ from flask import Flask
 from flask.testing import FlaskClient
 
 from backend.api import jobs
-from backend.api.app import build_services, create_app
+from backend.api.app import create_app
+from backend.runtime import build_services
 from backend.common.config import Settings
 from tests.conftest import make_settings
 from tests.ingest.kb_files import write_docx, write_kb_folder
-from tests.conftest import decision_scorer
+from tests.conftest import kb_runtime
 
 LIMIT = 100_000
 CHANGED_TXT = """Greenhouse watering rota
@@ -49,8 +50,8 @@ def kb_settings(tmp_path_factory: pytest.TempPathFactory, embedder: Any) -> Iter
     settings = make_settings(tmp, knowledge_bases={"max_upload_bytes": LIMIT, "max_files_per_upload": 6},
                              server={"rate_limit": {"enabled": False}})
     store = SqliteVectorStore(settings.resolve_path(settings.store.sqlite.path))
-    first = ingest_into_candidate(settings, store, embedder, "garden", folder, principal="test", promote=True,
-                                  scorer=decision_scorer(settings, embedder))
+    first = ingest_into_candidate(kb_runtime(settings, store, embedder), "garden", folder, principal="test",
+                                  promote=True)
     assert first.promoted, first.evaluation
     yield settings, store
     store.close()

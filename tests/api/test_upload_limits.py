@@ -22,7 +22,8 @@ from werkzeug.test import encode_multipart
 
 from backend.api import jobs
 from backend.api.admin_session import TOKEN_HEADER, read_token
-from backend.api.app import build_services, create_app
+from backend.api.app import create_app
+from backend.runtime import build_services
 from backend.common.config import Settings
 from backend.common.errors import StoreUnavailable
 from backend.core.services.series_lock import this_process

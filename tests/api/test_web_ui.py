@@ -23,7 +23,8 @@ import pytest
 from click.testing import CliRunner
 from pydantic import SecretStr
 
-from backend.api.app import build_services, create_app
+from backend.api.app import create_app
+from backend.runtime import build_services
 from backend.common.config import Settings
 from tests.api import live_server
 from tests.conftest import REPO, make_settings

@@ -13,7 +13,8 @@ from backend.common.config import ChatProviderSettings, Settings
 from backend.common.errors import ConfigError, ProviderError, ProviderRateLimited, ProviderTimeout, ProviderUnavailable
 from backend.core.ports import ChatModel
 from backend.core.types import ChatRequest, Chunk
-from backend.providers.local.extractive import NO_ANSWER, PARTIAL_NOTE, DisabledChatModel, ExtractiveChatModel, split_sentences
+from backend.core.sentence_segments import split_sentences
+from backend.providers.local.extractive import NO_ANSWER, PARTIAL_NOTE, DisabledChatModel, ExtractiveChatModel
 from backend.providers.openai_compat.chat import OpenAICompatChatModel
 from backend.providers.registry import build_chat_model
 from tests.local_http import LocalHttpServer, json_reply

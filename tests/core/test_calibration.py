@@ -1,9 +1,9 @@
-"""Calibration (``backend.core.services.calibration``): folds, fit and held-out scoring, pure."""
+"""Calibration (``backend.core.calibration``): folds, fit and held-out scoring, pure."""
 
 from __future__ import annotations
 
 from backend.common.config import HybridGateSettings, RetrievalSettings
-from backend.core.services.calibration import CalibrationQuery, Grid, Setting, cross_validate, fit, folds_of, score
+from backend.core.calibration import CalibrationQuery, Grid, Setting, cross_validate, fit, folds_of, score
 from backend.core.answer_mode import Candidate
 from backend.core.types import Chunk
 

@@ -8,16 +8,9 @@ from typing import Any
 
 import pytest
 
-from backend.core.services.evidence import (
-    SentenceScorer,
-    attach_evidence,
-    carries_answer_type,
-    content_words,
-    question_type,
-    segment,
-    segment_kinds,
-    topic_words,
-)
+from backend.core.sentence_segments import segment, segment_kinds
+from backend.core.sentence_words import carries_answer_type, content_words, question_type, topic_words
+from backend.core.services.evidence import SentenceScorer, attach_evidence
 from backend.core.answer_mode import Candidate
 from backend.core.types import ChatRequest, Chunk
 from backend.providers.local.extractive import ExtractiveChatModel, question_parts
@@ -272,7 +265,7 @@ def test_attach_evidence_scores_only_chunks_that_may_become_context(embedder: An
 
 
 def test_golden_sets_hold_enough_look_alike_questions() -> None:
-    from backend.core.services.golden import load_golden_set
+    from backend.core.golden import load_golden_set
 
     for name, minimum in (("sample_golden.jsonl", 60), ("handbook_golden.jsonl", 30)):
         golden = load_golden_set(REPO / "data" / "golden" / name)

@@ -12,10 +12,10 @@ import pytest
 
 from backend.common.config import Settings
 from backend.common.errors import EvaluationError
-from backend.core.services.golden import GoldenQuery, load_golden_set, parse_golden_line
-from backend.core.services.starter_golden import (DocText, answer_term, ask, content_words, extend_rows, is_generated,
-                                                  parse_sentences, question_for, read_documents, render,
-                                                  starter_queries, write_starter)
+from backend.core.golden import GoldenQuery, load_golden_set, parse_golden_line
+from backend.core.sentence_questions import answer_term, ask, parse_sentences, question_for
+from backend.core.services.starter_golden import (DocText, content_words, extend_rows, is_generated, read_documents,
+                                                  render, starter_queries, write_starter)
 from backend.ingest.pipeline import IngestPipeline
 from tests.conftest import REPO
 from tests.ingest.helpers import write_manifest

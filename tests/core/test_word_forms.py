@@ -10,7 +10,7 @@ import pytest
 
 from backend.core.services.answerability import missing_words, unknown_words
 from backend.core.sentence_words import stem as _stem
-from backend.core.services.word_forms import (
+from backend.core.word_forms import (
     function_word_typo,
     inflections,
     is_contraction,

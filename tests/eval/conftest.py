@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from backend.common.config import Settings
-from backend.core.services.golden import GoldenSet, load_golden_set
+from backend.core.golden import GoldenSet, load_golden_set
 from tests.conftest import REPO, make_settings
 
 SAMPLE_MANIFEST = REPO / "manifests" / "sample.jsonl"

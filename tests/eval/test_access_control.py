@@ -16,11 +16,12 @@ from flask.testing import FlaskClient
 
 from click.testing import CliRunner
 
-from backend.api.app import build_services, create_app
+from backend.api.app import create_app
+from backend.runtime import build_services
 from backend.cli.main import cli
 from backend.common.errors import EvaluationError, ManifestError
 from backend.core.services.evaluation import Evaluator
-from backend.core.services.golden import load_golden_set
+from backend.core.golden import load_golden_set
 from tests.promoting import promote
 from backend.core.types import QueryVector
 from backend.ingest.manifest import read_manifest

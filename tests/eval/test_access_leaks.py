@@ -15,7 +15,8 @@ import anyio
 import pytest
 from openai import OpenAI
 
-from backend.api.app import build_services, create_app
+from backend.api.app import create_app
+from backend.runtime import build_services
 from backend.core.ports import Stores
 from backend.mcp_server.server import http_app
 from backend.runtime import build_runtime, serving_runtime

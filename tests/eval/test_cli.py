@@ -1,4 +1,4 @@
-"""``rag eval``, ``rag promote``, ``rag rollback`` and ``rag alias`` through click's CliRunner."""
+"""``rag eval`` and ``rag index promote|rollback|status`` through click's CliRunner."""
 
 from __future__ import annotations
 
@@ -35,15 +35,15 @@ def test_eval_answers_through_chat_and_checks_must_contain(cli_env: Settings, tm
 
 
 def test_promote_blocked_by_gates_exits_3_and_prints_failing_gates(cli_env: Settings) -> None:
-    ok = _run("promote", "--version", "KB_SAMPLE_V1", "--no-answers")
+    ok = _run("index", "promote", "--version", "KB_SAMPLE_V1", "--no-answers")
     assert ok.exit_code == 0, ok.output
     assert "promoted: KB_ACTIVE -> KB_SAMPLE_V1 (previous: -)" in ok.stdout
-    bad = _run("promote", "--version", "KB_SAMPLE_BAD", "--no-answers")
+    bad = _run("index", "promote", "--version", "KB_SAMPLE_BAD", "--no-answers")
     assert bad.exit_code == 3
     assert "gate min_recall_at_k    FAIL  recall_at_k = " in bad.stdout
     assert "NOT promoted: KB_ACTIVE still serves KB_SAMPLE_V1" in bad.stdout
     assert "error: KB_SAMPLE_BAD was not promoted to KB_ACTIVE (still serving KB_SAMPLE_V1)" in bad.stderr
-    status = json.loads(_run("alias", "status", "--json").stdout)
+    status = json.loads(_run("index", "status", "--json").stdout)
     active = next(a for a in status["aliases"] if a["alias"] == "KB_ACTIVE")
     assert (active["active"], active["previous"]) == ("KB_SAMPLE_V1", None)
     bad_row = next(v for v in json.loads(_run("index", "list", "--json").stdout)["versions"] if v["name"] == "KB_SAMPLE_BAD")
@@ -51,7 +51,7 @@ def test_promote_blocked_by_gates_exits_3_and_prints_failing_gates(cli_env: Sett
 
 
 def test_eval_compare_shows_deltas_against_the_alias(cli_env: Settings) -> None:
-    assert _run("promote", "--version", "KB_SAMPLE_V1", "--no-answers").exit_code == 0
+    assert _run("index", "promote", "--version", "KB_SAMPLE_V1", "--no-answers").exit_code == 0
     result = _run("eval", "--version", "KB_SAMPLE_BAD", "--no-answers", "--compare", "KB_ACTIVE")
     assert result.exit_code == 0, result.output
     assert "(baseline: KB_SAMPLE_V1, served by KB_ACTIVE)" in result.stdout
@@ -61,22 +61,22 @@ def test_eval_compare_shows_deltas_against_the_alias(cli_env: Settings) -> None:
 
 
 def test_forced_promotion_rollback_and_alias_status(cli_env: Settings) -> None:
-    assert _run("promote", "--version", "KB_SAMPLE_V1", "--no-answers").exit_code == 0
-    forced = _run("promote", "--version", "KB_SAMPLE_BAD", "--no-answers", "--force")
+    assert _run("index", "promote", "--version", "KB_SAMPLE_V1", "--no-answers").exit_code == 0
+    forced = _run("index", "promote", "--version", "KB_SAMPLE_BAD", "--no-answers", "--force")
     assert forced.exit_code == 0, forced.output
     assert "promoted: KB_ACTIVE -> KB_SAMPLE_BAD (previous: KB_SAMPLE_V1)  [forced]" in forced.stdout
-    text = _run("alias", "status").stdout
+    text = _run("index", "status").stdout
     assert "KB_ACTIVE: KB_SAMPLE_BAD  previous=KB_SAMPLE_V1" in text and "[forced]" in text
     assert "KB_HANDBOOK: (serves nothing)" in text
     lines = text.splitlines()
     roles = {line.split()[1]: line.split()[0] for line in lines if line.startswith("  ") and "docs=" in line}
     # * live, < rollback, + candidate (a newer version of a series than what it serves)
     assert roles == {"KB_SAMPLE_BAD": "*", "KB_SAMPLE_V2": "+", "KB_SAMPLE_V1": "<", "KB_HANDBOOK_V1": "+"}
-    back = _run("rollback")
+    back = _run("index", "rollback")
     assert back.exit_code == 0 and back.stdout.strip() == "rolled back: KB_ACTIVE -> KB_SAMPLE_V1 (was KB_SAMPLE_BAD)"
-    unknown = _run("rollback", "--domain-key", "nope")
+    unknown = _run("index", "rollback", "--domain-key", "nope")
     assert unknown.exit_code == 1 and "--domain-key 'nope' is not configured; known: ['handbook']" in unknown.stderr
-    empty = _run("rollback", "--domain-key", "handbook")
+    empty = _run("index", "rollback", "--domain-key", "handbook")
     assert empty.exit_code == 1 and "alias KB_HANDBOOK has no history; nothing to roll back" in empty.stderr
     # the admin actions of the CLI are in the audit trail, as the operator (issue 45)
     from backend.cli.context import operator
@@ -93,14 +93,14 @@ def test_forced_promotion_rollback_and_alias_status(cli_env: Settings) -> None:
 def test_a_plain_promote_does_not_undo_a_rollback(cli_env: Settings) -> None:
     """Issue 34: after a rollback the rolled-back version is still the newest; promoting "the
     newest" must not quietly serve it again. Naming it does."""
-    assert _run("promote", "--version", "KB_SAMPLE_V1", "--no-answers", "--force").exit_code == 0
-    assert _run("promote", "--version", "KB_SAMPLE_V2", "--no-answers", "--force").exit_code == 0
-    assert _run("rollback").exit_code == 0
-    plain = CliRunner().invoke(cli, ["promote", "--no-answers"])
+    assert _run("index", "promote", "--version", "KB_SAMPLE_V1", "--no-answers", "--force").exit_code == 0
+    assert _run("index", "promote", "--version", "KB_SAMPLE_V2", "--no-answers", "--force").exit_code == 0
+    assert _run("index", "rollback").exit_code == 0
+    plain = CliRunner().invoke(cli, ["index", "promote", "--no-answers"])
     assert plain.exit_code != 0
     assert "KB_SAMPLE_V2 was rolled back from KB_ACTIVE" in plain.stderr
     assert "rag index promote --version KB_SAMPLE_V2" in plain.stderr
-    status = json.loads(_run("alias", "status", "--json").stdout)
+    status = json.loads(_run("index", "status", "--json").stdout)
     assert next(a for a in status["aliases"] if a["alias"] == "KB_ACTIVE")["active"] == "KB_SAMPLE_V1"
-    named = _run("promote", "--version", "KB_SAMPLE_V2", "--no-answers", "--force")
+    named = _run("index", "promote", "--version", "KB_SAMPLE_V2", "--no-answers", "--force")
     assert named.exit_code == 0 and "promoted: KB_ACTIVE -> KB_SAMPLE_V2" in named.stdout

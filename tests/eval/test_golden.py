@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from backend.common.errors import EvaluationError
-from backend.core.services.golden import load_golden_set
+from backend.core.golden import load_golden_set
 from backend.ingest.manifest import read_manifest
 from tests.conftest import REPO, make_settings
 

@@ -10,7 +10,7 @@ import pytest
 from backend.common.config import Settings
 from backend.common.errors import AliasNotFound, EvaluationError, GateFailed, StoreError
 from backend.core.services.evaluation import Evaluator
-from backend.core.services.golden import GoldenSet
+from backend.core.golden import GoldenSet
 from backend.core.services.promotion import (
     PromotionResult,
     collect_garbage,

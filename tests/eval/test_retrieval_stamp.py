@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from backend.api.app import build_services, create_app
+from backend.api.app import create_app
+from backend.runtime import build_services
 from backend.common.config import Settings
 from backend.core.services.promotion import rollback
 from backend.core.services.version_status import render_version, version_row

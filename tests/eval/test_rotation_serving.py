@@ -9,7 +9,8 @@ from typing import Any
 import httpx
 import pytest
 
-from backend.api.app import build_services, create_app
+from backend.api.app import create_app
+from backend.runtime import build_services
 from backend.common.config import Settings
 from backend.core.services.chat_service import ChatQuery
 from backend.core.services.promotion import rollback

@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from backend.api.app import build_services, create_app
+from backend.api.app import create_app
+from backend.runtime import build_services
 from backend.common.config import EmbeddingSettings
 from backend.providers.local.embedder import LocalEmbedder, make_local_embedder
 from tests.eval.lifecycle import LEAVE_Q, VERSION

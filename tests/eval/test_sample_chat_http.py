@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 from flask.testing import FlaskClient
 
-from backend.api.app import build_services, create_app
+from backend.api.app import create_app
+from backend.runtime import build_services
 from backend.common.config import Settings
 from tests.promoting import promote
 from tests.eval.conftest import SAMPLE_GOLDEN

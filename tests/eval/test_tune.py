@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from backend.cli.main import cli
 from backend.common.config import Settings
 from backend.core.services import tuning
-from backend.core.services.golden import load_golden_set
+from backend.core.golden import load_golden_set
 from backend.core.ranking_metrics import ndcg_at_k, ranked_doc_ids
 from backend.core.services.search_service import SearchRequest, SearchService
 from tests.conftest import REPO

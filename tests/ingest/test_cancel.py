@@ -196,3 +196,19 @@ def test_ctrl_c_in_the_terminal_cancels_cleanly_though_the_worker_processes_get_
     assert proc.returncode == CANCELLED_EXIT_CODE, err.decode()
     assert f"cancelled: {written} of 16 documents written; run the same command to resume" in err.decode()
     assert "failed" not in out.decode().replace("files failed:         0", "")
+
+
+def test_a_manifest_named_cancel_is_ingested_as_typed(tmp_path: Path, embedder: Any,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    kb = tmp_path / "kb"
+    write_corpus(kb, 2)
+    write_manifest(kb / "cancel", [{"dir": "."}])
+    config = write_config(tmp_path, kb)
+    monkeypatch.chdir(kb)
+    result = CliRunner().invoke(cli, ["--config", str(config), "ingest", "cancel", "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["documents_written"] == 2
+    assert not (tmp_path / "ingest-cancel").exists()  # no marker: nothing was cancelled
+    monkeypatch.chdir(tmp_path)  # no file named cancel here: the subcommand
+    assert CliRunner().invoke(cli, ["--config", str(config), "ingest", "cancel"]).exit_code == 0
+    assert (tmp_path / "ingest-cancel" / "_all.cancel").exists()

@@ -161,7 +161,7 @@ def test_refuse_mode_stops_a_second_run_with_one_line_and_exit_code_4(tmp_path: 
         "this run was refused (ingest.concurrent_runs: refuse) and wrote nothing: run again when that run has "
         "ended, or set ingest.concurrent_runs: wait to queue behind it")
     assert [v.name for v in store.list_versions()] == ["KB_SAMPLE_V1"]
-    for command in (["promote", "--no-answers"], ["rollback"]):  # a promotion or rollback cannot interleave either
+    for command in (["index", "promote", "--no-answers"], ["index", "rollback"]):  # a promotion or rollback cannot interleave either
         other = _invoke(config, *command)
         assert other.exit_code == 4, other.output
         assert "series KB_SAMPLE is locked by rag ingest (pid 999999" in other.stderr

@@ -19,7 +19,7 @@ from backend.ingest.knowledge_bases import (apply_registry, index_names, ingest_
 from backend.providers.sqlite_vs.store import SqliteVectorStore
 from tests.conftest import REPO, make_settings
 from tests.ingest.kb_files import write_kb_folder
-from tests.conftest import decision_scorer
+from tests.conftest import kb_runtime
 
 
 def test_index_names_from_the_key() -> None:
@@ -102,8 +102,8 @@ def test_folder_to_served_version_through_the_starter_gate(tmp_path: Path, embed
     register(settings, "campus", title="Campus", source_dir=folder)
     store = SqliteVectorStore(tmp_path / "rag.sqlite")
     try:
-        result = ingest_into_candidate(settings, store, embedder, "campus", folder, principal=None, promote=True,
-                                   scorer=decision_scorer(settings, embedder))
+        result = ingest_into_candidate(kb_runtime(settings, store, embedder), "campus", folder, principal=None,
+                                       promote=True)
         # the manifest the run used, kept in the workspace
         manifest = Path(result.manifest)
         assert manifest.parent == workspace(settings, "campus") / "manifests"
@@ -125,10 +125,9 @@ def test_folder_to_served_version_through_the_starter_gate(tmp_path: Path, embed
         (folder / "canteen.txt").write_text(
             "Canteen\n\nThe canteen serves a vegetarian lasagne every Wednesday at lunch.\n"
             "The espresso machine is descaled by facilities every Monday morning.\n", encoding="utf-8")
-        upload = ingest_into_candidate(settings, store, embedder, "campus",
+        upload = ingest_into_candidate(kb_runtime(settings, store, embedder), "campus",
                                        [{"path": str(folder / "canteen.txt"), "doc_id": "canteen.txt"}],
-                                       principal="alice", promote=False,
-                                       scorer=decision_scorer(settings, embedder))
+                                       principal="alice", promote=False)
         assert upload.version == "KB_CAMPUS_V2" and not upload.promoted
         assert store.resolve_alias("KB_CAMPUS") == "KB_CAMPUS_V1" == upload.served_version
         assert upload.evaluation["baseline_version"] == "KB_CAMPUS_V1"
@@ -153,8 +152,8 @@ def test_a_refusing_gate_leaves_the_alias_alone(tmp_path: Path, embedder: Any) -
     set_golden_set(settings, "campus", golden)
     store = SqliteVectorStore(tmp_path / "rag.sqlite")
     try:
-        result = ingest_into_candidate(settings, store, embedder, "campus", folder, principal=None, promote=True,
-                                   scorer=decision_scorer(settings, embedder))
+        result = ingest_into_candidate(kb_runtime(settings, store, embedder), "campus", folder, principal=None,
+                                       promote=True)
     finally:
         store.close()
     assert result.gate_refused and not result.promoted and result.served_version is None
@@ -174,10 +173,9 @@ def test_an_upload_into_the_default_knowledge_base_is_confined_to_its_uploads_fo
     store = SqliteVectorStore(tmp_path / "rag.sqlite")
     try:
         result = ingest_into_candidate(
-            settings, store, embedder, "default",
+            kb_runtime(settings, store, embedder), "default",
             [{"path": str(uploads / "canteen.txt"), "doc_id": "canteen.txt"},
-             {"path": str(elsewhere), "doc_id": "elsewhere.txt"}], principal="alice", promote=False,
-                                       scorer=decision_scorer(settings, embedder))
+             {"path": str(elsewhere), "doc_id": "elsewhere.txt"}], principal="alice", promote=False)
         assert result.version == "KB_SAMPLE_V1" and result.alias == "KB_ACTIVE"
         assert set(store.document_hashes("KB_SAMPLE_V1")) == {"canteen.txt"}
         assert "outside ingest.allowed_roots" in json.dumps(result.ingest["manifest_errors"])

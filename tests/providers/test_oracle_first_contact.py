@@ -19,7 +19,7 @@ from click.testing import CliRunner
 from backend.cli import oracle as oracle_cli
 from backend.cli.main import cli
 from backend.providers.oracle_vs import first_contact as fc
-from backend.providers.oracle_vs import query_model, sql, vpd
+from backend.providers.oracle_vs import plan_checks, query_model, sql, vpd
 from backend.providers.oracle_vs.connection import OracleConnector
 from tests.providers.oracle_fake import FakeCursor, ora
 from tests.providers.test_oracle_sql_parse import check as check_sql
@@ -102,9 +102,9 @@ class ScriptedDb:
             self.explained[m.group(1)] = m.group(2)
             self.plan_rows.add(m.group(1))
             return []
-        if statement == fc.PLAN_ROWS_SQL:
+        if statement == plan_checks.PLAN_ROWS_SQL:
             return self.plan(self.explained[binds["sid"]])
-        if statement == fc.DELETE_PLAN_SQL:
+        if statement == plan_checks.DELETE_PLAN_SQL:
             self.plan_rows.discard(binds["sid"])
             return []
         for prefix, found in self.script.items():
@@ -180,7 +180,7 @@ def assert_read_only(db: ScriptedDb) -> None:
     plan row deleted and the transaction rolled back."""
     for statement in db.statements():
         assert statement.startswith(("SELECT", "EXPLAIN PLAN SET STATEMENT_ID = 'RAG_CHECK_", "BEGIN DBMS_VECTOR.")) \
-            or statement == fc.DELETE_PLAN_SQL, statement
+            or statement == plan_checks.DELETE_PLAN_SQL, statement
     assert not db.plan_rows and db.rolled_back
 
 
@@ -360,27 +360,27 @@ def test_every_statement_the_check_sends_is_valid_oracle_sql(profile: Path, monk
     for statement in sorted(sent):
         check_statement(statement)
     for constant in (fc.SESSION_PRIVS_SQL, fc.USER_SYS_PRIVS_SQL, fc.SESSION_ROLES_SQL, fc.DEFAULT_TABLESPACE_SQL,
-                     fc.TS_QUOTAS_SQL, fc.VECTOR_POOL_SQL, fc.LATEST_VERSION_SQL, fc.PLAN_ROWS_SQL,
-                     fc.DELETE_PLAN_SQL, fc.ADVISOR_SQL):
+                     fc.TS_QUOTAS_SQL, fc.VECTOR_POOL_SQL, fc.LATEST_VERSION_SQL, plan_checks.PLAN_ROWS_SQL,
+                     plan_checks.DELETE_PLAN_SQL, fc.ADVISOR_SQL):
         assert constant in sent, constant
 
 
 def test_a_typo_in_the_explain_wrapper_fails_the_check() -> None:
-    good = fc.explain_sql("RAG_CHECK_1", sql.count_matching_sql(V, "1=1"))
+    good = plan_checks.explain_sql("RAG_CHECK_1", sql.count_matching_sql(V, "1=1"))
     check_statement(good)
     for bad in (good.replace("SET STATEMENT_ID", "SET STATEMENTID"), good.replace("INTO PLAN_TABLE", "INTO PLANTABLE"),
                 good.replace("COUNT(*) FROM", "COUNT(*) FORM")):
         with pytest.raises(AssertionError):
             check_statement(bad)
     with pytest.raises(ValueError):
-        fc.explain_sql("x'; DROP TABLE t; --", "SELECT 1 FROM dual")
+        plan_checks.explain_sql("x'; DROP TABLE t; --", "SELECT 1 FROM dual")
 
 
 def test_plan_uses_reads_ivf_and_domain_index_rows() -> None:
     ivf = [(0, "SELECT STATEMENT", None, None), (1, "TABLE ACCESS", "FULL", f"VECTOR${VIDX}$81357_81365_0$IVF_FLAT_CENTROIDS")]
-    assert fc.plan_uses(ivf, "vector", V, VIDX) == "used"
-    assert fc.plan_uses([(0, "TABLE ACCESS", "FULL", V)], "text", V, TIDX) == "full scan"
-    assert fc.plan_uses([(0, "DOMAIN INDEX", None, MIDX)], "text", V, TIDX) == "not used"
+    assert plan_checks.plan_uses(ivf, "vector", V, VIDX) == "used"
+    assert plan_checks.plan_uses([(0, "TABLE ACCESS", "FULL", V)], "text", V, TIDX) == "full scan"
+    assert plan_checks.plan_uses([(0, "DOMAIN INDEX", None, MIDX)], "text", V, TIDX) == "not used"
 
 
 def test_n1_explain_plan_is_executed_never_fetched(profile: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -19,8 +19,8 @@ from typing import Any, Collection, Mapping, Sequence
 
 from backend.common.config import DEFAULT_DOMAIN, REPO_ROOT, Settings
 from backend.common.errors import EvaluationError, EvaluationNotFound, KnowledgeBaseNotFound
-from backend.core.ports import CombinedStore, Stores
-from backend.core.services.golden import load_golden_set
+from backend.core.ports import CombinedStore, IndexAdmin, Stores
+from backend.core.golden import load_golden_set
 from backend.core.services.version_status import alias_versions
 from backend.core.services.starter_golden import is_generated, starter_path
 from backend.core.versions import VersionNaming
@@ -99,7 +99,7 @@ def role_of(name: str, live: str | None, rollback: str | None, naming: VersionNa
     return "older"
 
 
-def series_versions(store: Any, kb: KnowledgeBase, naming: VersionNaming,
+def series_versions(store: IndexAdmin, kb: KnowledgeBase, naming: VersionNaming,
                     history: Sequence[AliasChange]) -> list[IndexVersion]:
     """The versions of the knowledge base's series and those its alias has served, newest first."""
     listed = store.list_versions()
@@ -116,7 +116,7 @@ def _evaluation(version: IndexVersion) -> dict[str, Any] | None:
             "created_at": ev.get("created_at"), "current": version.evaluation_current}
 
 
-def versions_view(store: Any, kb: KnowledgeBase, naming: VersionNaming) -> dict[str, Any]:
+def versions_view(store: IndexAdmin, kb: KnowledgeBase, naming: VersionNaming) -> dict[str, Any]:
     """``GET /admin/knowledge-bases/<key>/versions``: each version with its role and last
     recorded evaluation, and the alias's history (newest first)."""
     history = store.alias_history(kb.alias)
@@ -130,7 +130,7 @@ def versions_view(store: Any, kb: KnowledgeBase, naming: VersionNaming) -> dict[
                          "reason": c.reason, "forced": c.forced} for c in history]}
 
 
-def kb_summary(store: Any, kb: KnowledgeBase, naming: VersionNaming) -> dict[str, Any]:
+def kb_summary(store: IndexAdmin, kb: KnowledgeBase, naming: VersionNaming) -> dict[str, Any]:
     """One entry of ``GET /admin/knowledge-bases``."""
     view = versions_view(store, kb, naming)
     live_row = next((v for v in view["versions"] if v["role"] == "live"), None)
@@ -355,7 +355,7 @@ def evaluation_view(report: Mapping[str, Any], baseline: Mapping[str, Any] | Non
             "gates_passed": all(g["passed"] for g in gates) if gates else None, "queries": rows, "summary": summary}
 
 
-def version_evaluation(store: Any, settings: Settings, kb: KnowledgeBase, version: str) -> dict[str, Any]:
+def version_evaluation(store: IndexAdmin, settings: Settings, kb: KnowledgeBase, version: str) -> dict[str, Any]:
     """The newest evaluation of ``version`` against the live version's (the version is live:
     against the one it replaced). ``EvaluationNotFound`` (404) when none was written yet."""
     store.get_version(version)  # VersionNotFound (404) for an unknown name

@@ -43,24 +43,22 @@ from backend.core.services.evidence import (
     ScoredSentence,
     Sentence,
     SentenceScorer,
-    content_words,
-    question_type,
     table_header,
-    topic_words,
 )
-from backend.core.services.question_terms import NUMBER_WORDS as _NUMBER_WORDS
-from backend.core.services.question_terms import TOKEN as _TOKEN
-from backend.core.services.question_terms import compounds as _compounds
-from backend.core.services.question_terms import folded_words as _words
-from backend.core.services.question_terms import plain_tokens as _plain_tokens
-from backend.core.services.question_terms import (  # noqa: F401 - compound_terms, conflicts: read here by tests
+from backend.core.sentence_words import content_words, question_type, topic_words
+from backend.core.question_terms import NUMBER_WORDS as _NUMBER_WORDS
+from backend.core.question_terms import TOKEN as _TOKEN
+from backend.core.question_terms import compounds as _compounds
+from backend.core.question_terms import folded_words as _words
+from backend.core.question_terms import plain_tokens as _plain_tokens
+from backend.core.question_terms import (  # noqa: F401 - compound_terms, conflicts: read here by tests
     compound_terms,
     conflicts,
     fold_accents,
     question_entities,
     question_names,
 )
-from backend.core.services.word_forms import FUNCTION_WORDS, function_word_typo, inflections, is_contraction, typo_in
+from backend.core.word_forms import FUNCTION_WORDS, function_word_typo, inflections, is_contraction, typo_in
 from backend.core.types import Chunk
 
 if TYPE_CHECKING:

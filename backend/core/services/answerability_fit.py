@@ -34,7 +34,7 @@ from backend.core.services.answerability import (
     Probe,
     QuestionReading,
 )
-from backend.core.services.calibration import CalibrationQuery, Grid, Score, Setting, fit, score
+from backend.core.calibration import CalibrationQuery, Grid, Score, Setting, fit, score
 from backend.core.answer_mode import Candidate, decide_answer_mode
 
 #: thresholds searched on the probability scale

@@ -22,13 +22,14 @@ from backend.common.config import EmbeddingSettings, PromptSettings, RetrievalSe
 from backend.common.errors import ConfigError, UnknownDomain, VersionConflict
 from backend.common.suggest import did_you_mean
 from backend.core.decision_explain import DecisionExplain
-from backend.core.ports import ChatModel, ConversationLog, IndexAdmin, InteractionLog
+from backend.core.ports import (ChatModel, ConversationLog, ExplainingChatModel, IndexAdmin, InteractionLog,
+                                StreamingChatModel)
 from backend.core import answer_report as ctx
 from backend.core.services.conversation import (
     SUBSTITUTE_MIN, Condensed, condense, constraint_met, conversation_key, stream_pieces,
 )
 from backend.core.services.answerability import attach_scores
-from backend.core.services.evidence import SentenceScorer
+from backend.core.services.evidence import SentenceScorer, quoting_scorer
 from backend.core.answer_mode import (
     Candidate,
     ModeDecision,
@@ -191,10 +192,10 @@ class ChatService:
         condense_llm: ChatModel | None = None,
     ) -> None:
         threshold_kind(settings.distance, settings.score_mode)
-        if evidence is None and isinstance(getattr(primary, "scorer", None), SentenceScorer):
-            evidence = primary.scorer  # type: ignore[attr-defined]  # the extractive answerer's, one vector cache
+        if evidence is None:
+            evidence = quoting_scorer(primary)  # the extractive answerer's, one vector cache
         if settings.decision_score != "similarity" and evidence is None:
-            raise ConfigError(f"retrieval.decision_score {settings.decision_score!r} needs a sentence scorer (build_services makes one)",
+            raise ConfigError(f"retrieval.decision_score {settings.decision_score!r} needs a sentence scorer (build_runtime makes one)",
                               field="retrieval.decision_score")
         self._evidence = evidence
         missing = {routing.default_profile, *(p for _, p in routing.domains.values())} - set(searches)
@@ -259,8 +260,7 @@ class ChatService:
         sentence."""
         plan = self._plan(query)
         model = self._primary if plan.decision.mode != "fallback" else self._fallback
-        streamer = getattr(model, "stream", None)
-        if not callable(streamer):
+        if not isinstance(model, StreamingChatModel):
             result = self._finish(query, plan, *self._generate(plan.decision, plan.effective_query))
             yield "meta", result
             for piece in stream_pieces(result.answer):
@@ -275,7 +275,7 @@ class ChatService:
         with telemetry.span("rag.answer", lambda: {**telemetry.model_attributes("chat", model),
                                                    "rag.mode": plan.decision.mode, "rag.used_llm": used_llm},
                             current=False):
-            for token in streamer(self._request(plan.decision.mode, plan.effective_query, plan.decision)):
+            for token in model.stream(self._request(plan.decision.mode, plan.effective_query, plan.decision)):
                 pieces.append(token)
                 if held and may_be_abstention("".join(pieces)):
                     continue
@@ -492,10 +492,8 @@ class ChatService:
 def _generate_explained(model: ChatModel, request: ChatRequest) -> tuple[str, dict[str, Any] | None]:
     """``model.generate_explained`` when the model offers it (the extractive answerer), else
     ``generate`` with no explanation."""
-    explained = getattr(model, "generate_explained", None)
     with telemetry.span("rag.answer", lambda: {**telemetry.model_attributes("chat", model), "rag.mode": request.mode,
                                                "rag.context_chunks": len(request.context)}):
-        if callable(explained):
-            text, why = explained(request)
-            return text, why
+        if isinstance(model, ExplainingChatModel):
+            return model.generate_explained(request)
         return model.generate(request), None

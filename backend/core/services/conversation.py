@@ -175,7 +175,7 @@ def closest_span(previous: str, constraint: str, similarity: Similarity | None) 
 def _attribute_spans(candidates: list[tuple[int, int, str]], phrase: str) -> list[tuple[int, int, str]]:
     """The spans made only of values of the attributes ``phrase`` names a value of (colours, steady
     or blinking: ``answerability.attribute_values``)."""
-    from backend.core.services.question_terms import attribute_values
+    from backend.core.question_terms import attribute_values
 
     attributes = {v.split(":")[0] for v in attribute_values(phrase.lower())}
     if not attributes:

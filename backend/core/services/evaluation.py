@@ -29,12 +29,12 @@ from backend.common.config import (AccessSettings, EmbeddingSettings, Evaluation
 from backend.common.errors import ConfigError, EvaluationError
 from backend.core.access import configured_principal
 from backend.core.embedding_text import query_input
-from backend.core.ports import Embedder, IndexAdmin, Reranker, VectorStore
+from backend.core.ports import Embedder, IndexAdmin, Reranker, VectorStore, accepted_models
 from backend.core import answer_report as ctx
 from backend.core import ranking_metrics as rm
 from backend.core.services.answerability import attach_scores, store_probe
 from backend.core.services.evidence import SentenceScorer
-from backend.core.services.golden import GoldenQuery, GoldenSet
+from backend.core.golden import GoldenQuery, GoldenSet
 from backend.core.answer_mode import decide_answer_mode, is_short_query
 from backend.core.retrieval_stamp import stamped_settings
 from backend.core.services.search_service import SearchRequest, SearchService
@@ -226,7 +226,7 @@ class Evaluator:
         out = []
         for vector, visibility in zip(vectors, vis):
             started = time.perf_counter()
-            query = QueryVector(vector, self._embedder.model_id, getattr(self._embedder, "compatible_models", frozenset()))
+            query = QueryVector(vector, self._embedder.model_id, accepted_models(self._embedder))
             result = self._store.search(version, query, depth, visibility=visibility)
             out.append((result.hits, per_query_embed + (time.perf_counter() - started) * 1000))
         return out

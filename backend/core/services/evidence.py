@@ -22,7 +22,7 @@ a word with the question (``HEADING_MIX``): under "Pool cars" the sentence "Retu
 car with at least 40% battery" scores as the answer to a pool-car question it is.
 
 Segmentation is ``backend.core.sentence_segments`` and the word features
-``backend.core.sentence_words`` (both pure, re-exported here); this module holds the
+``backend.core.sentence_words`` (both pure; import them from there); this module holds the
 scorer (the embedder and the process-wide sentence vector cache).
 """
 
@@ -32,21 +32,19 @@ import re
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
-from backend.core.ports import AnswerReader, Embedder
+from backend.core.ports import AnswerReader, ChatModel, Embedder
 from backend.core.sentence_segments import ReadingState, segment_chunk, table_cells
-from backend.core.sentence_words import cached_content_words
+from backend.core.sentence_words import (cached_content_words, carries_answer_type, content_words, question_type,
+                                         topic_words)
 from backend.core.types import Chunk
 
-# re-exported: importers read the segmentation and word features here
-from backend.core.sentence_segments import segment as segment, segment_kinds as segment_kinds
-from backend.core.sentence_segments import split_sentences as split_sentences
-from backend.core.sentence_words import FRAME_WORDS as FRAME_WORDS, IRREGULAR as IRREGULAR, WORD as WORD
-from backend.core.sentence_words import carries_answer_type as carries_answer_type, content_words as content_words
-from backend.core.sentence_words import question_type as question_type, stem as stem, topic_words as topic_words
+if TYPE_CHECKING:
+    from backend.common.config import RetrievalSettings
+    from backend.core.answer_mode import Candidate
 
 
 #: score = dense + LEXICAL_WEIGHT * lexical + ANSWER_TYPE_WEIGHT * answer_type (see the module docstring)
@@ -115,7 +113,7 @@ def _shared_cache(embedder: Embedder | None, capacity: int) -> _VectorCache:
     """One cache per model in the process: the chat service, the answerer and every
     evaluation (a promotion evaluates candidate and baseline on the same passages)
     reuse each other's sentence vectors instead of embedding them again."""
-    key = (getattr(embedder, "model_id", "") or f"anonymous-{id(embedder)}", capacity)
+    key = ((embedder.model_id if embedder is not None else "") or f"anonymous-{id(embedder)}", capacity)
     with _CACHES_LOCK:
         return _CACHES.setdefault(key, _VectorCache(capacity))
 
@@ -252,7 +250,7 @@ class SentenceScorer:
         for chunk in chunks:
             seen |= set(content_words(chunk.text))
         coverage = (sum(1 for w in words if w in seen) / len(words) if words else 1.0) ** COVERAGE_POWER
-        from backend.core.services.question_terms import compound_terms, conflicts
+        from backend.core.question_terms import compound_terms, conflicts
 
         scored = self.score(question, self.sentences(chunks))
         terms = compound_terms(question)
@@ -316,10 +314,25 @@ class SentenceScorer:
         return np.vstack([known[k] for k in keys])
 
 
-def attach_evidence(candidates: Sequence[Any], question: str, scorer: SentenceScorer, settings: Any) -> list[Any]:
+@runtime_checkable
+class QuotingChatModel(ChatModel, Protocol):
+    """A chat model that quotes with a sentence scorer (the extractive answerer): the runtime gives
+    that scorer the answer reader and the chat service judges with it, so the decision and the
+    answer read the same probabilities from one sentence-vector cache."""
+
+    scorer: SentenceScorer
+
+
+def quoting_scorer(model: ChatModel) -> SentenceScorer | None:
+    """``model``'s sentence scorer when it is a ``QuotingChatModel``, else None."""
+    scorer = model.scorer if isinstance(model, QuotingChatModel) else None
+    return scorer if isinstance(scorer, SentenceScorer) else None
+
+
+def attach_evidence(candidates: Sequence[Candidate], question: str, scorer: SentenceScorer,
+                    settings: RetrievalSettings) -> list[Candidate]:
     """Candidates with ``evidence`` set on those that may become context (type not excluded,
-    similarity >= ``min_similarity_for_hybrid``), scored together; the others keep None.
-    ``candidates`` are ``retrieval_service.Candidate``; ``settings`` is ``RetrievalSettings``."""
+    similarity >= ``min_similarity_for_hybrid``), scored together; the others keep None."""
     from dataclasses import replace
 
     gates = settings.hybrid

@@ -36,7 +36,7 @@ from backend.core.ports import CombinedStore, IndexAdmin, Stores
 from backend.core.services.evaluation import EvaluationReport, Evaluator, with_comparison, write_report
 from backend.common.assets import AssetFiles
 from backend.core.model_stamp import same_model
-from backend.core.services.golden import GoldenSet, load_golden_set
+from backend.core.golden import GoldenSet, load_golden_set
 from backend.core.services.series_lock import SeriesLocks, held_or_own
 from backend.core.services.starter_golden import starter_path, write_starter
 from backend.core.versions import VersionNaming, gc_plan, latest_version
@@ -293,7 +293,7 @@ def _promote(evaluator: Evaluator, admin: IndexAdmin, target: PromotionTarget, g
 def _already_served(store: IndexAdmin, evaluator: Evaluator, golden_set: GoldenSet, target: PromotionTarget,
                     version: IndexVersion) -> PromotionResult:
     """Nothing to rotate. A version written in place since its last evaluation is
-    evaluated again, so what ``rag alias status`` shows is about its present content."""
+    evaluated again, so what ``rag index status`` shows is about its present content."""
     notes = [f"{target.alias} already serves {target.version}; nothing to do"]
     report = None
     if not version.evaluation_current:

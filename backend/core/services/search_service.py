@@ -19,6 +19,11 @@ rank each hit had before are kept for the explanation, ``score`` stays dense.
 
 Every call after the first names the version the first one resolved, so an alias
 rotation between the dense and the lexical half can never mix two versions.
+
+Why one module over 500 lines: the strategies are methods of one service because each reads the
+same pinned version with the same query vector, pool and reranker; what they decide is already
+pure and elsewhere (``core/fusion``, ``search_request``, ``search_presets``, ``hierarchy``,
+``lexical_query``, ``dense_feedback``), so what stays here is the order of the store reads.
 """
 
 from __future__ import annotations
@@ -32,7 +37,7 @@ import structlog
 from backend.common import telemetry
 from backend.common.config import ProfileSettings, RerankSettings, RetrievalSettings
 from backend.core.embedding_text import query_input
-from backend.core.ports import Embedder, Reranker, VectorStore
+from backend.core.ports import Embedder, Reranker, VectorStore, accepted_models
 from backend.core.fusion import (
     apply_freshness,
     apply_rerank,
@@ -120,7 +125,7 @@ class SearchService:
         reads ``values`` (a version not cleared for in-database embedding, dense feedback), so a
         search the database embeds costs no local embedding (review 4, N5)."""
         embedded = query_input(text, self._profile)
-        accepts: frozenset[str] = getattr(self._embedder, "compatible_models", frozenset())
+        accepts = accepted_models(self._embedder)
 
         def compute() -> Vector:
             with telemetry.span("rag.embed", lambda: {**telemetry.model_attributes("embeddings", self._embedder),

@@ -19,14 +19,14 @@ import os
 import socket
 from datetime import datetime, timezone
 from contextlib import AbstractContextManager, nullcontext
-from typing import Any, Callable, Iterable, Protocol
+from typing import Callable, Iterable, Protocol
 
 import structlog
 
 from backend.common.config import IngestSettings
 from backend.common.errors import SeriesLocked
 from backend.common.identifiers import validate_identifier
-from backend.core.ports import SeriesLease, SeriesLocking
+from backend.core.ports import IndexAdmin, SeriesLease, SeriesLocking
 from backend.core.versions import VersionNaming
 from backend.core.types import LockHolder
 
@@ -73,7 +73,7 @@ class SeriesLocks:
     promote keeps the lock it already has); ``hold_all`` takes several in name order, so two
     runs over overlapping series cannot deadlock (a bounded wait would end one anyway)."""
 
-    def __init__(self, store: Any, settings: HasIngestSettings, command: str,
+    def __init__(self, store: IndexAdmin, settings: HasIngestSettings, command: str,
                  on_wait: Callable[[str], None] | None = None) -> None:
         self.store = store
         self.naming = VersionNaming(settings.ingest.version_name_template)
@@ -134,7 +134,7 @@ class SeriesLocks:
         self.release_all()
 
 
-def held_or_own(locks: SeriesLocks | None, store: Any, settings: HasIngestSettings,
+def held_or_own(locks: SeriesLocks | None, store: IndexAdmin, settings: HasIngestSettings,
                 command: str) -> AbstractContextManager[SeriesLocks]:
     """The caller's locks, kept past this block (``rag ingest --update-alias`` promotes under the
     lock its ingest took), or locks of this block's own, released at its end."""

@@ -31,14 +31,10 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from backend.common.config import Settings
 from backend.core.sentence_segments import split_sentences
-from backend.core.services.golden import GoldenQuery, GoldenSet, load_golden_set
+from backend.core.golden import GoldenQuery, GoldenSet, load_golden_set
 from backend.core.lexical_query import ENGLISH_STOP_WORDS
-from backend.core.services.sentence_questions import CLAUSE_SPLIT, SPACY_MODEL, WORD, ask, is_number
-
-# re-exported: the question maker's public names, read here by the tests and callers
-from backend.core.services.sentence_questions import PERSON_NOUNS as PERSON_NOUNS, Parsed as Parsed, Token as Token
-from backend.core.services.sentence_questions import answer_term as answer_term, parse_sentences as parse_sentences
-from backend.core.services.sentence_questions import question_for as question_for
+from backend.core.ports import VectorStore
+from backend.core.sentence_questions import CLAUSE_SPLIT, SPACY_MODEL, WORD, ask, is_number, parse_sentences
 
 
 GENERATED_NAME = "golden.generated.jsonl"
@@ -79,7 +75,7 @@ def is_generated(golden: GoldenSet | Path | str) -> bool:
     return bool(queries) and all(q.generated for q in queries)
 
 
-def read_documents(store: Any, version: str, *, max_docs: int | None = None) -> list[DocText]:
+def read_documents(store: VectorStore, version: str, *, max_docs: int | None = None) -> list[DocText]:
     """The text chunks of each document of ``version``, through the store port (``document_hashes``
     names the documents, ``fetch_chunks`` reads ``<doc_id>::0``, ``::1``... until one is missing)."""
     out = []
@@ -261,7 +257,7 @@ def read_rows(path: Path) -> list[dict[str, Any]]:
             if line.strip() and not line.lstrip().startswith("#")]
 
 
-def write_starter(settings: Settings, store: Any, version: str, key: str, *,
+def write_starter(settings: Settings, store: VectorStore, version: str, key: str, *,
                   live: str | None = None) -> tuple[Path, str]:
     """Make the starter set of ``key`` fit ``version``'s documents and write it (atomically) to its
     workspace: ``written`` (there was none), ``extended`` (documents were added or removed since)

@@ -60,12 +60,8 @@ from backend.core.services.evidence import (  # noqa: F401 - re-exported: the an
     ScoredSentence,
     Sentence,
     SentenceScorer,
-    carries_answer_type,
-    content_words,
-    question_type,
-    segment,
-    split_sentences,
 )
+from backend.core.sentence_words import content_words, question_type
 from backend.core.injection import addressed_to_assistant
 from backend.core.types import ChatRequest
 

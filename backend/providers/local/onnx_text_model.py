@@ -32,6 +32,7 @@ import numpy as np
 import structlog
 
 from backend.common.errors import ConfigError
+from backend.core.ports import Embedder
 from backend.providers.local.onnx_export import OPSET, _atomic_write, cache_key, ensure_export, weights_sha256
 
 log = structlog.get_logger(__name__)
@@ -230,7 +231,7 @@ PROOF_TEXTS = (
 )
 
 
-def offline_parity(session: Any, embedder: Any, texts: Sequence[str]) -> np.ndarray:
+def offline_parity(session: Any, embedder: Embedder, texts: Sequence[str]) -> np.ndarray:
     """Per text, the cosine between the graph's vector (on ``database_text``, as
     the database is sent it) and ``embedder``'s query vector."""
     graph = embed_texts(session, [database_text(t) for t in texts])

@@ -29,16 +29,11 @@ from typing import Any
 from backend.common.config import OracleSettings
 from backend.core.vector_format import BYTES_PER_DIMENSION, stamped_format
 from backend.providers.oracle_vs import sql, vector_pool, vpd
+from backend.providers.oracle_vs.connection import OracleConnector
 from backend.providers.oracle_vs.check_report import Check, Report, SampleVersion, message
 from backend.providers.oracle_vs.model_checks import ModelChecks
 from backend.providers.oracle_vs.plan_checks import VersionChecks
 from backend.providers.oracle_vs.versions import json_value
-
-# re-exported: the CLI and the tests read these here
-from backend.providers.oracle_vs.check_report import Status, render  # noqa: F401
-from backend.providers.oracle_vs.plan_checks import (  # noqa: F401
-    DELETE_PLAN_SQL, PLAN_ROWS_SQL, PROBE_DOC, PROBE_FILTER, PROBE_PRINCIPAL, explain_sql, placeholders, plan_uses,
-)
 
 
 #: AI Vector Search arrived in 23.4 (23ai); earlier releases have no VECTOR type.
@@ -361,7 +356,7 @@ class FirstContact:
             self.add("embedding cache", "pass", "every cached vector is an embedder's output (none with norm >= "
                      f"{sql.POISONED_NORM})", covers="N2", required=False)
 
-def run_checks(connector: Any, settings: OracleSettings, *, target: str | None = None,
+def run_checks(connector: OracleConnector, settings: OracleSettings, *, target: str | None = None,
                max_question_chars: int = 4000) -> Report:
     with connector.connection("first-contact check") as con:
         report = FirstContact(con, settings, target=target, max_question_chars=max_question_chars).run()

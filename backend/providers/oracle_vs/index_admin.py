@@ -14,6 +14,11 @@ registry rows so that a crash in between leaves something a retry completes:
 ``create_version`` runs its DDL first and registers the version (with the
 parent's rows) in one transaction after; ``drop_version`` drops the table first
 and deletes the registry row after.
+
+Why one module over 500 lines: it is the ``IndexAdmin`` port on Oracle, one method per port
+operation, each with its own DDL-then-registry order for the commits above; the SQL text is in
+``sql`` (``version_ddl``, ``catalog_sql``), the load finisher in ``load_indexes`` and the locks in
+``admin_lock`` / ``series_lock``, so a further split would cut an operation from its ordering rule.
 """
 
 from __future__ import annotations

@@ -34,6 +34,7 @@ import structlog
 
 from backend.common.identifiers import validate_table_name
 from backend.providers.local.onnx_text_model import database_text
+from backend.providers.oracle_vs.connection import OracleConnector
 
 log = structlog.get_logger(__name__)
 
@@ -168,7 +169,7 @@ def ensure_tables(cur: Any) -> None:
             raise
 
 
-def load_model(connector: Any, model: str, data: bytes, metadata: Mapping[str, Any]) -> str:
+def load_model(connector: OracleConnector, model: str, data: bytes, metadata: Mapping[str, Any]) -> str:
     """Load ``data`` (the ONNX bytes, a BLOB bind) as ``model`` and record its sha256; returns it.
 
     Order matters (review 4, M2): the model's parity checks and fingerprint are forgotten and
@@ -202,7 +203,7 @@ def load_model(connector: Any, model: str, data: bytes, metadata: Mapping[str, A
     return sha
 
 
-def fingerprint(connector: Any, model: str) -> str | None:
+def fingerprint(connector: OracleConnector, model: str) -> str | None:
     """The sha256 ``load_model`` recorded for the loaded ``model`` (None: not loaded by rag, or before M2)."""
     import oracledb
 
@@ -218,7 +219,7 @@ def fingerprint(connector: Any, model: str) -> str | None:
     return None if row is None else str(row[0])
 
 
-def loaded_model(connector: Any, model: str) -> tuple[str, str, str] | None:
+def loaded_model(connector: OracleConnector, model: str) -> tuple[str, str, str] | None:
     """``(name, mining function, algorithm)`` of the loaded model, or None."""
     name = model_name(model)
     with connector.connection(f"reading ONNX model {name}") as con:
@@ -228,7 +229,7 @@ def loaded_model(connector: Any, model: str) -> tuple[str, str, str] | None:
     return None if row is None else (str(row[0]), str(row[1]), str(row[2]))
 
 
-def database_vectors(connector: Any, model: str, texts: Sequence[str]) -> np.ndarray:
+def database_vectors(connector: OracleConnector, model: str, texts: Sequence[str]) -> np.ndarray:
     """Each text through ``VECTOR_EMBEDDING`` on the database, normalised as a search binds it."""
     statement = embed_sql(model)
     rows: list[np.ndarray] = []
@@ -240,7 +241,7 @@ def database_vectors(connector: Any, model: str, texts: Sequence[str]) -> np.nda
     return np.vstack(rows) if rows else np.zeros((0, 0), dtype=np.float32)
 
 
-def record_check(connector: Any, check: ParityCheck) -> None:
+def record_check(connector: OracleConnector, check: ParityCheck) -> None:
     """The check replaces the version's previous one for this model, in one transaction."""
     name = model_name(check.model)
     with connector.connection(f"recording the parity of {check.version}") as con:

@@ -11,17 +11,18 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from typing import Any, Sequence
+from typing import Sequence
 
 import numpy as np
 
-from backend.core.services.evidence import split_sentences
+from backend.core.sentence_segments import split_sentences
+from backend.core.ports import Embedder
 
 _MIN_SENTENCE_CHARS = 20
 
 
 class SentenceReranker:
-    def __init__(self, embedder: Any, *, sentence_weight: float = 0.5, cache_size: int = 50_000) -> None:
+    def __init__(self, embedder: Embedder, *, sentence_weight: float = 0.5, cache_size: int = 50_000) -> None:
         self._embedder = embedder
         self._weight = sentence_weight
         self.name = f"sentences:{embedder.model_id}"

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from typing import Any, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -250,11 +251,29 @@ class SqliteVectors:
         best, sims, how = self.matrices.ranked(vrow, "", m, query, k, allowed)
         return m, best, sims, how
 
+    @contextmanager
+    def _resolved(self, target: str) -> Iterator[tuple[sqlite3.Connection, sqlite3.Row]]:
+        """One read transaction and the version row ``target`` (an alias or a version) resolves to
+        in it: every read of one call sees that version and nothing written after."""
+        with self.db.read() as con:
+            yield con, catalog.resolve_target(con, target)
+
+    def _visible(self, version: str, chunk_ids: Sequence[str], visibility: Visibility | None,
+                 query: QueryVector | None = None) -> tuple[sqlite3.Row, dense.Matrix, np.ndarray]:
+        """The version row, its cached matrix and the matrix positions of these chunks (those
+        ``visibility`` may see, in rowid order); ``query`` is checked against the version first."""
+        validate_identifier(version, "retrieval target")
+        with self._resolved(version) as (con, vrow):
+            if query is not None:
+                reads.check_query(vrow, query)
+            m = self.matrices.matrix(con, vrow)
+            rowids = reads.visible_rowids(con, vrow["name"], m, chunk_ids, visibility)
+        return vrow, m, np.searchsorted(m.rowids, rowids)
+
     def search(self, target: str, query: QueryVector, k: int, filters: Sequence[FieldFilter] = (), *,
                visibility: Visibility | None = None) -> SearchResult:
         filters = reads.search_conditions(target, k, filters, visibility)
-        with self.db.read() as con:
-            vrow = catalog.resolve_target(con, target)
+        with self._resolved(target) as (con, vrow):
             t = vrow["name"]
             m, best, sims, how = self._dense_best(con, vrow, query, k, filters)
             rowids = m.rowids[best].tolist()
@@ -269,8 +288,7 @@ class SqliteVectors:
                          visibility: Visibility | None = None) -> Candidates:
         """``search``'s ranking; chunk ids come from the cached matrix, so no row is read."""
         filters = reads.search_conditions(target, k, filters, visibility)
-        with self.db.read() as con:
-            vrow = catalog.resolve_target(con, target)
+        with self._resolved(target) as (con, vrow):
             m, best, sims, how = self._dense_best(con, vrow, query, k, filters)
             assert m.ids is not None
             hits = tuple(zip(m.ids[best].tolist(), sims.tolist()))
@@ -280,13 +298,7 @@ class SqliteVectors:
                      visibility: Visibility | None = None) -> dict[str, float]:
         """Scores the rows of exactly these chunks, as ``search`` restricted to them by a filter would
         (the same rows in the same rowid order)."""
-        validate_identifier(version, "retrieval target")
-        with self.db.read() as con:
-            vrow = catalog.resolve_target(con, version)
-            reads.check_query(vrow, query)
-            m = self.matrices.matrix(con, vrow)
-            rowids = reads.visible_rowids(con, vrow["name"], m, chunk_ids, visibility)
-        positions = np.searchsorted(m.rowids, rowids)
+        vrow, m, positions = self._visible(version, chunk_ids, visibility, query)
         sims = dense.scores(m.vectors[positions], query.values.astype(np.float32), vrow["distance"])
         assert m.ids is not None
         return dict(zip(m.ids[positions].tolist(), sims.tolist()))
@@ -294,12 +306,7 @@ class SqliteVectors:
     def chunk_vectors(self, version: str, chunk_ids: Sequence[str], *,
                       visibility: Visibility | None = None) -> dict[str, np.ndarray]:
         """The stored vectors of these chunks, from the cached matrix (no row read)."""
-        validate_identifier(version, "retrieval target")
-        with self.db.read() as con:
-            vrow = catalog.resolve_target(con, version)
-            m = self.matrices.matrix(con, vrow)
-            rowids = reads.visible_rowids(con, vrow["name"], m, chunk_ids, visibility)
-        positions = np.searchsorted(m.rowids, rowids)
+        _, m, positions = self._visible(version, chunk_ids, visibility)
         assert m.ids is not None
         return {c: np.array(m.vectors[p], dtype=np.float32)
                 for c, p in zip(m.ids[positions].tolist(), positions.tolist())}
@@ -307,16 +314,14 @@ class SqliteVectors:
     def fetch_chunks(self, version: str, chunk_ids: Sequence[str], *,
                      visibility: Visibility | None = None) -> dict[str, Chunk]:
         validate_identifier(version, "retrieval target")
-        with self.db.read() as con:
-            vrow = catalog.resolve_target(con, version)
+        with self._resolved(version) as (con, vrow):
             rowids = reads.visible_rowids(con, vrow["name"], self.matrices.matrix(con, vrow), chunk_ids, visibility)
             return {c.chunk_id: c for c in reads.fetch(con, vrow["name"], rowids.tolist()).values()}
 
     def chunk_texts(self, version: str, chunk_ids: Sequence[str], *,
                     visibility: Visibility | None = None) -> dict[str, str]:
         validate_identifier(version, "retrieval target")
-        with self.db.read() as con:
-            vrow = catalog.resolve_target(con, version)
+        with self._resolved(version) as (con, vrow):
             t = vrow["name"]
             m = self.matrices.matrix(con, vrow)
             rowids = reads.visible_rowids(con, t, m, chunk_ids, visibility)
@@ -332,8 +337,7 @@ class SqliteVectors:
     def search_questions(self, target: str, query: QueryVector, k: int, filters: Sequence[FieldFilter] = (), *,
                          visibility: Visibility | None = None) -> QuestionResult:
         filters = reads.search_conditions(target, k, filters, visibility)
-        with self.db.read() as con:
-            vrow = catalog.resolve_target(con, target)
+        with self._resolved(target) as (con, vrow):
             t = vrow["name"]
             reads.check_query(vrow, query)
             m = self.matrices.matrix(con, vrow, "questions")
@@ -366,8 +370,7 @@ class SqliteVectors:
                          visibility: Visibility | None = None) -> SummaryResult:
         filters = reads.search_conditions(target, k, filters, visibility)
         wanted = summary_kinds(kinds)
-        with self.db.read() as con:
-            vrow = catalog.resolve_target(con, target)
+        with self._resolved(target) as (con, vrow):
             t = vrow["name"]
             reads.check_query(vrow, query)
             m = self.matrices.matrix(con, vrow, "summaries")
@@ -394,8 +397,7 @@ class SqliteVectors:
     def lexical_search(self, target: str, text: str, k: int, filters: Sequence[FieldFilter] = (), *,
                        visibility: Visibility | None = None) -> SearchResult:
         filters = reads.search_conditions(target, k, filters, visibility)
-        with self.db.read() as con:
-            vrow = catalog.resolve_target(con, target)
+        with self._resolved(target) as (con, vrow):
             t = vrow["name"]
             rows = reads.lexical_rows(con, t, text, k, filters)
             chunks = reads.fetch(con, t, [rid for rid, _ in rows])
@@ -408,8 +410,7 @@ class SqliteVectors:
     def lexical_candidates(self, target: str, text: str, k: int, filters: Sequence[FieldFilter] = (), *,
                            visibility: Visibility | None = None) -> Candidates:
         filters = reads.search_conditions(target, k, filters, visibility)
-        with self.db.read() as con:
-            vrow = catalog.resolve_target(con, target)
+        with self._resolved(target) as (con, vrow):
             t = vrow["name"]
             rows = reads.lexical_rows(con, t, text, k, filters)
             m = self.matrices.matrix(con, vrow)  # cached per generation; fusion's dense side reads it anyway

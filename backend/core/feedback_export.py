@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from backend.core.services.golden import GoldenQuery
+from backend.core.golden import GoldenQuery
 from backend.core.types import Feedback
 
 

@@ -15,7 +15,7 @@ from functools import lru_cache
 from typing import Mapping
 
 from backend.core.sentence_words import content_words
-from backend.core.services.word_forms import FUNCTION_WORDS
+from backend.core.word_forms import FUNCTION_WORDS
 
 _QUESTION_WORDS = frozenset("what which who whom whose when where why how is are was were do does did can could "
                             "will would should shall may might must has have had in on at for of the a an".split())
