@@ -78,7 +78,7 @@ def triples_corpus(path: Path, work: Path) -> tuple[Path, list[tuple[str, str, s
 def holds(answer: str, sentence: str) -> bool:
     """Whether ``answer`` quotes ``sentence``: at least 70 % of its content words (the answerer may cut
     or join sentences differently from the writer of the triple)."""
-    from backend.core.services.evidence import content_words
+    from backend.core.sentence_words import content_words
 
     want = set(content_words(sentence))
     return bool(want) and len(want & set(content_words(answer))) >= 0.7 * len(want)
