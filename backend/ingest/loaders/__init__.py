@@ -152,8 +152,11 @@ def check_quality(doc: LoadedDocument, path: Path, settings: ConfigLike) -> None
     minimum = settings.ingest.min_text_quality
     if quality.score >= minimum:
         return
-    problem = (f"{quality.describe()} is below ingest.min_text_quality ({minimum:g}): the text is not words "
-               "(a PDF font without a Unicode map, or text decoded with the wrong character set)")
+    ocr = doc.diagnostics.get(OCR_DIAGNOSTICS) or {}
+    why = (f"{ocr['low_confidence_blocks']} OCR blocks are below ingest.ocr.min_confidence ({ocr['min_confidence']:g})"
+           if ocr.get("low_confidence_blocks") else
+           "the text is not words (a PDF font without a Unicode map, or text decoded with the wrong character set)")
+    problem = f"{quality.describe()} is below ingest.min_text_quality ({minimum:g}): {why}"
     if settings.ingest.low_quality == "refuse":
         raise LoaderError(f"{path}: {problem}; nothing was indexed (fix the source, or set ingest.low_quality: "
                           "flag to index it anyway)", path=str(path), reason="low_text_quality")

@@ -155,7 +155,7 @@ def open_image(source: Path | bytes, path: Path, run: OcrRun, what: str = "image
         raise LoaderError(f"{path}: corrupt or unsupported {what}: {exc}", path=str(path), reason="corrupt_image") \
             from exc
     except OSError as exc:
-        raise LoaderError(f"{path}: unreadable {what}: {exc}", path=str(path)) from exc
+        raise LoaderError(f"{path}: corrupt or unreadable {what}: {exc}", path=str(path), reason="corrupt_image") from exc
     run.check_pixels(path, image.width, image.height, what)
     return image
 
