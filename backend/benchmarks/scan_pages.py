@@ -1,4 +1,4 @@
-"""Scanned-looking pages made at test time: text rendered with Pillow's bundled font onto a
+"""Scanned-looking pages made on demand (`rag bench --section ocr`, the OCR tests): text rendered with Pillow's bundled font onto a
 white page at 150 dpi, speckled, turned a little and saved as an image file or as an
 image-only PDF page (no text layer), so a test knows every word on the page."""
 
