@@ -59,6 +59,17 @@ def test_short_cells_in_three_aligned_columns_are_one_table_block() -> None:
     assert blocks[0].text == "Item | Qty | Price\nBolt | 12 | 0.40\nNut | 30 | 0.10"
 
 
+def test_a_line_drawn_across_a_narrow_gutter_is_split_at_the_word_gap_over_it() -> None:
+    """The detector joined row 0 of both columns into one box; the other rows show the gutter."""
+    left = [_line(f"left {i}", 50, 100 + 32 * i, width=300) for i in range(1, 8)]
+    right = [_line(f"right {i}", 360, 100 + 32 * i, width=300) for i in range(1, 8)]
+    crossing = OcrLine("left 0 right 0", 50, 100, 660, 130, 0.95,
+                       (("left", 50, 120), ("0", 130, 150), ("right", 360, 430), ("0", 440, 460)))
+    blocks = reading_order([crossing, *left, *right])
+    assert [b.text.splitlines()[0] for b in blocks] == ["left 0", "right 0"]
+    assert [len(b.text.splitlines()) for b in blocks] == [8, 8]
+
+
 def test_block_confidence_is_the_character_weighted_mean_of_its_lines() -> None:
     blocks = reading_order([_line("aaaa", 50, 100, conf=0.9), _line("bb", 50, 132, conf=0.6)])
     assert blocks[0].confidence == pytest.approx((4 * 0.9 + 2 * 0.6) / 6, abs=1e-4)

@@ -12,6 +12,11 @@ interleaves the columns of a magazine page, which makes every chunk nonsense. Tw
    part first), one that a vertical gap (a gutter) crosses is cut into columns (left first),
    and what no gap crosses is read top to bottom.
 
+Before step 1, a line the detector drew across a narrow column gutter (a magazine's 1.5 mm
+gutter at 300 dpi) is split at the word gap over the gutter (``split_at_gutters``): a gutter
+is an x-range that few lines cross between ranges that many lines cover, found from the
+page's own lines.
+
 Gaps are measured in the page's median line height ``h``, so the rules hold at any
 resolution. A set cut into three or more columns of short cells (a few words) whose rows line
 up is a simple table: one block, a row per line, cells joined by `` | ``.
@@ -19,6 +24,7 @@ up is a simple table: one block, a row per line, cells joined by `` | ``.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from statistics import median
 from typing import Literal, Sequence
@@ -32,6 +38,10 @@ HEIGHT_RATIO = 1.6
 #: a table: at least this many columns, rows lined up, cells of at most this many words (median)
 TABLE_COLUMNS = 3
 TABLE_CELL_WORDS = 3
+#: a gutter: x crossed by at most this share of the lines covering the busiest x on each side ...
+GUTTER_SHARE = 0.5
+#: ... within this many line heights
+GUTTER_WINDOW = 4.0
 #: too deep a recursion means a degenerate page (thousands of single-character boxes): stop cutting
 _MAX_DEPTH = 40
 
@@ -162,10 +172,69 @@ def _cut(groups: list[list[OcrLine]], h: float, depth: int) -> list[LayoutBlock]
     return [_paragraph(g) for g in sorted(groups, key=lambda g: (_box(g)[1], _box(g)[0]))]
 
 
+def gutters(lines: Sequence[OcrLine], h: float) -> list[tuple[float, float]]:
+    """Pure: the column gutters, x-ranges that at most ``GUTTER_SHARE`` as many lines cross as
+    cover the busiest x within ``GUTTER_WINDOW`` line heights on *each* side (a local dip in the
+    count of lines covering each x; a short column beside a long one still shows its gutter)."""
+    if len(lines) < 6:
+        return []
+    width = max(1.0, h / 8)
+    left = min(ln.x0 for ln in lines)
+    bins = int((max(ln.x1 for ln in lines) - left) / width) + 1
+    cover = [0] * bins
+    for ln in lines:  # the bins a line covers whole, so a gutter of two bins shows at least one
+        for b in range(math.ceil((ln.x0 - left) / width), math.floor((ln.x1 - left) / width)):
+            cover[b] += 1
+    k = max(1, int(GUTTER_WINDOW * h / width))
+    dip = [bool(cover[max(0, b - k):b]) and bool(cover[b + 1:b + 1 + k]) and
+           cover[b] <= GUTTER_SHARE * min(max(cover[max(0, b - k):b]), max(cover[b + 1:b + 1 + k]))
+           for b in range(bins)]
+    out: list[tuple[float, float]] = []
+    b = 0
+    while b < bins:
+        if dip[b]:
+            start = b
+            while b < bins and dip[b]:
+                b += 1
+            out.append((left + start * width, left + b * width))
+        else:
+            b += 1
+    return out
+
+
+def _split_line(line: OcrLine, gutter: tuple[float, float]) -> list[OcrLine]:
+    """``line`` cut at the word gap that overlaps ``gutter``; ``[line]`` when no gap does."""
+    words = line.words
+    for i in range(len(words) - 1):
+        gap = (words[i][2], words[i + 1][1])
+        if gap[0] < gutter[1] and gutter[0] < gap[1]:
+            before, after = words[:i + 1], words[i + 1:]
+            return [OcrLine(" ".join(w[0] for w in part), part[0][1], line.y0, part[-1][2], line.y1, line.confidence,
+                            part) for part in (before, after)]
+    return [line]
+
+
+def split_at_gutters(lines: Sequence[OcrLine], h: float) -> list[OcrLine]:
+    """Pure: every line of text height that crosses a gutter, split at the word gap over it."""
+    found = gutters(lines, h)
+    if not found:
+        return list(lines)
+    out: list[OcrLine] = []
+    for line in lines:
+        pieces = [line]
+        if line.words and line.height <= HEIGHT_RATIO * h:
+            for gutter in found:
+                pieces = [part for piece in pieces for part in (
+                    _split_line(piece, gutter) if piece.x0 < gutter[0] and gutter[1] < piece.x1 else [piece])]
+        out.extend(pieces)
+    return out
+
+
 def reading_order(lines: Sequence[OcrLine]) -> list[LayoutBlock]:
     """The blocks of one page in reading order (see the module docstring); ``[]`` for no lines."""
     kept = [ln for ln in lines if ln.text.strip() and ln.x1 > ln.x0 and ln.y1 > ln.y0]
     if not kept:
         return []
     h = median(ln.height for ln in kept)
+    kept = split_at_gutters(kept, h)
     return _cut(_joined(kept, h), h, 0)

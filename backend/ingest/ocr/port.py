@@ -17,7 +17,8 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class OcrLine:
     """One recognised line: its text, its box in the image's pixels and the recogniser's
-    confidence (0..1)."""
+    confidence (0..1); ``words`` (when the engine gives them) are ``(text, x0, x1)`` in order,
+    which lets the layout split a line the detector drew across a column gutter."""
 
     text: str
     x0: float
@@ -25,6 +26,7 @@ class OcrLine:
     x1: float
     y1: float
     confidence: float
+    words: tuple[tuple[str, float, float], ...] = ()
 
     @property
     def height(self) -> float:

@@ -56,6 +56,7 @@ class RapidOcr:
             "Global.use_cls": False,  # scans are upright; the 180-degree classifier costs 3% and found nothing
             "Global.max_side_len": settings.max_side,
             "Global.text_score": 0.0,  # every line comes back: ingest.ocr.min_confidence decides, per block
+            "Global.return_word_box": True,  # the layout splits a line drawn across a narrow gutter
             "Det.model_path": str(folder / DET_MODEL),
             "Rec.model_path": str(folder / REC_MODEL),
             "EngineConfig.onnxruntime.intra_op_num_threads": threads,
@@ -69,9 +70,12 @@ class RapidOcr:
         result = self._engine(np.ascontiguousarray(pixels))
         if result.boxes is None or result.txts is None:
             return []
+        words = getattr(result, "word_results", None) or [()] * len(result.txts)
         lines = []
-        for box, text, score in zip(result.boxes, result.txts, result.scores):
+        for box, text, score, line_words in zip(result.boxes, result.txts, result.scores, words):
             xs, ys = [float(p[0]) for p in box], [float(p[1]) for p in box]
             if text.strip():
-                lines.append(OcrLine(text.strip(), min(xs), min(ys), max(xs), max(ys), float(score)))
+                spans = tuple((str(w), float(min(p[0] for p in b)), float(max(p[0] for p in b)))
+                              for w, _, b in line_words if str(w).strip())
+                lines.append(OcrLine(text.strip(), min(xs), min(ys), max(xs), max(ys), float(score), spans))
         return lines
