@@ -74,7 +74,7 @@ class OcrSettings(_Model):
         2000, ge=320, description="Longest side an image is scaled down to before detection (A4 at 170 dpi); "
         "larger reads small print better and costs time and memory.")
     page_timeout_seconds: float = Field(
-        60.0, gt=0, description="Wall-clock time one OCR page may take in the loader worker; each finished page "
+        120.0, gt=0, description="Wall-clock time one OCR page may take in the loader worker (a page takes 2-7 s on 2 idle cores); each finished page "
         "restarts the file's clock, so a long scan is bounded per page, not by ingest.limits.timeout_seconds.")
     max_memory_mb: int = Field(
         3072, ge=512, description="The loader worker's address-space limit once OCR is enabled (the OCR runtime "
