@@ -35,6 +35,7 @@ def scanned_page(paragraphs: Sequence[str], *, size: tuple[int, int] = PAGE, noi
         y += int(font_px * 2.6)
     rng = random.Random(seed)
     pixels = page.load()
+    assert pixels is not None
     for _ in range(int(size[0] * size[1] * noise)):
         pixels[rng.randrange(size[0]), rng.randrange(size[1])] = rng.choice((0, 255))
     return page.rotate(angle, fillcolor=250, resample=Image.Resampling.BICUBIC)
