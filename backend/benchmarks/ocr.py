@@ -12,6 +12,7 @@ own peak RSS (VmHWM).
 
 from __future__ import annotations
 
+import os
 import re
 import time
 from pathlib import Path
@@ -56,6 +57,15 @@ def _generated_pdf(work: Path) -> Path:
     return image_pdf(pages, work / "generated-scan.pdf")
 
 
+def _cpu_seconds(pid: int) -> float | None:
+    """User plus system CPU seconds of a process so far (Linux ``/proc/PID/stat``)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return None
+
+
 def measure(settings: Settings, work: Path) -> Section:
     from backend.ingest.loader_worker import LoaderPool, _peak_rss_mb
 
@@ -88,12 +98,18 @@ def measure(settings: Settings, work: Path) -> Section:
         seconds += time.perf_counter() - started
         pages += int(doc.diagnostics["ocr"]["pages"])
         peak = _peak_rss_mb(pool.worker_pid) if pool.worker_pid else None
+        cpu = _cpu_seconds(pool.worker_pid) if pool.worker_pid else None
     finally:
         pool.close()
     rate = pages / seconds * 60 if seconds else 0.0
     section.figures["pages OCRed, seconds"] = f"{pages}, {seconds:.1f}"
     section.figures["pages per minute"] = round(rate, 1)
     section.figures["loader worker peak RSS MB"] = peak
+    if cpu:
+        # wall-clock rate depends on what else the 2 cores run; the worker's own CPU time does not
+        section.figures["loader worker CPU seconds (all pages, start-up included)"] = round(cpu, 1)
+        section.figures["pages per minute on 2 idle cores (CPU seconds / 2)"] = round(pages / (cpu / 2) * 60, 1)
+        section.figures["load average while measured"] = round(os.getloadavg()[0], 1)
     section.target("OCR pages per minute (2 cores)", rate, ">=", PAGES_PER_MINUTE)
     if peak is not None:
         section.target("loader worker peak RSS MB", float(peak), "<=", PEAK_MB)
