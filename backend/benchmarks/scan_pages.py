@@ -4,7 +4,6 @@ image-only PDF page (no text layer), so a test knows every word on the page."""
 
 from __future__ import annotations
 
-import io
 import random
 from pathlib import Path
 from typing import Sequence
@@ -45,23 +44,4 @@ def image_pdf(pages: Sequence[Image.Image], path: Path) -> Path:
     """An image-only PDF: one scanned page per image, no text layer."""
     first, *rest = [p.convert("RGB") for p in pages]
     first.save(path, "PDF", resolution=150.0, save_all=True, append_images=rest)
-    return path
-
-
-def mixed_pdf(text_page: str, scanned: Image.Image, path: Path) -> Path:
-    """Page 1 with a real text layer (fpdf2), page 2 a scan with no text layer."""
-    from fpdf import FPDF
-    from pypdf import PdfReader, PdfWriter
-
-    pdf = FPDF(format="A4")
-    pdf.add_page()
-    pdf.set_font("helvetica", size=12)
-    pdf.multi_cell(0, 6, text_page)
-    writer = PdfWriter()
-    writer.append(PdfReader(io.BytesIO(bytes(pdf.output()))))
-    buffer = io.BytesIO()
-    scanned.convert("RGB").save(buffer, "PDF", resolution=150.0)
-    writer.append(PdfReader(buffer))
-    with path.open("wb") as fh:
-        writer.write(fh)
     return path

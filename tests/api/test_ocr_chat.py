@@ -17,7 +17,8 @@ from backend.cli.main import cli
 from backend.common.config import load_settings
 from backend.providers.sqlite_vs.store import SqliteVectorStore
 from tests.ingest.helpers import REPO, write_config, write_manifest
-from backend.benchmarks.scan_pages import mixed_pdf, scanned_page
+from backend.benchmarks.scan_pages import scanned_page
+from tests.ingest.mixed_pdf import mixed_pdf
 
 pytest.importorskip("rapidocr", reason="the `ocr` extra (make setup-test installs it)")
 

@@ -19,7 +19,8 @@ from backend.ingest.ocr.layout import reading_order
 from backend.ingest.ocr.pages import OcrRequest
 from backend.ingest.ocr.port import OcrLine
 from tests.conftest import make_settings
-from backend.benchmarks.scan_pages import image_pdf, mixed_pdf, scanned_page
+from backend.benchmarks.scan_pages import image_pdf, scanned_page
+from tests.ingest.mixed_pdf import mixed_pdf
 
 pytest.importorskip("rapidocr", reason="the `ocr` extra (make setup-test installs it)")
 
