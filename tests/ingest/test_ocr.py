@@ -219,3 +219,29 @@ def test_ocr_runs_with_the_network_unavailable(tmp_path: Path, monkeypatch: pyte
     scanned_page([SCANNED]).save(png)
     assert "building C" in load_document(png, "n", _in_process(tmp_path)).text
     assert OcrSettings() in pages._ENGINES
+
+
+def test_the_ingest_budget_is_shared_by_the_documents_of_a_run(tmp_path: Path, embedder: Any) -> None:
+    """Through the pipeline and the loader worker: the first scan spends the run's only OCR page,
+    the second fails naming the budget, nothing of it is written, and the summary counts the page."""
+    from backend.ingest.pipeline import IngestPipeline
+    from backend.providers.sqlite_vs.store import SqliteVectorStore
+
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    scanned_page([SCANNED]).save(kb / "first.png")
+    scanned_page([TEXT_LAYER]).save(kb / "second.png")
+    manifest = kb / "manifest.jsonl"
+    manifest.write_text('{"path": "first.png", "doc_id": "first"}\n{"path": "second.png", "doc_id": "second"}\n')
+    settings = make_settings(tmp_path, ingest={"ocr": {"max_pages_per_ingest": 1}})
+    store = SqliteVectorStore(settings.resolve_path(settings.store.sqlite.path))
+    try:
+        report = IngestPipeline.from_settings(settings, store, embedder, progress=False).run(manifest)
+        assert report.ocr_pages == 1
+        assert [Path(w).name for w, _ in report.failures] == ["second.png"]
+        assert "1 pages need OCR but only 0 of this run's ingest.ocr.max_pages_per_ingest (1) are left" \
+            in report.failures[0][1]
+        assert set(store.document_hashes(report.versions[0])) == {"first"}
+        assert "ocr pages:            1 (0 low-confidence blocks)" in report.render()
+    finally:
+        store.close()
