@@ -22,7 +22,7 @@ $(VENV)/.installed: pyproject.toml
 	$(PY) -m pip install --quiet -e .
 	touch $@
 
-# The test tools (extra `test`: pytest, Playwright, schemathesis, mypy, fpdf2, Faker, bm25s...) and the
+# The test tools (extra `test`: pytest, Playwright, schemathesis, mypy, fpdf2, Faker, bm25s, the `ocr` extra...) and the
 # in-database model export its tests prove offline (extra `oracle-onnx`: onnxruntime-extensions).
 setup-test: $(VENV)/.installed-test
 

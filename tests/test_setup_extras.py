@@ -17,12 +17,13 @@ from backend.cli.bench import SECTION_NEEDS, SECTIONS, missing_packages
 
 ROOT = Path(__file__).resolve().parents[1]
 #: the import name of each distribution in the `test` extra that code can import
-TEST_MODULES = {"pytest": "pytest", "pytest-timeout": "pytest_timeout", "fpdf2": "fpdf", "Pillow": "PIL",
+TEST_MODULES = {"pytest": "pytest", "pytest-timeout": "pytest_timeout", "fpdf2": "fpdf",
                 "bm25s": "bm25s", "mypy": "mypy", "ruff": "ruff", "types-PyYAML": None,
                 "openapi-schema-validator": "openapi_schema_validator", "jsonschema": "jsonschema",
                 "sqlglot": "sqlglot", "Faker": "faker", "schemathesis": "schemathesis", "playwright": "playwright",
-                "openai": "openai",
-                # the `ray` and `mcp` extras (`rag ingest --engine ray`, `rag mcp serve`), which their tests need:
+                "openai": "openai", "rapidfuzz": "rapidfuzz",
+                # the `ray`, `mcp` and `ocr` extras (`rag ingest --engine ray`, `rag mcp serve`, OCR; Pillow comes
+                # with `ocr`), which their tests need:
                 # runtime options, not test tools
                 "oracle-rag-runtime": None}
 

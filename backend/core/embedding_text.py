@@ -22,8 +22,10 @@ _HEADER_FIELDS = frozenset({"chunk_headers", "header_template"})
 
 def profile_fingerprint_exclude(profile: ProfileSettings) -> set[str]:
     """Profile fields left out of a document's fingerprint. The header fields count only
-    while headers are on, so documents ingested before they existed keep their hash."""
-    return set(_NOT_EMBEDDED | (frozenset() if profile.chunk_headers else _HEADER_FIELDS))
+    while headers are on, and ``ocr_pictures`` only while on, so documents ingested before
+    they existed keep their hash."""
+    return set(_NOT_EMBEDDED | (frozenset() if profile.chunk_headers else _HEADER_FIELDS)
+               | (frozenset() if profile.ocr_pictures else {"ocr_pictures"}))
 
 
 def chunk_header(profile: ProfileSettings, title: str, headings: Sequence[str]) -> str:

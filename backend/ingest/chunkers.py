@@ -30,7 +30,7 @@ from typing import Any, Callable, Mapping, Sequence
 from backend.common.config import ChunkerSettings, ProfileSettings
 from backend.core.embedding_text import chunk_header, content_type_of, document_input, document_title
 from backend.core.types import Chunk
-from backend.ingest.documents import LoadedDocument
+from backend.ingest.documents import Block, LoadedDocument
 
 FIGURE_MARKER = re.compile(r"\[FIGURE:[^\]]*\]")
 #: boundaries in order of preference; each pattern matches the separator after which a chunk may end
@@ -162,6 +162,7 @@ class TextChunker:
         headings = heading_offsets(document, text)
         tables = table_runs(document, text)
         pages = page_offsets(document, text)
+        ocr_spans = ocr_offsets(document, text)
         title = document_title(metadata, document.source)
         out = []
         for index, span in enumerate(self.spans(text)):
@@ -176,6 +177,8 @@ class TextChunker:
             if pages:
                 where["page"] = page_at(pages, span.start)
                 where["page_breaks"] = page_breaks(pages, span.start, span.end)
+            if ocr_spans:
+                where.update(ocr_metadata(ocr_spans, span.start, span.end))
             out.append(Chunk(
                 chunk_id=f"{document.doc_id}::{index}", doc_id=document.doc_id, text=body, source=document.source,
                 chunk_index=index, chunk_type="text", metadata={**metadata, **where},
@@ -185,22 +188,55 @@ class TextChunker:
 
 
 def page_offsets(document: LoadedDocument, text: str) -> list[tuple[int, int]]:
-    """``(offset, page number)`` of each PDF page block found in ``text``, in order (a page
-    sanitization changed is found by its first line, else skipped)."""
+    """``(offset, page number)`` where each page begins in ``text``, in order: a PDF page block,
+    or the first OCR block of a page (a page sanitization changed is found by its first line,
+    else skipped)."""
     out: list[tuple[int, int]] = []
+    for found, _, block in _located(document, text, lambda b: b.role == "page" or "ocr_confidence" in b.attrs):
+        number = block.attrs.get("page")
+        if isinstance(number, int) and (not out or out[-1][1] != number):
+            out.append((found, number))
+    return out
+
+
+def _located(document: LoadedDocument, text: str,
+             wanted: Callable[[Block], bool]) -> list[tuple[int, int, Block]]:
+    """``(start, end, block)`` of each wanted text block found in ``text``, in order."""
+    out: list[tuple[int, int, Block]] = []
     pos = 0
     for block in document.blocks:
-        number = block.attrs.get("page") if block.role == "page" else None
-        if not isinstance(number, int) or not block.text.strip():
+        if block.kind != "text" or not wanted(block) or not block.text.strip():
             continue
         found = text.find(block.text, pos)
+        end = found + len(block.text)
         if found < 0:
             first = block.text.strip().splitlines()[0]
             found = text.find(first, pos)
+            end = found + len(first)
         if found < 0:
             continue
-        out.append((found, number))
+        out.append((found, end, block))
         pos = found + 1
+    return out
+
+
+def ocr_offsets(document: LoadedDocument, text: str) -> list[tuple[int, int, float, bool]]:
+    """``(start, end, confidence, low)`` of each OCR block in ``text``; ``[]`` for a document
+    OCR never touched (its chunks get no OCR metadata)."""
+    return [(start, end, float(block.attrs["ocr_confidence"]), bool(block.attrs.get("ocr_low_confidence")))
+            for start, end, block in _located(document, text, lambda b: "ocr_confidence" in b.attrs)]
+
+
+def ocr_metadata(spans: Sequence[tuple[int, int, float, bool]], start: int, end: int) -> dict[str, Any]:
+    """Pure: the OCR metadata of the chunk ``text[start:end]``: the lowest confidence of the OCR
+    blocks it overlaps and whether one of them was flagged low-confidence; ``{}`` when it
+    overlaps none (text from a page's own text layer)."""
+    hits = [(confidence, low) for a, b, confidence, low in spans if a < end and start < b]
+    if not hits:
+        return {}
+    out: dict[str, Any] = {"ocr_confidence": min(c for c, _ in hits)}
+    if any(low for _, low in hits):
+        out["ocr_low_confidence"] = True
     return out
 
 

@@ -26,7 +26,7 @@ log = structlog.get_logger(__name__)
 
 IMAGES_SUMMARY = "DOCX_IMAGES_SUMMARY"
 CHUNKING_SUMMARY = "DOCX_FIGURE_CHUNKING_SUMMARY"
-_DESCRIBED = ("caption", "title", "alt", "near_text")
+_DESCRIBED = ("caption", "title", "alt", "near_text", "ocr_text")
 
 
 def placeholder(figure_id: str) -> str:
@@ -82,7 +82,8 @@ def describe(attrs: dict[str, Any], source: str) -> str:
     """Deterministic description of a figure from the document's own words."""
     lines = [f"Figure in {Path(source).name}"]
     seen: set[str] = set()
-    for label, key in (("Caption", "caption"), ("Title", "title"), ("Alt text", "alt"), ("Context", "near_text")):
+    for label, key in (("Caption", "caption"), ("Title", "title"), ("Alt text", "alt"), ("Context", "near_text"),
+                       ("Text in the picture (OCR)", "ocr_text")):
         value = " ".join(str(attrs.get(key) or "").split())
         if value and value.lower() not in seen:
             seen.add(value.lower())
@@ -139,6 +140,7 @@ def _figure_chunk(doc: LoadedDocument, attrs: dict[str, Any], index: int, parent
         "image_content_type": attrs.get("content_type"),
         "caption": attrs.get("caption") or "",
         "alt": attrs.get("alt") or "",
+        **({"ocr_confidence": attrs["ocr_confidence"]} if attrs.get("ocr_text") else {}),
         "parent_chunk_id": parent.chunk_id if parent else None,
         "parent_chunk_local_index": parent.chunk_index if parent else None,
     }

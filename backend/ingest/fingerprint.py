@@ -13,7 +13,8 @@ from backend.common.errors import LoaderError
 from backend.core.embedding_text import profile_fingerprint_exclude
 from backend.core.enrichment import enrichment_fingerprint
 from backend.ingest.ingest_config import IngestConfig
-from backend.ingest.loaders import WORD_SUFFIXES
+from backend.common.config import OcrSettings
+from backend.ingest.loaders import IMAGE_SUFFIXES, WORD_SUFFIXES
 from backend.ingest.manifest import ManifestEntry
 from backend.ingest.targets import Target, entry_source
 
@@ -45,6 +46,9 @@ def document_hash(entry: ManifestEntry, target: Target, config: IngestConfig, mo
         "docx": s.docx.model_dump(mode="json", include={"extract_images", "inline_figure_placeholders",
                                                         "figure_chunks"}) if entry.path.suffix.lower() in WORD_SUFFIXES else None,
     }
+    ocr = ocr_fingerprint(config.ingest.ocr, entry.path.suffix.lower() in IMAGE_SUFFIXES)
+    if ocr is not None:  # absent at the defaults, so a PDF ingested before OCR existed keeps its hash
+        fingerprint["ocr"] = ocr
     enrichment = target.profile.enrichment
     enriched = enrichment_fingerprint(
         enrichment, enrichment.model or (s.embeddings.oci.chat_model_id if enrichment.provider == "oci" else None))
@@ -52,3 +56,18 @@ def document_hash(entry: ManifestEntry, target: Target, config: IngestConfig, mo
         fingerprint["enrichment"] = enriched
     digest.update(json.dumps(fingerprint, sort_keys=True, default=str).encode())
     return digest.hexdigest()
+
+
+#: OCR settings that never shape a document's text (limits: a document over one fails instead)
+_OCR_LIMITS = frozenset({"max_pages_per_document", "max_pages_per_ingest", "max_image_pixels", "page_timeout_seconds",
+                         "max_memory_mb", "threads"})
+
+
+def ocr_fingerprint(settings: OcrSettings, image_file: bool) -> dict[str, object] | None:
+    """Pure: the OCR settings that shape a document's text, for its hash: always for an image
+    file (all its text is OCR's), otherwise only when they differ from the defaults (which PDFs
+    and DOCX files ingested before OCR existed were hashed under)."""
+    shaping = settings.model_dump(mode="json", exclude=set(_OCR_LIMITS))
+    if not image_file and shaping == OcrSettings().model_dump(mode="json", exclude=set(_OCR_LIMITS)):
+        return None
+    return shaping

@@ -7,7 +7,13 @@ long-lived child process (``python -m backend.ingest.loader_worker``) that runs
 ``ingest.limits.max_memory_mb``) and answers with the ``LoadedDocument``. The
 parent waits at most ``ingest.limits.timeout_seconds``: on overrun, or when the
 child dies, it kills the child, reports the file with a reason naming the limit,
-and starts a fresh child for the next file. One child serves every file of a run:
+and starts a fresh child for the next file. OCR runs here too (``backend.ingest.ocr``): the
+child sends a heartbeat frame after each OCR page, which restarts the file's clock at
+``ingest.ocr.page_timeout_seconds`` (a 200-page scan is bounded per page, not by one file
+timeout) and moves the caller's OCR page count. The address-space limit is a soft limit under
+a hard one of ``ingest.ocr.max_memory_mb`` (when OCR is on and that is higher): the first OCR
+page raises the soft limit to it (``ocr.pages.engine_for``), since the OCR runtime reserves
+more address space than it touches; files before it keep ``limits.max_memory_mb``. One child serves every file of a run:
 its start-up (about 0.5 s of imports) is paid once and overlaps the run's hashing
 and planning (``start``), and embedding stays batched in the parent.
 
@@ -33,7 +39,7 @@ import time
 import traceback
 import weakref
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Callable
 
 import structlog
 
@@ -41,6 +47,7 @@ from backend.common.config import REPO_ROOT, LoggingSettings
 from backend.common.errors import LoaderError
 from backend.ingest.documents import LoadedDocument
 from backend.ingest.ingest_config import ConfigLike
+from backend.ingest.ocr.pages import OcrRequest
 
 log = structlog.get_logger(__name__)
 
@@ -134,8 +141,8 @@ def _serve() -> None:
     os.dup2(2, 1)
     inp = sys.stdin.buffer
     settings: ConfigLike = _read_frame(inp)
-    limit = settings.ingest.limits.max_memory_mb * 1024 * 1024
-    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    soft, hard = settings.ingest.limits.max_memory_mb * 1024 * 1024, memory_limit_mb(settings) * 1024 * 1024
+    resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
     _configure_logging(settings.logging)
     from backend.ingest.loaders import load_document
 
@@ -146,14 +153,15 @@ def _serve() -> None:
     _write_frame(out, ("ready",))
     while True:
         try:
-            path, doc_id = _read_frame(inp)
+            path, doc_id, request = _read_frame(inp)
         except EOFError:
             return
         out_of_memory = ("error", describe_failure(path, MemoryError(), settings.ingest.limits.max_memory_mb),
                          {"reason": "max_memory_mb"})
         reply: tuple[Any, ...]
         try:
-            reply = ("ok", load_document(Path(path), doc_id, settings))
+            reply = ("ok", load_document(Path(path), doc_id, settings, request,
+                                         lambda: _write_frame(out, (_OCR_PAGE,))))
         except LoaderError as exc:
             reply = ("error", exc.user_message, {k: v for k, v in exc.context.items() if isinstance(v, str)})
         except MemoryError:
@@ -171,7 +179,18 @@ def _serve() -> None:
             return  # the heap may be fragmented or a library half-initialised: start afresh
 
 
+def memory_limit_mb(settings: ConfigLike) -> int:
+    """The worker's hard address-space limit: ``limits.max_memory_mb``, or ``ocr.max_memory_mb``
+    when OCR is on and that is higher (the OCR runtime reserves address space it never touches)."""
+    ingest = settings.ingest
+    return max(ingest.limits.max_memory_mb, ingest.ocr.max_memory_mb if ingest.ocr.enabled else 0)
+
+
 # --- the parent --------------------------------------------------------------------
+#: the child's heartbeat after each OCR page (a frame of its own between request and reply)
+_OCR_PAGE = "ocr_page"
+
+
 class _Overrun(Exception):
     pass
 
@@ -226,8 +245,11 @@ class LoaderPool:
                               "see the log above, or set ingest.limits.worker: false") from exc
         self._ready = True
 
-    def load(self, path: Path, doc_id: str) -> LoadedDocument:
-        """``load_document`` in the worker; every failure is a ``LoaderError`` naming ``path``."""
+    def load(self, path: Path, doc_id: str, ocr: OcrRequest | None = None,
+             on_ocr_page: Callable[[], None] | None = None) -> LoadedDocument:
+        """``load_document`` in the worker; every failure is a ``LoaderError`` naming ``path``.
+        ``on_ocr_page`` is called here, in the caller's thread, after each OCR page."""
+        pages = 0
         with self._lock:
             self._ensure_started()
             proc = self._proc
@@ -236,12 +258,20 @@ class LoaderPool:
                 self._await_ready(proc)
             assert proc.stdin is not None and proc.stdout is not None
             try:
-                _write_frame(proc.stdin, (str(path), doc_id))
+                _write_frame(proc.stdin, (str(path), doc_id, ocr or OcrRequest()))
                 reply = self._receive(proc.stdout.fileno(), time.monotonic() + self.limits.timeout_seconds)
+                while reply[0] == _OCR_PAGE:  # a heartbeat: the next page gets its own clock
+                    pages += 1
+                    if on_ocr_page is not None:
+                        on_ocr_page()
+                    reply = self._receive(proc.stdout.fileno(),
+                                          time.monotonic() + self.settings.ingest.ocr.page_timeout_seconds)
             except _Overrun:
                 self._stop(kill=True)
-                raise LoaderError(f"{path}: loading took longer than ingest.limits.timeout_seconds "
-                                  f"({self.limits.timeout_seconds} s); the loader was stopped", path=str(path),
+                limit = (f"OCR of page {pages + 1} took longer than ingest.ocr.page_timeout_seconds "
+                         f"({self.settings.ingest.ocr.page_timeout_seconds} s)" if pages else
+                         f"loading took longer than ingest.limits.timeout_seconds ({self.limits.timeout_seconds} s)")
+                raise LoaderError(f"{path}: {limit}; the loader was stopped", path=str(path),
                                   reason="timeout_seconds") from None
             except (BrokenPipeError, EOFError, OSError):
                 code = self._stop(kill=True)

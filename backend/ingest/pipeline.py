@@ -72,7 +72,7 @@ class IngestPipeline:
         self.cancel = cancel or CancelToken()
         self.planner = Planner(stores.admin, stores.vectors, embedder, config)
         self.stages = Stages(
-            prepare=Preparer(config, lambda: embedder),
+            prepare=Preparer(config, lambda: embedder, progress),
             enrich=EnrichStep(config, enricher_for, stores.enrichment_cache, enrichers),
             vectors=Vectorizer(embedder, stores.vectors, config.embeddings.batching, config.embeddings.retry,
                                sleep=sleep),

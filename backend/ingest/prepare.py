@@ -6,6 +6,11 @@ loader worker process (``ingest.limits``) unless ``ingest.limits.worker`` is off
 one call for the whole group, in the PII worker process when the engine hands one
 (``sanitizer``), else here. The embedder is asked for only by a ``tokens`` chunker (its
 tokenizer), so a Ray prepare actor never loads a model it does not use.
+
+OCR (docs/OCR.md) happens inside loading, in the loader worker; the preparer owns what spans
+documents: the run's OCR page budget (``ingest.ocr.max_pages_per_ingest``, per preparer, so
+per Ray prepare actor), the profile's ``ocr_pictures`` handed to each load, and the count of
+OCR pages on the progress display and in the report.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import structlog
 
 from backend.common import telemetry
 from backend.common.errors import ConfigError, LoaderError
+from backend.common.progress import NO_PROGRESS, Progress
 from backend.core.ports import Embedder, TokenizingEmbedder
 from backend.core.types import Chunk
 from backend.ingest import figures, sanitize_worker
@@ -26,6 +32,7 @@ from backend.ingest.ingest_config import IngestConfig
 from backend.ingest.loader_worker import LoaderPool, describe_failure
 from backend.ingest.loaders import load_document
 from backend.ingest.manifest import ManifestEntry
+from backend.ingest.ocr.pages import OCR_DIAGNOSTICS, OcrRequest
 from backend.ingest.report import IngestReport
 from backend.ingest.sanitize_stage import Loaded, apply_sanitized, sanitize_inputs
 from backend.ingest.targets import Planned, Prepared, Target, TextSanitizer, entry_source
@@ -36,11 +43,18 @@ log = structlog.get_logger("backend.ingest.pipeline")  # the events ingest has a
 class Preparer:
     """``(group, target, report) -> list[Prepared]``; ``close`` stops its loader worker."""
 
-    def __init__(self, config: IngestConfig, embedder: Callable[[], Embedder]) -> None:
+    def __init__(self, config: IngestConfig, embedder: Callable[[], Embedder], progress: Progress = NO_PROGRESS) -> None:
         self.config = config
         self._embedder = embedder
+        self._progress = progress
         self._chunkers: dict[str, TextChunker] = {}
         self._loader_pool: LoaderPool | None = None
+        #: OCR pages this preparer has read (the budget of ingest.ocr.max_pages_per_ingest)
+        self.ocr_pages = 0
+
+    def _ocr_page(self) -> None:
+        self.ocr_pages += 1
+        self._progress.note(f"OCR: {self.ocr_pages} page{'s' if self.ocr_pages != 1 else ''} read")
 
     @property
     def loader_pool(self) -> LoaderPool:
@@ -67,13 +81,20 @@ class Preparer:
         """Load, sanitize and chunk a group; the documents that got that far, in order."""
         loaded = []
         for planned in group:
+            before = self.ocr_pages
             try:
-                doc = self.load(planned.entry)
+                doc = self.load(planned.entry, OcrRequest(
+                    pictures=target.profile.ocr_pictures,
+                    pages_left=max(0, self.config.ingest.ocr.max_pages_per_ingest - self.ocr_pages)))
                 if "low_text_quality" in doc.diagnostics:  # ingest.low_quality: flag
                     report.notes.append(f"{planned.entry.path}: {doc.diagnostics['low_text_quality']}")
+                report.ocr_low_confidence_blocks += int(doc.diagnostics.get(OCR_DIAGNOSTICS, {}).get(
+                    "low_confidence_blocks", 0))
             except LoaderError as exc:
                 report.fail(planned.entry.path, exc)
                 continue
+            finally:
+                report.ocr_pages += self.ocr_pages - before
             loaded.append(Loaded(planned, doc, self.render(doc)))
         out = []
         for item in self.sanitize(loaded, sanitizer):
@@ -87,15 +108,16 @@ class Preparer:
         return out
 
     # --- its parts (each a span while telemetry is on: backend.common.telemetry) -------------
-    @telemetry.traced("rag.load", attributes=lambda self, entry: {"rag.document.type": entry.path.suffix.lower()})
-    def load(self, entry: ManifestEntry) -> LoadedDocument:
+    @telemetry.traced("rag.load", attributes=lambda self, entry, *_: {"rag.document.type": entry.path.suffix.lower()})
+    def load(self, entry: ManifestEntry, ocr: OcrRequest | None = None) -> LoadedDocument:
         """Load and normalise, in the loader worker unless ``ingest.limits.worker`` is off;
-        every failure becomes a ``LoaderError`` naming the file."""
+        every failure becomes a ``LoaderError`` naming the file. ``ocr``: what this document's
+        OCR may do (default: no pictures, the per-document page cap only)."""
         try:
             if self.config.ingest.limits.worker:
-                doc = self.loader_pool.load(entry.path, entry.doc_id)
+                doc = self.loader_pool.load(entry.path, entry.doc_id, ocr, self._ocr_page)
             else:
-                doc = load_document(entry.path, entry.doc_id, self.config)
+                doc = load_document(entry.path, entry.doc_id, self.config, ocr, self._ocr_page)
         except LoaderError:
             raise
         except Exception as exc:  # a parser bug on hostile input must fail the file, not the run

@@ -48,6 +48,9 @@ class IngestReport:
     enrichment_seconds: float = 0.0
     #: chunks written that address an AI assistant ("ignore previous instructions ..."): never quoted (issue 49 L5)
     instruction_chunks: int = 0
+    #: OCR (docs/OCR.md): pages (and pictures) read, and blocks below ingest.ocr.min_confidence
+    ocr_pages: int = 0
+    ocr_low_confidence_blocks: int = 0
     seconds: float = 0.0
     failures: list[tuple[str, str]] = field(default_factory=list)
     manifest_errors: list[tuple[str, str]] = field(default_factory=list)
@@ -100,6 +103,8 @@ class IngestReport:
         self.failures += part.failures
         self.notes += part.notes
         self.duplicates_dropped += part.duplicates_dropped
+        self.ocr_pages += part.ocr_pages
+        self.ocr_low_confidence_blocks += part.ocr_low_confidence_blocks
 
     def add_engine_stats(self, stats: EmbeddingStats) -> None:
         """Add an engine's counts (its embedding batchers', summed)."""
@@ -158,6 +163,9 @@ class IngestReport:
                 f"questions, summaries: {self.questions_written}, {self.summaries_written}",
                 f"metadata dropped:     {self.metadata_dropped}",
             ]
+        if self.ocr_pages:
+            lines.append(f"ocr pages:            {self.ocr_pages} ({self.ocr_low_confidence_blocks} low-confidence "
+                         "blocks)")
         lines += [
             f"seconds:              {self.seconds:.1f}",
         ]

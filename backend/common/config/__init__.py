@@ -56,6 +56,7 @@ from backend.common.config.sanitize import (
 from backend.common.config.ingest import (
     DocxSettings,
     IngestLimits,
+    OcrSettings,
     IngestSettings,
 )
 from backend.common.config.strategies import (
@@ -186,6 +187,7 @@ __all__ = [
     "HyDESettings",
     "HybridGateSettings",
     "IngestLimits",
+    "OcrSettings",
     "IngestSettings",
     "InputTypes",
     "JwtSettings",

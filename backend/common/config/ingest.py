@@ -1,4 +1,4 @@
-"""Ingestion: per-file limits, allowed roots, locks, version names, and DOCX images."""
+"""Ingestion: per-file limits, allowed roots, locks, version names, DOCX images, and OCR."""
 
 from __future__ import annotations
 
@@ -43,8 +43,49 @@ class IngestLimits(_Model):
     max_chars: int = Field(5_000_000, ge=1, description="Characters of text one document may yield.")
 
 
+class OcrSettings(_Model):
+    """OCR of scanned pages and pictures (docs/OCR.md): needs the `ocr` extra; nothing downloads at run time."""
+
+    enabled: bool = Field(
+        True, description="OCR image files (PNG, JPEG, TIFF) and PDF pages without a usable text layer; false "
+        "refuses them as before (an image file is unsupported, a scanned PDF empty or low quality).")
+    min_page_quality: float = Field(
+        0.5, ge=0, le=1, description="A PDF page whose own text layer scores below this text-quality score (or "
+        "holds fewer than min_page_chars characters) is OCRed; a page at or above it never is.")
+    min_page_chars: int = Field(
+        20, ge=0, description="A PDF page with fewer non-space characters in its text layer has no usable text "
+        "layer and is OCRed (a scan with a page number stamped as text still counts as a scan).")
+    min_confidence: float = Field(
+        0.6, ge=0, le=1, description="OCR blocks whose confidence (mean of their lines') is below this are "
+        "low-confidence: dropped or flagged as low_confidence says, and counted in the text-quality score.")
+    low_confidence: Literal["drop", "flag"] = Field(
+        "flag", description="A low-confidence block: drop (left out of the text) or flag (kept, its chunk's "
+        "metadata says ocr_low_confidence).")
+    max_pages_per_document: int = Field(
+        200, ge=1, description="A document needing more OCR pages than this is refused, naming the file (a 2,000-"
+        "page scan costs hours on 2 cores).")
+    max_pages_per_ingest: int = Field(
+        2000, ge=1, description="OCR pages one ingest run may spend (per prepare worker); documents after the "
+        "budget is spent fail with a reason naming this setting and the next run picks them up.")
+    max_image_pixels: int = Field(
+        60_000_000, ge=1, description="An image (a file, a TIFF frame or a PDF page image) larger than this many "
+        "pixels is refused before it is decoded (an A4 page at 600 dpi is 35 million).")
+    max_side: int = Field(
+        2000, ge=320, description="Longest side an image is scaled down to before detection (A4 at 170 dpi); "
+        "larger reads small print better and costs time and memory.")
+    page_timeout_seconds: float = Field(
+        120.0, gt=0, description="Wall-clock time one OCR page may take in the loader worker (a page takes 2-7 s on 2 idle cores); each finished page "
+        "restarts the file's clock, so a long scan is bounded per page, not by ingest.limits.timeout_seconds.")
+    max_memory_mb: int = Field(
+        3072, ge=512, description="The loader worker's address-space limit once OCR is enabled (the OCR runtime "
+        "reserves more address space than it uses; peak RSS is about 1.1 GB), instead of limits.max_memory_mb "
+        "when that is lower.")
+    threads: int = Field(0, ge=0, description="Threads of the OCR runtime; 0: one per core.")
+
+
 class IngestSettings(_Model):
     limits: IngestLimits = Field(default_factory=IngestLimits, description="Per-file hostile-input limits.")
+    ocr: OcrSettings = Field(default_factory=OcrSettings, description="OCR of scanned pages and image files.")
     allowed_roots: tuple[str, ...] = Field(
         ("data",), description="Manifest paths must resolve inside one of these directories (relative to the repo root)."
     )

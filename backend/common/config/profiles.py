@@ -100,6 +100,10 @@ class ProfileSettings(_Model):
     enrichment: EnrichmentSettings = Field(
         EnrichmentSettings(), description="LLM/extractive enrichment of each chunk (summary, content type, metadata, "
         "hypothetical questions) and page/document summaries; docs/ENRICHMENT.md.")
+    ocr_pictures: bool = Field(
+        False, description="OCR the pictures of this profile's documents: a DOCX picture's text joins its figure "
+        "description, and a PDF page with a text layer also gets the text of its pictures (ingest.ocr; "
+        "docs/OCR.md). Scanned pages and image files are OCRed whatever this says.")
     vector_format: Literal["float32", "int8"] = Field(
         "float32", description="How the store keeps this profile's chunk vectors: float32, or int8 (Oracle only: "
         "VECTOR(n, INT8), each vector scaled to +-127 and rounded; cosine distance only). Stamped on the version: a "

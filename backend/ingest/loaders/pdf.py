@@ -11,7 +11,14 @@ no usable offset (plus a ``trailer`` with ``/Size`` when there is none) is
 appended, which makes pypdf's non-strict reader rebuild the cross-reference
 table by scanning the objects and find the catalog. A file pypdf cannot parse
 even then is reported as corrupt, and a PDF without extractable text (a scan)
-as empty. OCR is out of scope.
+as empty unless OCR reads it.
+
+OCR, per page (``ocr.pages.OcrRun``, docs/OCR.md): a page whose own text layer scores below
+``ingest.ocr.min_page_quality`` or holds fewer than ``min_page_chars`` characters, and that
+has pictures, is read by OCR instead (its blocks carry the page number and confidence); a
+page with a good text layer never is, unless the profile's ``ocr_pictures`` asks for the text
+of its pictures too. The pages to OCR are counted and reserved before any is read, and each
+picture's size is checked before it is decoded.
 
 Text extraction costs CPU in proportion to the text-showing operators it
 interprets, which a few KB of PDF can multiply (many pages drawing one large
@@ -36,6 +43,8 @@ import structlog
 from backend.common.config import IngestLimits
 from backend.common.errors import LoaderError
 from backend.ingest.documents import Block, LoadedDocument
+from backend.ingest.ocr.pages import MIN_PICTURE_SIDE, OCR_DIAGNOSTICS, OcrRun, decoded
+from backend.ingest.quality import text_quality
 
 log = structlog.get_logger(__name__)
 
@@ -126,13 +135,36 @@ def _shared_key(page: PageObject) -> tuple[object, object] | None:
     return None
 
 
+def _pictures(page: PageObject) -> list[tuple[str, int, int]]:
+    """``(name, width, height)`` of the page's image XObjects, read from their dictionaries
+    (nothing decoded)."""
+    resources = page.get("/Resources")
+    xobjects = resources.get_object().get("/XObject") if resources is not None else None
+    if xobjects is None:
+        return []
+    out = []
+    for name, ref in xobjects.get_object().items():
+        obj = ref.get_object()
+        if obj.get("/Subtype") == "/Image":
+            out.append((str(name), int(obj.get("/Width", 0)), int(obj.get("/Height", 0))))
+    return out
+
+
+def needs_ocr(text: str, min_quality: float, min_chars: int) -> bool:
+    """Pure: whether a page's own text layer is unusable (too little text, or not words)."""
+    if sum(1 for ch in text if not ch.isspace()) < min_chars:
+        return True
+    return text_quality(text).score < min_quality
+
+
 class PdfLoader:
     suffixes = (".pdf",)
 
-    def load(self, path: Path, doc_id: str, limits: IngestLimits | None = None) -> LoadedDocument:
+    def load(self, path: Path, doc_id: str, limits: IngestLimits | None = None,
+             ocr: OcrRun | None = None) -> LoadedDocument:
         limits = limits or IngestLimits()
         reader, repair = _open(path)
-        blocks = []
+        pages_text: list[tuple[int, PageObject, str]] = []
         chars = 0
         extracted: dict[tuple[object, object], str] = {}
         try:
@@ -152,10 +184,43 @@ class PdfLoader:
                     raise LoaderError(f"{path}: over {limits.max_chars} characters of text by page {number}, "
                                       f"over ingest.limits.max_chars ({limits.max_chars})",
                                       path=str(path), reason="max_chars")
-                if text.strip():
-                    blocks.append(Block(kind="text", text=text, role="page", attrs={"page": number}))
+                pages_text.append((number, page, text))
+            blocks = (self._with_ocr(path, pages_text, ocr) if ocr is not None and ocr.enabled else
+                      [Block(kind="text", text=text, role="page", attrs={"page": number})
+                       for number, _, text in pages_text if text.strip()])
         except FileNotDecryptedError as exc:
             raise LoaderError(f"{path}: encrypted PDF: {exc}", path=str(path), reason="encrypted") from exc
         except (PdfReadError, PdfStreamError, ValueError, KeyError) as exc:
             raise LoaderError(f"{path}: corrupt PDF: {exc}", path=str(path)) from exc
-        return LoadedDocument(doc_id=doc_id, source=str(path), blocks=blocks, diagnostics={"pages": pages, **({"repaired": repair} if repair else {})})
+        diagnostics: dict[str, object] = {"pages": pages, **({"repaired": repair} if repair else {})}
+        if ocr is not None and ocr.pages:
+            diagnostics[OCR_DIAGNOSTICS] = ocr.diagnostics()
+        return LoadedDocument(doc_id=doc_id, source=str(path), blocks=blocks, diagnostics=diagnostics)
+
+    @staticmethod
+    def _with_ocr(path: Path, pages_text: list[tuple[int, PageObject, str]], ocr: OcrRun) -> list[Block]:
+        """Each page's text block, or its OCR blocks when its text layer is unusable; with
+        ``ocr.request.pictures`` the text of a good page's pictures follows its text block."""
+        s = ocr.settings
+        plan: list[tuple[int, PageObject, str, bool, list[tuple[str, int, int]]]] = []
+        for number, page, text in pages_text:
+            pictures = [p for p in _pictures(page) if min(p[1], p[2]) >= MIN_PICTURE_SIDE]
+            scanned = bool(pictures) and needs_ocr(text, s.min_page_quality, s.min_page_chars)
+            plan.append((number, page, text, scanned, pictures if scanned or ocr.request.pictures else []))
+        ocr.reserve(path, sum(len(pictures) for *_, pictures in plan))
+        blocks: list[Block] = []
+        for number, page, text, scanned, pictures in plan:
+            if text.strip() and not scanned:
+                blocks.append(Block(kind="text", text=text, role="page", attrs={"page": number}))
+            for name, width, height in pictures:
+                what = f"page {number} picture {name}"
+                ocr.check_pixels(path, width, height, what)
+                try:
+                    image = page.images[name].image
+                except DependencyError as exc:
+                    raise LoaderError(f"{path}: {what} cannot be decoded for OCR: {exc}", path=str(path),
+                                      reason="ocr_decode") from exc
+                if image is None:
+                    continue
+                blocks.extend(ocr.page(decoded(image, path, what), number, path))
+        return blocks
