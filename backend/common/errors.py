@@ -83,6 +83,13 @@ class LoaderError(RagError):
     code = "loader_error"
 
 
+class PictureWithoutText(LoaderError):
+    """An image file that holds no text to read: a logo or a photograph (OCR found none), or any
+    picture while OCR is off. The run skips it and says so; it is not a failed file."""
+
+    code = "picture_without_text"
+
+
 class NothingIngested(LoaderError):
     """Every file of a run failed to load, so nothing was written and no candidate is made: an
     upload whose files all failed used to report a candidate that "passes every gate"."""

@@ -44,7 +44,7 @@ from typing import IO, Any, Callable
 import structlog
 
 from backend.common.config import REPO_ROOT, LoggingSettings
-from backend.common.errors import LoaderError
+from backend.common.errors import LoaderError, PictureWithoutText
 from backend.ingest.documents import LoadedDocument
 from backend.ingest.ingest_config import ConfigLike
 from backend.ingest.ocr.pages import OcrRequest
@@ -163,7 +163,8 @@ def _serve() -> None:
             reply = ("ok", load_document(Path(path), doc_id, settings, request,
                                          lambda: _write_frame(out, (_OCR_PAGE,))))
         except LoaderError as exc:
-            reply = ("error", exc.user_message, {k: v for k, v in exc.context.items() if isinstance(v, str)})
+            reply = ("error", exc.user_message, {**{k: v for k, v in exc.context.items() if isinstance(v, str)},
+                                                 "code": exc.code})
         except MemoryError:
             reply = out_of_memory
         except Exception as exc:  # noqa: BLE001 - a parser bug on hostile input fails the file
@@ -283,7 +284,8 @@ class LoaderPool:
         if reply[0] == "ok":
             return reply[1]  # type: ignore[no-any-return]
         context = {**reply[2], "path": str(path)}
-        raise LoaderError(reply[1], **context)
+        kind = PictureWithoutText if context.pop("code", None) == PictureWithoutText.code else LoaderError
+        raise kind(reply[1], **context)
 
     @staticmethod
     def _receive(fd: int, deadline: float) -> Any:

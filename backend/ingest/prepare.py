@@ -21,7 +21,7 @@ from typing import Callable, Sequence
 import structlog
 
 from backend.common import telemetry
-from backend.common.errors import ConfigError, LoaderError
+from backend.common.errors import ConfigError, LoaderError, PictureWithoutText
 from backend.common.progress import NO_PROGRESS, Progress
 from backend.core.ports import Embedder, TokenizingEmbedder
 from backend.core.types import Chunk
@@ -90,6 +90,9 @@ class Preparer:
                     report.notes.append(f"{planned.entry.path}: {doc.diagnostics['low_text_quality']}")
                 report.ocr_low_confidence_blocks += int(doc.diagnostics.get(OCR_DIAGNOSTICS, {}).get(
                     "low_confidence_blocks", 0))
+            except PictureWithoutText as exc:  # a logo or a photo in a folder: skipped, said, not failed
+                report.skip(planned.entry.path, exc)
+                continue
             except LoaderError as exc:
                 report.fail(planned.entry.path, exc)
                 continue

@@ -53,6 +53,8 @@ class IngestReport:
     ocr_low_confidence_blocks: int = 0
     seconds: float = 0.0
     failures: list[tuple[str, str]] = field(default_factory=list)
+    #: files read and left out on purpose, ``(path, reason)``: pictures with no text to read
+    skipped: list[tuple[str, str]] = field(default_factory=list)
     manifest_errors: list[tuple[str, str]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
@@ -83,6 +85,12 @@ class IngestReport:
         reason = message.removeprefix(f"{path}: ")
         self.failures.append((str(path), reason))
         log.warning("ingest.file_failed", file=str(path), reason=reason)
+
+    def skip(self, path: Any, exc: Exception) -> None:
+        """Record a file left out on purpose (a picture with no text): not a failure, the run stays ok."""
+        message = getattr(exc, "user_message", str(exc))
+        self.skipped.append((str(path), message.removeprefix(f"{path}: ")))
+        log.info("ingest.file_skipped", file=str(path))
 
     def flag_instructions(self, doc_id: str, version: str, chunks: Sequence[Chunk]) -> None:
         """Count (and note, and log without their text) the chunks of a written document that
@@ -139,6 +147,7 @@ class IngestReport:
         data.update(version=self.version, failed=self.failed, files_failed=self.failed, ok=self.ok,
                     documents_carried=self.documents_carried)
         data["failures"] = [{"where": w, "reason": r} for w, r in self.failures]
+        data["skipped"] = [{"where": w, "reason": r} for w, r in self.skipped]
         data["manifest_errors"] = [{"where": w, "reason": r} for w, r in self.manifest_errors]
         data["seconds"] = round(self.seconds, 3)
         data["enrichment_seconds"] = round(self.enrichment_seconds, 3)
@@ -171,5 +180,6 @@ class IngestReport:
         ]
         lines += [f"manifest error  {w}: {r}" for w, r in self.manifest_errors]
         lines += [f"failed          {w}: {r}" for w, r in self.failures]
+        lines += [f"skipped         {w}: {r}" for w, r in self.skipped]
         lines += [f"note: {n}" for n in self.notes]
         return "\n".join(lines)

@@ -198,11 +198,39 @@ def test_a_corrupt_image_is_a_clear_error_naming_the_file(tmp_path: Path, name: 
         load_document(path, "bad", _in_process(tmp_path))
 
 
-def test_ocr_off_refuses_an_image_file_as_before(tmp_path: Path) -> None:
+def test_ocr_off_skips_an_image_file_saying_why(tmp_path: Path) -> None:
+    from backend.common.errors import PictureWithoutText
+
     png = tmp_path / "notice.png"
     scanned_page([SCANNED]).save(png)
-    with pytest.raises(LoaderError, match=r"notice\.png: an image file has no text without OCR"):
+    with pytest.raises(PictureWithoutText, match=r"notice\.png: a picture, skipped: its text is read only with OCR"):
         load_document(png, "n", _in_process(tmp_path, ocr={"enabled": False}))
+
+
+def test_a_logo_in_a_folder_is_skipped_not_failed(tmp_path: Path, embedder: Any) -> None:
+    """A folder of ordinary documents often holds a logo: the run stays ok, the logo is listed as
+    skipped with its reason, and the text beside it is written."""
+    from PIL import Image
+
+    from backend.ingest.pipeline import IngestPipeline
+    from backend.providers.sqlite_vs.store import SqliteVectorStore
+
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    Image.new("RGB", (200, 120), (30, 90, 200)).save(kb / "logo.png")  # a plain blue logo: no text
+    (kb / "policy.md").write_text("# Visitors\n\nVisitors sign in at reception and wear a badge.\n")
+    manifest = kb / "manifest.jsonl"
+    manifest.write_text('{"path": "logo.png", "doc_id": "logo"}\n{"path": "policy.md", "doc_id": "policy"}\n')
+    settings = make_settings(tmp_path)
+    store = SqliteVectorStore(settings.resolve_path(settings.store.sqlite.path))
+    try:
+        report = IngestPipeline.from_settings(settings, store, embedder, progress=False).run(manifest)
+        assert report.ok and report.failures == []
+        assert [(Path(w).name, r) for w, r in report.skipped] == [("logo.png", "a picture with no text (OCR found none), skipped")]
+        assert "skipped         " in report.render() and report.to_dict()["skipped"][0]["reason"].startswith("a picture")
+        assert set(store.document_hashes(report.versions[0])) == {"policy"}
+    finally:
+        store.close()
 
 
 def test_ocr_runs_with_the_network_unavailable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -22,7 +22,7 @@ from typing import Callable
 import structlog
 
 from backend.ingest.ingest_config import ConfigLike
-from backend.common.errors import LoaderError
+from backend.common.errors import LoaderError, PictureWithoutText
 from backend.ingest.documents import LoadedDocument
 from backend.ingest.loaders.text import MarkdownLoader, TextLoader
 from backend.ingest.normalize import normalize_document
@@ -131,6 +131,8 @@ def load_document(path: Path, doc_id: str, settings: ConfigLike, ocr: OcrRequest
         raise LoaderError(f"{path}: empty document: OCR read only low-confidence text ({run.low_confidence_blocks} "
                           f"blocks below ingest.ocr.min_confidence {run.settings.min_confidence:g}, dropped)",
                           path=str(path), reason="low_text_quality")
+    if not text.strip() and path.suffix.lower() in IMAGE_SUFFIXES:
+        raise PictureWithoutText(f"{path}: a picture with no text (OCR found none), skipped", path=str(path))
     if not text.strip():
         skipped = doc.diagnostics.get("DOCX_ALT_CHUNKS", {}).get("skipped", [])
         parts = ", ".join(f"{s['member']} {s['reason']}" for s in skipped)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from backend.common.errors import LoaderError
+from backend.common.errors import LoaderError, PictureWithoutText
 from backend.ingest.documents import Block, LoadedDocument
 from backend.ingest.ocr.pages import OCR_DIAGNOSTICS, OcrRun, decoded, open_image
 
@@ -20,8 +20,8 @@ class ImageLoader:
 
     def load(self, path: Path, doc_id: str, run: OcrRun) -> LoadedDocument:
         if not run.enabled:
-            raise LoaderError(f"{path}: an image file has no text without OCR, and ingest.ocr.enabled is false",
-                              path=str(path), reason="unsupported")
+            raise PictureWithoutText(f"{path}: a picture, skipped: its text is read only with OCR, and "
+                                     "ingest.ocr.enabled is false", path=str(path), reason="unsupported")
         image = open_image(path, path, run)
         frames = getattr(image, "n_frames", 1)
         run.reserve(path, frames)
