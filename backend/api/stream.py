@@ -38,6 +38,8 @@ from backend.api.web_models import (
 )
 from backend.common.errors import InvalidConversationId
 from backend.core.services.chat_service import ChatAnswer
+from backend.core.services.version_status import not_served_reason
+from backend.core.versions import VersionNaming
 from backend.core.services.evidence import segment
 
 bp = Blueprint("stream", __name__)
@@ -187,8 +189,11 @@ def domains() -> Response:
     embeddings = services.settings.embeddings
     principal = access.current_principal()
     default = embeddings.alias
+    naming = VersionNaming(services.settings.ingest.version_name_template)
+    admin = services.stores.admin
     listed = ([DomainOut(key=None, alias=routing.default_alias, title=default.title,
-                         example_questions=list(default.example_questions))]
+                         example_questions=list(default.example_questions),
+                         not_served=not_served_reason(admin, embeddings, naming, None))]
               if principal is None or principal.may_use(None) else [])
     for key, (alias, _) in sorted(routing.domains.items()):
         if principal is not None and not principal.may_use(key):
@@ -196,6 +201,7 @@ def domains() -> Response:
         configured = embeddings.domains.get(key)
         title = configured.title if configured is not None and configured.title else _pretty(key)
         examples = list(configured.example_questions) if configured is not None else []
-        listed.append(DomainOut(key=key, alias=alias, title=title, example_questions=examples))
+        listed.append(DomainOut(key=key, alias=alias, title=title, example_questions=examples,
+                                not_served=not_served_reason(admin, embeddings, naming, key)))
     return jsonify(DomainsResponse(domains=listed).model_dump(mode="json"))
 

@@ -103,7 +103,9 @@ def test_refresh_takes_in_a_registered_knowledge_base_and_survives_a_broken_regi
     register(settings, "campus", title="Campus life", source_dir=tmp_path)
     domains = {d["key"]: d for d in client.get("/domains").get_json()["domains"]}
     assert domains["campus"] == {"key": "campus", "alias": "KB_CAMPUS", "title": "Campus life",
-                                 "example_questions": []}
+                                 "example_questions": [],
+                                 "not_served": "nothing has been ingested into it yet; add documents: "
+                                               "rag ingest DIR --domain-key campus --update-alias"}
     assert services.settings.embeddings.domains["campus"].alias_name == "KB_CAMPUS"
     assert str(tmp_path.resolve()) in services.settings.ingest.allowed_roots
     # a registry broken by hand is logged, and what was served stays served
