@@ -102,8 +102,12 @@ def run_and_report(ctx: click.Context, settings: Settings, key: str, source: Pat
         click.echo(f"ingested into {result.version or '(no change)'}: {ingest.get('documents_written', 0)} "
                    f"document(s) written, {ingest.get('skipped_unchanged', 0)} unchanged, "
                    f"{len(ingest.get('failures') or [])} failed")
-        for where, why in ingest.get("failures") or []:
-            click.echo(f"  failed {where}: {why}")
+        for failure in ingest.get("failures") or []:
+            click.echo(f"  failed {failure['where']}: {failure['reason']}")
+        from backend.ingest.report import pii_summary
+
+        for line in pii_summary(ingest.get("pii_findings") or {}, ingest.get("pii_mode"), ingest.get("pii_audit_path")):
+            click.echo(line)
         click.echo("\n".join(render_run(result)))
     if result.gate_refused:
         click.echo(f"error: the gate refused {result.version}; nothing of {key!r} is served until a version passes. "

@@ -317,9 +317,17 @@ function renderDocuments(body) {
   if (body.hidden) return el("p", { className: "note", text: `${body.hidden} documents in the live version ${body.version || "—"}; their names and sources are shown to admins only.` });
   if (!body.documents.length) return el("p", { className: "note", text: "No documents yet." });
   const rows = body.documents.map((d) => ({ header: true, attrs: { "data-doc": d.doc_id },
-    cells: [d.doc_id, d.source, d.chunks, d.changed_in] }));
-  return [el("p", { className: "note", text: `In the live version ${body.version || "—"}; "Changed in" is the version that last added or changed it.` }),
-    table(`${body.documents.length} documents`, ["Document", "Source", "Passages", "Changed in"], rows, "documents")];
+    cells: [d.doc_id, d.source, d.chunks, d.changed_in, piiText(d.pii)] }));
+  const flagged = body.documents.filter((d) => Object.keys(d.pii || {}).length).length;
+  return [el("p", { className: "note", text: `In the live version ${body.version || "—"}; "Changed in" is the version that last added or changed it.` +
+      (flagged ? ` PII found in ${flagged} document(s): kinds and counts only, the values stay in the documents.` : "") }),
+    table(`${body.documents.length} documents`, ["Document", "Source", "Passages", "Changed in", "PII found"], rows, "documents")];
+}
+
+// "PERSON 2, EMAIL_ADDRESS 1": what the sanitizer flagged in a document, never the value
+function piiText(pii) {
+  const kinds = Object.entries(pii || {}).sort((a, b) => b[1] - a[1]);
+  return kinds.length ? kinds.map(([kind, n]) => `${kind} ${n}`).join(", ") : "—";
 }
 
 function renderGolden(body) {
