@@ -25,7 +25,7 @@ import os
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Collection, Iterator
 
 import structlog
 import yaml
@@ -165,15 +165,22 @@ def set_golden_set(settings: Settings, key: str, golden: Path | str | None) -> R
     return entry
 
 
-def apply_registry(settings: Settings) -> Settings:
+def apply_registry(settings: Settings, *, forget: Collection[str] = ()) -> Settings:
     """``settings`` with the registry as it is on disk now merged in (what ``load_settings`` does),
-    for a process that loaded its settings before an entry was added (the server, a job)."""
+    for a process that loaded its settings before an entry was added (the server, a job).
+    ``forget``: keys that came from the registry before (the server's last refresh); those no
+    longer in it are dropped, so a knowledge base removed from the registry stops being routed
+    at once, as a new one starts."""
     entries = list_registered(settings)
     domains = dict(settings.embeddings.domains)
     roots = list(settings.ingest.allowed_roots)
     from backend.common.config import DomainSettings
 
     changed = False
+    for key in forget:
+        if key not in entries and key in domains:
+            del domains[key]
+            changed = True
     for key, entry in entries.items():
         new = DomainSettings.model_validate({**entry.domain(), **_kept_fields(domains.get(key))})
         old = domains.get(key)

@@ -114,3 +114,29 @@ def test_refresh_takes_in_a_registered_knowledge_base_and_survives_a_broken_regi
     resp = client.get("/domains")
     assert resp.status_code == 200 and "campus" in [d["key"] for d in resp.get_json()["domains"]]
     services.stores.close()
+
+
+def test_a_knowledge_base_removed_from_the_registry_is_routed_no_more_at_once(tmp_path: Path,
+                                                                               embedder: Any) -> None:
+    """Issue 48: removal is taken in like an addition, at the next request, without a restart;
+    a knowledge base of the config file is never dropped by it."""
+    from backend.api.app import build_services, create_app
+    from backend.ingest.knowledge_bases import register
+    from tests.conftest import make_settings
+
+    settings = make_settings(tmp_path)
+    register(settings, "campus", source_dir=tmp_path)
+    register(settings, "garden", source_dir=tmp_path)
+    services = build_services(settings, embedder=embedder)
+    client = create_app(settings, services).test_client()
+    assert {"campus", "garden", "handbook"} <= {d["key"] for d in client.get("/domains").get_json()["domains"]}
+    registry = Path(settings.knowledge_bases.registry_file)
+    data = yaml.safe_load(registry.read_text(encoding="utf-8"))
+    del data["knowledge_bases"]["campus"]
+    registry.write_text(yaml.safe_dump(data), encoding="utf-8")
+    keys = {d["key"] for d in client.get("/domains").get_json()["domains"]}
+    assert "campus" not in keys and {"garden", "handbook"} <= keys
+    resp = client.post("/chat", json={"question": "Who keeps the bees?"}, headers={"X-RAG-Domain": "campus"})
+    assert resp.status_code == 400 and resp.get_json()["error"]["code"] == "unknown_domain"
+    assert "campus" not in services.settings.embeddings.domains
+    services.stores.close()
