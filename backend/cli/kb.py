@@ -135,7 +135,7 @@ def create(ctx: click.Context, name: str, source: Path, title: str | None, profi
     from backend.ingest.folder import walk_folder
     from backend.ingest.knowledge_bases import register, registry_file
 
-    settings = settings_from(ctx)
+    settings = settings_from(ctx, quiet_info=True)  # the report, not INFO lines between its lines
     walk = walk_folder(source)  # a missing or empty folder is refused before anything is registered
     if not walk.files:
         from backend.common.errors import ManifestError

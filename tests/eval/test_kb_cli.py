@@ -32,6 +32,7 @@ def test_kb_create_serves_a_folder_and_tells_about_the_generated_golden_set(tmp_
     assert "rag kb set-golden campus FILE" in out and "rag feedback export --out FILE" in out
     assert "gate min_recall_at_k          PASS  recall_at_k = 1.0" in out
     assert "served: KB_CAMPUS -> KB_CAMPUS_V1 (ask with X-RAG-Domain: campus" in out
+    assert "[info" not in run.output  # issue 48: no log line between the report's lines
 
     again = CliRunner().invoke(cli, ["--config", str(config), "kb", "create", "campus", "--from", str(folder)])
     assert again.exit_code == 2
@@ -54,9 +55,13 @@ def test_kb_create_serves_a_folder_and_tells_about_the_generated_golden_set(tmp_
     assert "skipped budget.xlsx: unsupported type .xlsx" in ingest.stderr
     assert "manifest used: " in ingest.stderr
     assert "promoted: KB_CAMPUS -> KB_CAMPUS_V2" in ingest.stdout
+    assert "[info" not in ingest.output
     assert "golden set: GENERATED starter set" in ingest.stdout  # told at every gate that uses it
     assert len(list((tmp_path / "kb" / "campus" / "manifests").glob("*.jsonl"))) == 2
     assert "canteen.txt" in (tmp_path / "kb" / "campus" / "golden.generated.jsonl").read_text()
+    debug = CliRunner().invoke(cli, ["--config", str(config), "--debug", "ingest", str(folder), "--domain-key",
+                                     "campus"])
+    assert debug.exit_code == 0 and "[info" in debug.stderr and "ingest.version_planned" in debug.stderr
 
 
 def test_kb_create_exits_3_with_the_figures_when_the_gate_refuses(tmp_path: Path) -> None:

@@ -90,3 +90,5 @@ def test_rag_ingest_dir_prints_the_findings_and_redact_mode_says_it_redacted(tmp
     assert run.exit_code == 0, run.output
     assert "PII (redact):" in run.stdout and "EMAIL_ADDRESS 1" in run.stdout
     assert "redacted: the chunks hold typed placeholders" in run.stdout
+    counts = read_pii(load_settings(config, env={}), "default")
+    assert counts["contacts.md"]["EMAIL_ADDRESS"] == 1  # what the admin console shows for the default
