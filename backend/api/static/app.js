@@ -85,8 +85,13 @@ function showExamples() {
   const questions = (domain && !domain.not_served && domain.example_questions) || [];
   // a knowledge base that serves nothing says why (and what serves it) instead of offering questions
   const notServed = $("not-served");
-  notServed.hidden = !(domain && domain.not_served);
-  $("not-served-reason").textContent = (domain && domain.not_served) || "";
+  const reason = (domain && domain.not_served) || "";
+  notServed.hidden = !reason;
+  // "...; serve it anyway: rag index promote ..." -> the sentence, then the command to copy
+  const command = reason.match(/^(.*?:\s*)(rag [a-z].*)$/);
+  const sentence = command ? command[1] : reason;
+  $("not-served-reason").replaceChildren(sentence.charAt(0).toUpperCase() + sentence.slice(1),
+    ...(command ? [el("code", { text: command[2] })] : []));
   list.replaceChildren();
   for (const question of questions) {
     const button = el("button", { type: "button", className: "example" }, question);
