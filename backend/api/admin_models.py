@@ -163,6 +163,9 @@ class GateOut(ResponseModel):
     threshold: float | None
     kind: str | None = None
     baseline: float | None = None
+    warning: str | None = Field(None, description="Why a floor the value misses did not block: "
+                                "`served_version_below_floor` (the served version misses it too and this one is no "
+                                "worse) or `first_version_on_starter_set` (docs/EVALUATION_AND_PROMOTION.md).")
 
 
 class EvaluationSummary(ResponseModel):

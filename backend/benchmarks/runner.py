@@ -111,6 +111,12 @@ def run(cisi_dir: Path, sizes: tuple[int, ...], sections: tuple[str, ...], confi
             section = pii.measure(config)
             out.append(section)
             emit(section.render())
+        if "kb-folder" in sections:
+            from backend.benchmarks import kb_folder
+
+            section = kb_folder.measure(config, embedder)
+            out.append(section)
+            emit(section.render())
         if "answers" in sections:
             from backend.benchmarks import answer_decision
 
