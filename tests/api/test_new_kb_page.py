@@ -142,7 +142,19 @@ def test_a_new_knowledge_base_on_the_page_and_in_the_console(browser: Any, serve
     assert not any(v in detail for v in VALUES)
     shoot(page, "new-kb-console", window=True)
 
-    # 5. a forced promotion is marked on the live version
+    # 5. an edit, no worse than what is served, is promoted without --force while the server runs
+    travel = folder / "travel.txt"
+    travel.write_text(travel.read_text(encoding="utf-8").replace("150 euros", "180 euros"), encoding="utf-8")
+    edited = rag_cli("ingest", str(folder), "--domain-key", "policies", "--update-alias", env=env)
+    assert edited.returncode == 0, edited.stdout + edited.stderr
+    assert "promoted: KB_POLICIES -> KB_POLICIES_V2" in edited.stdout and "[forced]" not in edited.stdout
+    assert store.resolve_alias("KB_POLICIES") == "KB_POLICIES_V2"
+    to_chat(page)
+    page.locator("#domain").select_option("policies")
+    turn = ask(page, "Up to how much are hotel costs reimbursed per night in European capitals?")
+    assert "180 euros" in turn.locator(".answer-text").inner_text()
+
+    # 6. a forced promotion is marked on the live version
     forced = rag_cli("index", "promote", "--domain-key", "names", "--version", "KB_NAMES_V1", "--force", env=env)
     assert forced.returncode == 0, forced.stdout + forced.stderr
     to_chat(page)
