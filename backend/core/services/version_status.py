@@ -142,8 +142,13 @@ def not_served_reason(admin: IndexAdmin, embeddings: EmbeddingSettings, naming: 
     if evaluation.get("gates_passed") is False:
         from backend.core.services.promotion import GateResult
 
-        failed = [GateResult(**g) for g in evaluation.get("gates") or [] if not g.get("passed")]
-        why = "; ".join(f"{g.name}: {g.describe()}" for g in failed) or "a gate failed"
+        fields = set(GateResult.__dataclass_fields__)
+        try:  # a row recorded by another release may lack a field: then the names alone
+            failed = [f"{g['name']}: {GateResult(**{k: v for k, v in g.items() if k in fields}).describe()}"
+                      for g in evaluation.get("gates") or [] if not g.get("passed")]
+        except (TypeError, KeyError, ValueError):
+            failed = [str(g.get("name")) for g in evaluation.get("gates") or [] if not g.get("passed")]
+        why = "; ".join(failed) or "a gate failed"
         return (f"the gate refused {newest.name} ({why}); serve it anyway: "
                 f"rag index promote {where} --version {newest.name} --force")
     return (f"{newest.name} is ingested but not promoted yet (an ingest or upload in progress, or waiting for a "
