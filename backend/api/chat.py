@@ -38,8 +38,8 @@ def chat_query(services: Any) -> ChatQuery:
     the chat service trusts it."""
     body = parse_body(ChatRequestBody, RequestLimits.from_settings(services.settings))
     domain = (request.headers.get(DOMAIN_HEADER) or "").strip() or None
+    visibility = access.visibility_for(domain)  # first: a caller who may not use it learns nothing of its state
     served_or_409(services, domain)
-    visibility = access.visibility_for(domain)
     return ChatQuery(
         question=body.question, domain=domain, top_k=body.top_k,
         filters=parse_filters(body.raw_filters(), services.settings.retrieval.metadata_schema),
