@@ -51,7 +51,7 @@ run: setup
 	@echo "Ready. Open http://$(HOST):$(PORT)/ in a browser for the chat page (the admin console: the admin link"
 	@echo "the server prints below), or in another terminal:"
 	@echo "  curl -s -X POST http://$(HOST):$(PORT)/chat -H 'Content-Type: application/json' -d '{\"question\": \"How many days of annual leave do employees get?\"}'"
-	@echo "  curl -s -X POST http://$(HOST):$(PORT)/chat -H 'Content-Type: application/json' -H 'X-RAG-Domain: handbook' -d '{\"question\": \"Which safety shoes are part of the field engineer PPE kit?\"}'"
+	@echo "  curl -s -X POST http://$(HOST):$(PORT)/chat -H 'Content-Type: application/json' -H 'X-RAG-Domain: handbook' -d '{\"question\": \"How many days of annual leave?\"}'"
 	@echo
 	$(RAG) serve --host $(HOST) --port $(PORT)
 

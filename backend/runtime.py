@@ -224,6 +224,8 @@ class ServingRuntime:
         #: the knowledge-base registry file as ``settings`` last took it in: (inode, mtime_ns, size); the
         #: registry is replaced atomically, so a new inode tells a write even within one mtime tick
         self.registry_stamp: tuple[int, int, int] | None = None
+        #: the registry's keys as last taken in: one gone from the file is routed no more
+        self.registered: frozenset[str] = frozenset()
         self._refreshing = threading.Lock()
 
     @property
@@ -259,7 +261,7 @@ class ServingRuntime:
         """Take in knowledge bases registered since start: when the registry file changed, merge
         it into the settings and route the new domains. Aliases are resolved per request, so a
         newly promoted version needs nothing here. True if it changed."""
-        from backend.ingest.knowledge_bases import apply_registry, registry_file
+        from backend.ingest.knowledge_bases import apply_registry, list_registered, registry_file
 
         # one request takes the change in; the others wait for it rather than answer from the old
         # settings (a page that lists knowledge bases right after `rag kb create` must see the new one)
@@ -273,12 +275,14 @@ class ServingRuntime:
             if stamp == self.registry_stamp:
                 return False
             try:
-                settings = apply_registry(current.settings)
+                registered = frozenset(list_registered(current.settings))
+                settings = apply_registry(current.settings, forget=self.registered)
             except ConfigError as exc:  # a broken registry must not stop serving what was served
                 self.registry_stamp = stamp  # said once, not at every request
                 log.error("services.refresh_failed", error=exc.user_message)
                 return False
             self.registry_stamp = stamp
+            self.registered = registered
             if settings is current.settings:
                 return False
             # the services are shared by the old and the new runtime (same ports, same caches): only

@@ -55,6 +55,9 @@ def make_settings(tmp_path: Path, **overrides: Any) -> Settings:
                    "progress": False},
         "evaluation": {"reports_dir": str(tmp_path / "reports")},
         "knowledge_bases": {"registry_file": str(tmp_path / "knowledge-bases.yaml"), "dir": str(tmp_path / "kb")},
+        # the shipped profile audits PII at ingest (issue 48); the PII tests (test_pii_*, test_sanitizer*,
+        # tests/eval/test_pii_default.py) ask for it, the others ingest many corpora and read no finding
+        "sanitize": {"enabled": False, "audit_path": str(tmp_path / "audit" / "pii_findings.jsonl")},
     }
     from backend.common.config import _deep_merge
 

@@ -184,3 +184,21 @@ def test_the_http_section_measures_v1_beside_chat_in_one_run(embedder: Any, tmp_
     assert section.figures["/v1/chat/completions latency ms"].startswith("p50=")
     assert [(name, op, goal) for name, _, op, goal, _ in section.targets] == [
         ("p50 /v1/chat/completions / p50 /chat", "<=", 1.2)]
+
+
+def test_kb_folder_section_serves_a_generated_folder_and_promotes_its_edit(embedder: Any, tmp_path: Path) -> None:
+    """Issue 48: one run of `rag bench --section kb-folder` (the section makes ten)."""
+    from backend.benchmarks import kb_folder
+
+    edit = kb_folder.generate(tmp_path / "a", 4811)
+    again = kb_folder.generate(tmp_path / "b", 4811)
+    files = sorted(p.name for p in (tmp_path / "a").iterdir())
+    assert files == ["contacts.html", "expenses.txt", "it-faq.html", "on-call-rota.txt", "onboarding-checklist.docx",
+                     "price-list.pdf", "remote-work.md", "travel-policy.md"]
+    assert edit == again and edit["old"] in (tmp_path / "a" / "travel-policy.md").read_text()
+    assert (tmp_path / "a" / "travel-policy.md").read_text() == (tmp_path / "b" / "travel-policy.md").read_text()
+    section = kb_folder.measure(DEFAULT_CONFIG, embedder, runs=1)
+    assert section.figures["kb create served (runs)"] == "1 of 1"
+    assert section.figures["edit promoted without --force (runs)"] == "1 of 1"
+    assert [(t[0], t[1], t[4]) for t in section.targets] == [
+        ("kb create ends served (share of runs)", 1.0, True), ("edit promoted without --force (share of runs)", 1.0, True)]

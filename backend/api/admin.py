@@ -191,7 +191,9 @@ def list_knowledge_bases() -> tuple[Response, int]:
 @bp.get("/knowledge-bases/<key>/documents")
 def documents(key: str) -> tuple[Response, int]:
     who, kb = authorized(key, write=False)
-    view = console.documents_view(current_runtime().stores, kb, _naming())
+    from backend.ingest.knowledge_bases import read_pii
+
+    view = console.documents_view(current_runtime().stores, kb, _naming(), read_pii(settings(), kb.key))
     return _out(DocumentsResponse, console.counts_only(view, "documents") if restricted(who) else view)
 
 

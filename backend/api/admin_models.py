@@ -89,6 +89,8 @@ class DocumentOut(ResponseModel):
     chunks: int
     changed_in: str = Field(..., description="The version the live copy was last written in, as far as the "
                             "retained versions show.")
+    pii: dict[str, int] = Field(default_factory=dict, description="PII the sanitizer found in it as last ingested: "
+                                "entity type -> count (never a value); empty: none found, or sanitizing was off.")
 
 
 HIDDEN = ("How many rows were left out because the caller reads without the admin role under access control "
@@ -161,6 +163,9 @@ class GateOut(ResponseModel):
     threshold: float | None
     kind: str | None = None
     baseline: float | None = None
+    warning: str | None = Field(None, description="Why a floor the value misses did not block: "
+                                "`served_version_below_floor` (the served version misses it too and this one is no "
+                                "worse) or `first_version_on_starter_set` (docs/EVALUATION_AND_PROMOTION.md).")
 
 
 class EvaluationSummary(ResponseModel):

@@ -33,7 +33,8 @@ _ERRORS = {
            "(unknown key, bad or expired bearer token).",
     "403": "Access control: the principal may not use the requested X-RAG-Domain.",
     "413": "Body over server.max_body_bytes, or question over server.max_question_chars.",
-    "409": "The alias serves a version of another embedding model or distance.",
+    "409": "The alias serves a version of another embedding model or distance; or code `not_served`: the knowledge "
+           "base serves no version yet (the message gives the reason and the command that serves it).",
     "415": "Content-Type is not application/json.",
     "422": "JSON of the wrong shape: missing or unknown field, wrong type, value out of range.",
     "500": "Unexpected server error (details only in the server log).",

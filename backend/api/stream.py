@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 from typing import Any, Iterator
 
 from flask import Blueprint, Response, current_app, jsonify, stream_with_context
@@ -41,6 +42,9 @@ from backend.common.errors import InvalidConversationId
 from backend.core.services.chat_service import ChatAnswer
 from backend.core.sentence_segments import segment
 from backend.common.config import Settings
+from backend.core.services.starter_golden import read_rows, starter_path
+from backend.core.services.version_status import not_served_reason
+from backend.core.versions import VersionNaming
 
 bp = Blueprint("stream", __name__)
 _CONVERSATION_ID = re.compile(CONVERSATION_ID_PATTERN)
@@ -180,6 +184,29 @@ def _pretty(key: str) -> str:
     return text[:1].upper() + text[1:]
 
 
+#: example questions a knowledge base without configured ones offers: one per document, from its starter set
+STARTER_EXAMPLES = 3
+
+
+def starter_examples(path: Path) -> list[str]:
+    """The first questions of a generated starter set, each about another document (none when
+    there is no set): a new knowledge base offers questions its documents answer. The set holds
+    no value the sanitizer flagged (``starter_golden.pii_free``)."""
+    if not path.exists():
+        return []
+    out: list[str] = []
+    documents: set[str] = set()
+    for row in read_rows(path):
+        sources = tuple(row.get("expected_sources") or ())
+        if row.get("expected_mode") != "rag" or not sources or sources[0] in documents:
+            continue
+        documents.add(sources[0])
+        out.append(str(row["query"]))
+        if len(out) == STARTER_EXAMPLES:
+            break
+    return out
+
+
 @bp.get("/domains")
 def domains() -> Response:
     """The domains the page offers: the default alias, then every configured domain the
@@ -189,8 +216,11 @@ def domains() -> Response:
     embeddings = services.settings.embeddings
     principal = access.current_principal()
     default = embeddings.alias
+    naming = VersionNaming(services.settings.ingest.version_name_template)
+    admin = services.stores.admin
     listed = ([DomainOut(key=None, alias=routing.default_alias, title=default.title,
-                         example_questions=list(default.example_questions))]
+                         example_questions=list(default.example_questions),
+                         not_served=not_served_reason(admin, embeddings, naming, None))]
               if principal is None or principal.may_use(None) else [])
     for key, (alias, _) in sorted(routing.domains.items()):
         if principal is not None and not principal.may_use(key):
@@ -198,6 +228,9 @@ def domains() -> Response:
         configured = embeddings.domains.get(key)
         title = configured.title if configured is not None and configured.title else _pretty(key)
         examples = list(configured.example_questions) if configured is not None else []
-        listed.append(DomainOut(key=key, alias=alias, title=title, example_questions=examples))
+        if not examples:
+            examples = starter_examples(starter_path(services.settings, key))
+        listed.append(DomainOut(key=key, alias=alias, title=title, example_questions=examples,
+                                not_served=not_served_reason(admin, embeddings, naming, key)))
     return jsonify(DomainsResponse(domains=listed).model_dump(mode="json"))
 

@@ -125,6 +125,9 @@ class DomainOut(ResponseModel):
     title: str = Field(..., description="Name for people: the configured title (embeddings.alias.title, "
                        "embeddings.domains.<key>.title), else the key prettified.")
     example_questions: list[str] = Field(..., description="Questions the page offers on an empty conversation.")
+    not_served: str | None = Field(None, description="Why it serves nothing yet (the gate refused its version, "
+                                   "nothing ingested) and the command that serves it; null when it is served. "
+                                   "`/chat` answers it 409 `not_served` with the same reason.")
 
 
 class DomainsResponse(ResponseModel):

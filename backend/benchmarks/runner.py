@@ -117,6 +117,12 @@ def run(cisi_dir: Path, sizes: tuple[int, ...], sections: tuple[str, ...], confi
             section = ocr.measure(settings, work / "ocr")
             out.append(section)
             emit(section.render())
+        if "kb-folder" in sections:
+            from backend.benchmarks import kb_folder
+
+            section = kb_folder.measure(config, embedder)
+            out.append(section)
+            emit(section.render())
         if "answers" in sections:
             from backend.benchmarks import answer_decision
 

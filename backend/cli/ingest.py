@@ -156,16 +156,21 @@ def run(ctx: click.Context, manifest_arg: Path | None, manifest_opt: Path | None
     if manifest_arg is not None and not manifest_arg.exists():
         raise click.BadParameter(f"{manifest_arg}: no such file or folder (expected a JSONL manifest or a folder "
                                  "of documents)", param_hint="MANIFEST|DIR")
-    settings = settings_from(ctx)
-    if manifest_arg is not None and manifest_arg.is_dir():
+    folder = manifest_arg is not None and manifest_arg.is_dir()
+    # a folder's run prints a report a person reads: INFO lines would interleave with it (--debug shows them)
+    settings = settings_from(ctx, quiet_info=folder)
+    pii_key: str | None = None
+    if folder:
+        assert manifest_arg is not None
         settings, manifest = _folder_manifest(settings, manifest_arg, domain_key, quiet=as_json)
+        pii_key = domain_key or DEFAULT_DOMAIN
     engine = _engine(engine_name, address, ray_actors, ray_prepare_actors, ray_writers)
     try:
         stores = open_stores(settings)
         try:
             _run(ctx, settings, stores, manifest, profile=profile, domain_key=domain_key, prune=prune,
                  strict=strict, update_alias=update_alias, in_place=in_place, progress=progress, as_json=as_json,
-                 engine=engine)
+                 engine=engine, pii_key=pii_key)
         finally:
             stores.close()
     finally:
@@ -190,7 +195,10 @@ def _engine(name: str, address: str | None, actors: int | None, prepare_actors: 
 
 def _run(ctx: click.Context, settings: Settings, stores: Stores, manifest: Path, *, profile: str | None,
          domain_key: str | None, prune: bool, strict: bool, update_alias: bool, in_place: bool,
-         progress: bool | None, as_json: bool, engine: IngestEngine | None = None) -> None:
+         progress: bool | None, as_json: bool, engine: IngestEngine | None = None,
+         pii_key: str | None = None) -> None:
+    """``pii_key``: the knowledge base whose per-document PII counts the run brings up to date
+    (a folder's run; ``knowledge_bases.record_pii``), read by the admin console."""
     embedder = open_embedder(settings)
     token = CancelToken(default_cancel_dir(settings))
     bars = TqdmProgress(progress_enabled(progress, default=settings.ingest.progress, as_json=as_json))
@@ -205,6 +213,10 @@ def _run(ctx: click.Context, settings: Settings, stores: Stores, manifest: Path,
         except IngestCancelled as exc:
             _cancelled(ctx, exc, as_json)
             return
+        if pii_key is not None:
+            from backend.ingest.knowledge_bases import record_pii
+
+            record_pii(settings, pii_key, report)
         promoting = update_alias and report.ok
 
         def served(promoted: str | None = None, refused: bool = False) -> list[Served]:

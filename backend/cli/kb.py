@@ -60,16 +60,19 @@ def render_run(result: Any) -> list[str]:
                          "about): retrieval cannot be measured")
         for gate in ev.get("gates", []):
             value = "n/a" if gate["value"] is None else gate["value"]
-            lines.append(f"gate {gate['name']:<24} {'PASS' if gate['passed'] else 'FAIL'}  {gate['metric']} = "
+            verdict = "WARN" if gate.get("warning") else ("PASS" if gate["passed"] else "FAIL")
+            lines.append(f"gate {gate['name']:<24} {verdict}  {gate['metric']} = "
                          f"{value}, {'maximum' if gate['kind'] == 'max' else 'minimum'} {gate['threshold']}"
                          if gate["kind"] != "regression" else
-                         f"gate {gate['name']:<24} {'PASS' if gate['passed'] else 'FAIL'}  {gate['metric']} "
+                         f"gate {gate['name']:<24} {verdict}  {gate['metric']} "
                          f"{gate['baseline']} -> {gate['value']}, largest drop {gate['threshold']}")
         lines += list(ev.get("notes") or [])
         if ev.get("report_path"):
             lines.append(f"report: {ev['report_path']}")
     if result.promoted:
-        lines.append(f"served: {result.alias} -> {result.served_version} (ask with X-RAG-Domain: {result.key}, "
+        warned = [g["name"] for g in (ev.get("gates") or []) if g.get("warning")] if ev else []
+        lines.append(f"served{' WITH A WARNING (' + ', '.join(warned) + ' below the floor)' if warned else ''}: "
+                     f"{result.alias} -> {result.served_version} (ask with X-RAG-Domain: {result.key}, "
                      "or pick it on the chat page)")
     elif result.gate_refused:
         lines.append(f"NOT served: the gate refused {result.version}; {result.alias} serves "
@@ -96,12 +99,18 @@ def run_and_report(ctx: click.Context, settings: Settings, key: str, source: Pat
         click.echo(f"ingested into {result.version or '(no change)'}: {ingest.get('documents_written', 0)} "
                    f"document(s) written, {ingest.get('skipped_unchanged', 0)} unchanged, "
                    f"{len(ingest.get('failures') or [])} failed")
-        for where, why in ingest.get("failures") or []:
-            click.echo(f"  failed {where}: {why}")
+        for failure in ingest.get("failures") or []:
+            click.echo(f"  failed {failure['where']}: {failure['reason']}")
+        from backend.ingest.report import pii_summary
+
+        for line in pii_summary(ingest.get("pii_findings") or {}, ingest.get("pii_mode"), ingest.get("pii_audit_path")):
+            click.echo(line)
         click.echo("\n".join(render_run(result)))
     if result.gate_refused:
-        click.echo(f"error: the gate refused {result.version}; fix the documents or the golden set, then run "
-                   f"`rag ingest {source} --domain-key {key} --update-alias` again", err=True)
+        click.echo(f"error: the gate refused {result.version}; nothing of {key!r} is served until a version passes. "
+                   f"Fix the documents or the golden set and run `rag ingest {source} --domain-key {key} "
+                   f"--update-alias` again, or serve this version anyway (recorded as forced): "
+                   f"`rag index promote --domain-key {key} --version {result.version} --force`", err=True)
         ctx.exit(3)
     if result.ingest.get("failures"):
         ctx.exit(1)
@@ -123,7 +132,7 @@ def create(ctx: click.Context, name: str, source: Path, title: str | None, profi
     from backend.ingest.folder import walk_folder
     from backend.ingest.knowledge_bases import register, registry_file
 
-    settings = settings_from(ctx)
+    settings = settings_from(ctx, quiet_info=True)  # the report, not INFO lines between its lines
     walk = walk_folder(source)  # a missing or empty folder is refused before anything is registered
     if not walk.files:
         from backend.common.errors import ManifestError

@@ -62,11 +62,14 @@ def render_report(report: EvaluationReport) -> str:
 def render_promotion(result: PromotionResult) -> str:
     lines = [render_report(result.report)] if result.report else []
     for gate in result.gates:
-        lines.append(f"gate {gate.name:<18} {'PASS' if gate.passed else 'FAIL'}  {gate.describe()}")
-    lines.extend(result.notes)
+        verdict = "WARN" if gate.warning else ("PASS" if gate.passed else "FAIL")
+        lines.append(f"gate {gate.name:<18} {verdict}  {gate.describe()}")
+    lines.extend(note for note in result.notes if not note.startswith("warning: "))  # the WARN rows say it
     if result.promoted:
         lines.append(f"promoted: {result.alias} -> {result.version} (previous: {result.previous or '-'})"
-                     + ("  [forced]" if result.forced else ""))
+                     + ("  [forced]" if result.forced else "")
+                     + ("  [with a warning: a floor is missed, see WARN above]" if any(g.warning for g in result.gates)
+                        else ""))
         if result.dropped:
             lines.append(f"retention dropped: {', '.join(result.dropped)}")
     elif result.gates:

@@ -337,6 +337,15 @@ class KnowledgeBaseNotFound(RequestError):
     http_status = 404
 
 
+class KnowledgeBaseNotServed(RequestError):
+    """The knowledge base exists but no version of it is served yet (the gate refused its first
+    version, or nothing was ingested): the message says why and what serves it. Not retryable,
+    so 409, never 503."""
+
+    code = "not_served"
+    http_status = 409
+
+
 class PassageNotFound(RequestError):
     """The MCP ``fetch`` tool names no passage or document the caller may read (missing and hidden alike)."""
 

@@ -29,6 +29,7 @@ import structlog
 from backend.common.config import NerScope, SanitizeSettings
 from backend.common.errors import SanitizerError
 from backend.common.pii_findings import PiiFinding, SanitizeOutcome, write_findings
+from backend.common.pii_names import relabel, trim_currency
 
 if TYPE_CHECKING:
     from presidio_analyzer import AnalyzerEngine, BatchAnalyzerEngine
@@ -231,6 +232,13 @@ def _lazy_nlp_engine(language: str, package: str, ner_config: Any) -> Any:
                               ner_model_configuration=ner_config)
 
 
+#: ``user@host.acme-corp.local``: a company's own domain under a private-use suffix (RFC 6762 ``.local``,
+#: ICANN's ``.internal``, and the customary ``.corp``, ``.lan``, ``.home``, ``.intranet``, ``.private``);
+#: a made-up suffix elsewhere stays no address
+_INTERNAL_DOMAIN = re.compile(r"@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.(?:local|localdomain|internal|corp|lan|home|"
+                              r"intranet|private)$", re.IGNORECASE)
+
+
 def offline_email_recognizer(language: str) -> Any:
     import tldextract
     from presidio_analyzer.predefined_recognizers import EmailRecognizer
@@ -241,7 +249,9 @@ def offline_email_recognizer(language: str) -> Any:
         """Presidio's e-mail recognizer, validating domains against the bundled suffix snapshot."""
 
         def validate_result(self, pattern_text: str) -> bool:
-            return bool(extractor(pattern_text).fqdn)
+            # a public suffix, or an internal one (``.local``, ``.corp``, ``.internal``): mail on a
+            # company's own domain is personal data too (issue 48)
+            return bool(extractor(pattern_text).fqdn) or bool(_INTERNAL_DOMAIN.search(pattern_text))
 
     return OfflineEmailRecognizer(supported_language=language, name="OfflineEmailRecognizer")
 
@@ -334,8 +344,13 @@ def _pieces(text: str, max_chars: int) -> Iterator[tuple[int, str]]:
 _NER_TAG = "~ner"
 
 
+#: where spans of these types overlap, the first named wins: an address's local part and domain
+#: look like a URL to the URL recognizer, and "<URL>lberg@..." would leave half of it readable
+_WINS_OVER = {"EMAIL_ADDRESS": 2, "URL": 0}
+
+
 def _collapse(cluster: list[tuple[int, int, str, float]]) -> tuple[int, int, str, float]:
-    best = max(cluster, key=lambda c: (not c[2].endswith(_NER_TAG), c[3], c[1] - c[0]))
+    best = max(cluster, key=lambda c: (not c[2].endswith(_NER_TAG), _WINS_OVER.get(c[2], 1), c[3], c[1] - c[0]))
     return cluster[0][0], max(c[1] for c in cluster), best[2].removesuffix(_NER_TAG), best[3]
 
 
@@ -421,9 +436,15 @@ def _analyze(texts: Sequence[str], settings: SanitizeSettings, engine: _Engine,
         _NER_WINDOW.reset(scope)
     per_doc: list[list[tuple[int, int, str, float]]] = [[] for _ in texts]
     for (i, off, piece), found in zip(parts, results):
-        per_doc[i].extend((off + r.start, off + r.end, r.entity_type + _ner_tag(r), r.score) for r in found
-                          if r.score >= thresholds.get(r.entity_type, 1.1)
-                          and _plausible(piece[r.start:r.end], r.entity_type, piece[max(0, r.start - 12):r.start]))
+        for r in found:
+            end = r.end
+            if r.entity_type in _NAMED:  # "NOK 1,400", "Stockholm SEK 1,250": a code before an amount is no name
+                end = r.start + len(trim_currency(piece[r.start:r.end], piece[r.end:r.end + 3]))
+            text = piece[r.start:end]
+            kind = relabel(text, r.entity_type)  # a city the NER model called a company is a place
+            if text.strip() and r.score >= thresholds.get(kind, 1.1) \
+                    and _plausible(text, r.entity_type, piece[max(0, r.start - 12):r.start]):
+                per_doc[i].append((off + r.start, off + end, kind + _ner_tag(r), r.score))
     if "PERSON" in thresholds:
         allow = frozenset(settings.allow_list)
         for text, spans in zip(texts, per_doc):

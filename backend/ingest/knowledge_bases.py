@@ -28,7 +28,7 @@ import os
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator, Protocol
+from typing import Any, Callable, Collection, Iterator, Protocol
 
 import structlog
 import yaml
@@ -186,15 +186,22 @@ def set_golden_set(settings: Settings, key: str, golden: Path | str | None) -> R
     return entry
 
 
-def apply_registry(settings: Settings) -> Settings:
+def apply_registry(settings: Settings, *, forget: Collection[str] = ()) -> Settings:
     """``settings`` with the registry as it is on disk now merged in (what ``load_settings`` does),
-    for a process that loaded its settings before an entry was added (the server, a job)."""
+    for a process that loaded its settings before an entry was added (the server, a job).
+    ``forget``: keys that came from the registry before (the server's last refresh); those no
+    longer in it are dropped, so a knowledge base removed from the registry stops being routed
+    at once, as a new one starts."""
     entries = list_registered(settings)
     domains = dict(settings.embeddings.domains)
     roots = list(settings.ingest.allowed_roots)
     from backend.common.config import DomainSettings
 
     changed = False
+    for key in forget:
+        if key not in entries and key in domains:
+            del domains[key]
+            changed = True
     for key, entry in entries.items():
         new = DomainSettings.model_validate({**entry.domain(), **_kept_fields(domains.get(key))})
         old = domains.get(key)
@@ -280,6 +287,42 @@ def evaluation_dict(result: PromotionResult) -> dict[str, Any]:
             "baseline_report": baseline_report, "notes": list(result.notes)}
 
 
+PII_FILE = "pii.json"
+
+
+def read_pii(settings: Settings, key: str) -> dict[str, dict[str, int]]:
+    """``doc_id -> entity type -> count`` of the PII the sanitizer found in knowledge base ``key``'s
+    documents as last ingested (``<workspace>/pii.json``); types and counts only, never a value."""
+    path = workspace(settings, key) / PII_FILE
+    if not path.exists():
+        return {}
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return {str(doc): {str(k): int(n) for k, n in kinds.items()} for doc, kinds in (data.get("documents") or {}).items()}
+
+
+def record_pii(settings: Settings, key: str, report: IngestReport) -> None:
+    """Bring ``<workspace>/pii.json`` up to date with a run: each document the run wrote gets this
+    run's counts (none: its entry goes); the others keep theirs. Written atomically; nothing when
+    sanitizing was off."""
+    if report.pii_mode is None:
+        return
+    counts = read_pii(settings, key)
+    for build in report.builds:
+        for doc_id in build.get("written") or ():
+            counts.pop(doc_id, None)
+        for doc_id in build.get("pruned") or ():
+            counts.pop(doc_id, None)
+    for doc_id, kinds in report.pii_findings.items():
+        if sum(kinds.values()):
+            counts[doc_id] = dict(kinds)
+    path = workspace(settings, key) / PII_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps({"mode": report.pii_mode, "audit_log": report.pii_audit_path,
+                               "documents": dict(sorted(counts.items()))}, indent=1), encoding="utf-8")
+    os.replace(tmp, path)
+
+
 def golden_info(path: Path) -> dict[str, Any]:
     golden = load_golden_set(path)
     return {"path": str(path), "generated": is_generated(golden), "queries": len(golden)}
@@ -344,6 +387,7 @@ def ingest_into_candidate(runtime: KbRuntime, key: str, lines: list[dict[str, An
     with run.locks(f"rag kb {key}") as locks:
         pipeline = run.ingest(progress=ingest_progress if ingest_progress is not None else bars)
         report = pipeline.run(manifest, domain_key=domain_key, locks=locks)
+        record_pii(settings, key, report)
         step("ingest", len(lines), len(lines))
         refused += [{"file": Path(where).name, "reason": reason} for where, reason in report.failures]
         if report.failures and not _changed(report):

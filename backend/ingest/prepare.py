@@ -100,7 +100,7 @@ class Preparer:
                 report.ocr_pages += self.ocr_pages - before
             loaded.append(Loaded(planned, doc, self.render(doc)))
         out = []
-        for item in self.sanitize(loaded, sanitizer):
+        for item in self.sanitize(loaded, sanitizer, report):
             chunks = self.chunk(item.doc, item.text, target)
             if target.profile.chunker.dedupe:
                 # per document: a document's chunks must not depend on which other
@@ -132,7 +132,8 @@ class Preparer:
         return figures.render_text(doc, self.config.docx) if figures.applies_to(doc) else doc.text
 
     @telemetry.traced("rag.sanitize", attributes=lambda self, items, *_: {"rag.documents": len(items)})
-    def sanitize(self, items: list[Loaded], sanitizer: TextSanitizer | None = None) -> list[Loaded]:
+    def sanitize(self, items: list[Loaded], sanitizer: TextSanitizer | None = None,
+                 report: IngestReport | None = None) -> list[Loaded]:
         """PII redaction/audit of each document's text, figure captions and string
         manifest-metadata values, one call for the whole group, in ``sanitizer`` (the PII
         worker process) or in this process. Imports nothing while sanitize is off."""
@@ -147,6 +148,12 @@ class Preparer:
                    else sanitize_if_enabled(texts, self.config.sanitize, doc_ids=doc_ids))
         clean = apply_sanitized(items, slots, outcome.texts)
         telemetry.annotate({"rag.pii.findings": len(outcome.findings)})
+        if report is not None:
+            counts: dict[str, dict[str, int]] = {}
+            for finding in outcome.findings:
+                kinds = counts.setdefault(finding.doc_id, {})
+                kinds[finding.entity_type] = kinds.get(finding.entity_type, 0) + 1
+            report.add_pii(counts, self.config.sanitize.mode, str(self.config.resolve_path(self.config.sanitize.audit_path)))
         if outcome.findings:
             write_findings(self.config.resolve_path(self.config.sanitize.audit_path), outcome.findings)
             log.info("ingest.pii_findings", findings=len(outcome.findings), documents=len(items))

@@ -52,6 +52,12 @@ class IngestReport:
     ocr_pages: int = 0
     ocr_low_confidence_blocks: int = 0
     seconds: float = 0.0
+    #: PII findings of the documents read (``sanitize``): doc_id -> entity type -> count; never a value
+    pii_findings: dict[str, dict[str, int]] = field(default_factory=dict)
+    #: ``sanitize.mode`` of the run when sanitizing was on ("redact" or "audit"), else None
+    pii_mode: str | None = None
+    #: where the findings were appended (``sanitize.audit_path``)
+    pii_audit_path: str | None = None
     failures: list[tuple[str, str]] = field(default_factory=list)
     #: files read and left out on purpose, ``(path, reason)``: pictures with no text to read
     skipped: list[tuple[str, str]] = field(default_factory=list)
@@ -109,10 +115,25 @@ class IngestReport:
         """Take what a stage recorded in a report of its own (the prepare-ahead thread's: failures,
         notes, duplicates dropped), so the run's report is only edited by one thread."""
         self.failures += part.failures
+        self.skipped += part.skipped
         self.notes += part.notes
         self.duplicates_dropped += part.duplicates_dropped
         self.ocr_pages += part.ocr_pages
         self.ocr_low_confidence_blocks += part.ocr_low_confidence_blocks
+        self.add_pii(part.pii_findings, part.pii_mode, part.pii_audit_path)
+
+    def add_pii(self, counts: dict[str, dict[str, int]], mode: str | None, audit_path: str | None) -> None:
+        """Add PII finding counts (per document and type) of a group."""
+        for doc_id, types in counts.items():
+            mine = self.pii_findings.setdefault(doc_id, {})
+            for kind, n in types.items():
+                mine[kind] = mine.get(kind, 0) + n
+        self.pii_mode = mode or self.pii_mode
+        self.pii_audit_path = audit_path or self.pii_audit_path
+
+    def pii_lines(self) -> list[str]:
+        """What the run found and what to do about it (``pii_summary``)."""
+        return pii_summary(self.pii_findings, self.pii_mode, self.pii_audit_path)
 
     def add_engine_stats(self, stats: EmbeddingStats) -> None:
         """Add an engine's counts (its embedding batchers', summed)."""
@@ -178,8 +199,32 @@ class IngestReport:
         lines += [
             f"seconds:              {self.seconds:.1f}",
         ]
+        lines += self.pii_lines()
         lines += [f"manifest error  {w}: {r}" for w, r in self.manifest_errors]
         lines += [f"failed          {w}: {r}" for w, r in self.failures]
         lines += [f"skipped         {w}: {r}" for w, r in self.skipped]
         lines += [f"note: {n}" for n in self.notes]
         return "\n".join(lines)
+
+
+def pii_summary(counts: dict[str, dict[str, int]], mode: str | None, audit_path: str | None) -> list[str]:
+    """The PII lines of an ingest's summary (pure): how many findings in how many documents, of which
+    types, where the audit log is, and, in audit mode, how to redact them. Nothing when sanitizing
+    was off or found nothing; never a value."""
+    if mode is None:
+        return []
+    total = sum(sum(types.values()) for types in counts.values())
+    if not total:
+        return [f"PII ({mode}):            no finding"]
+    by_type: dict[str, int] = {}
+    for types in counts.values():
+        for kind, n in types.items():
+            by_type[kind] = by_type.get(kind, 0) + n
+    kinds = ", ".join(f"{k} {n}" for k, n in sorted(by_type.items(), key=lambda kv: (-kv[1], kv[0])))
+    docs = sum(1 for types in counts.values() if sum(types.values()))
+    head = (f"PII ({mode}):            {total} finding(s) in {docs} document(s): {kinds}"
+            + (f"; per document in {audit_path}" if audit_path else ""))
+    if mode == "redact":
+        return [head, "  redacted: the chunks hold typed placeholders (<PERSON>, <EMAIL_ADDRESS>, ...)"]
+    return [head, "  audit only: nothing was redacted, answers quote these values. To redact them, set "
+                  "sanitize.mode: redact (or RAG_SANITIZE__MODE=redact) and ingest again (a new version is built)"]

@@ -104,7 +104,9 @@ def test_refresh_takes_in_a_registered_knowledge_base_and_survives_a_broken_regi
     register(settings, "campus", title="Campus life", source_dir=tmp_path)
     domains = {d["key"]: d for d in client.get("/domains").get_json()["domains"]}
     assert domains["campus"] == {"key": "campus", "alias": "KB_CAMPUS", "title": "Campus life",
-                                 "example_questions": []}
+                                 "example_questions": [],
+                                 "not_served": "nothing has been ingested into it yet; add documents: "
+                                               "rag ingest DIR --domain-key campus --update-alias"}
     assert services.settings.embeddings.domains["campus"].alias_name == "KB_CAMPUS"
     assert str(tmp_path.resolve()) in services.settings.ingest.allowed_roots
     # a registry broken by hand is logged, and what was served stays served
@@ -112,4 +114,30 @@ def test_refresh_takes_in_a_registered_knowledge_base_and_survives_a_broken_regi
     os.utime(settings.knowledge_bases.registry_file, (1, 1))
     resp = client.get("/domains")
     assert resp.status_code == 200 and "campus" in [d["key"] for d in resp.get_json()["domains"]]
+    services.stores.close()
+
+
+def test_a_knowledge_base_removed_from_the_registry_is_routed_no_more_at_once(tmp_path: Path,
+                                                                               embedder: Any) -> None:
+    """Issue 48: removal is taken in like an addition, at the next request, without a restart;
+    a knowledge base of the config file is never dropped by it."""
+    from backend.api.app import build_services, create_app
+    from backend.ingest.knowledge_bases import register
+    from tests.conftest import make_settings
+
+    settings = make_settings(tmp_path)
+    register(settings, "campus", source_dir=tmp_path)
+    register(settings, "garden", source_dir=tmp_path)
+    services = build_services(settings, embedder=embedder)
+    client = create_app(settings, services).test_client()
+    assert {"campus", "garden", "handbook"} <= {d["key"] for d in client.get("/domains").get_json()["domains"]}
+    registry = Path(settings.knowledge_bases.registry_file)
+    data = yaml.safe_load(registry.read_text(encoding="utf-8"))
+    del data["knowledge_bases"]["campus"]
+    registry.write_text(yaml.safe_dump(data), encoding="utf-8")
+    keys = {d["key"] for d in client.get("/domains").get_json()["domains"]}
+    assert "campus" not in keys and {"garden", "handbook"} <= keys
+    resp = client.post("/chat", json={"question": "Who keeps the bees?"}, headers={"X-RAG-Domain": "campus"})
+    assert resp.status_code == 400 and resp.get_json()["error"]["code"] == "unknown_domain"
+    assert "campus" not in services.settings.embeddings.domains
     services.stores.close()

@@ -136,7 +136,10 @@ def test_readyz_is_503_naming_missing_aliases(corpus: Corpus, embedder: Any, tmp
     assert body["checks"]["alias"] == {
         "ok": False, "detail": "alias(es) KB_ACTIVE, KB_HANDBOOK, KB_COFFEE do not exist; ingest and promote a version"}
     chat = client.post("/chat", json={"question": RAG_QUESTION}, headers=KEY)
-    assert chat.status_code == 503 and chat.get_json()["error"]["code"] == "alias_not_found"
+    # an empty store serves nothing: not retryable, so 409 with the reason (issue 48), while /readyz stays 503
+    assert chat.status_code == 409 and chat.get_json()["error"]["code"] == "not_served"
+    assert chat.get_json()["error"]["message"].startswith(
+        "the default knowledge base is not served yet: nothing has been ingested into it yet")
     empty.close()
 
 

@@ -177,7 +177,8 @@ def test_domains_lists_the_default_and_configured_domains(client: FlaskClient) -
     assert (default["key"], default["alias"], default["title"]) == (None, "KB_ACTIVE", "Company policies")
     assert "Can I use my personal laptop to access company systems?" in default["example_questions"]  # config/rag.yaml
     # no title configured: the key prettified, never the alias name
-    assert {"key": "coffee", "alias": "KB_COFFEE", "title": "Coffee", "example_questions": []} in body["domains"]
+    assert {"key": "coffee", "alias": "KB_COFFEE", "title": "Coffee", "example_questions": [], "not_served": None} \
+        in body["domains"]
     got = events(ask(client, COFFEE_QUESTION, headers={"X-RAG-Domain": "coffee"}))
     assert got[0][1]["decision_explain"]["retrieval_target"] == "KB_COFFEE"
 

@@ -83,6 +83,8 @@ def write_config(tmp_path: Path, root: Path, name: str = "rag.yaml", db: str = "
     config["store"]["sqlite"]["path"] = str(tmp_path / db)
     config["docx"]["assets_dir"] = str(tmp_path / "assets")
     config["ingest"] = {"allowed_roots": [str(root)], "progress": False}
+    # PII audit (on in the shipped profile) only where a test asks for it: see tests/conftest.make_settings
+    config["sanitize"] = {**config["sanitize"], "enabled": False, "audit_path": str(tmp_path / "audit" / "pii.jsonl")}
     for key, value in sections.items():
         config[key] = {**config.get(key, {}), **value}
     path = tmp_path / name

@@ -75,6 +75,9 @@ async function showView(focus) {
     skip.textContent = wantAdmin ? "Skip to the knowledge bases" : "Skip to the question";
   }
   if (wantAdmin) {
+    // the console opens on the knowledge base picked in the chat ("" is the default one)
+    const picked = $("domain") ? $("domain").value : null;
+    if (picked !== null) admin.key = picked === "" ? "default" : picked;
     if (focus) $("admin-title").focus();
     await loadKnowledgeBases(true); // fresh each time: a knowledge base or version may have come meanwhile
   } else {
@@ -233,10 +236,16 @@ async function loadInto(target, path, render) {
 }
 
 function renderVersions(kb, body) {
+  const latest = body.history && body.history.length ? body.history[0] : null; // newest first
   const rows = body.versions.map((v) => {
     const ev = v.evaluation;
-    const gate = !ev ? "not evaluated" : ev.gates_passed === true ? "✓ passed" : ev.gates_passed === false ? "✗ failed"
+    let gate = !ev ? "not evaluated" : ev.gates_passed === true ? "✓ passed" : ev.gates_passed === false ? "✗ failed"
       : "evaluated, no gate";
+    // what serves now got there by force (past a failed gate), or past a floor with a warning: say so in its row
+    if (latest && v.role === "live" && latest.version === v.name) {
+      if (latest.forced) gate = el("span", { className: "forced", "data-forced": "true" }, `${gate} — promoted by force`);
+      else if ((latest.reason || "").includes("warning:")) gate = `${gate} — with a warning (a floor missed)`;
+    }
     const actions = el("div", { className: "row cell-actions" });
     const show = el("button", { type: "button", className: "show-evaluation", "data-version": v.name }, "Evaluation");
     show.setAttribute("aria-label", `Show the evaluation of ${v.name}`);
@@ -317,9 +326,17 @@ function renderDocuments(body) {
   if (body.hidden) return el("p", { className: "note", text: `${body.hidden} documents in the live version ${body.version || "—"}; their names and sources are shown to admins only.` });
   if (!body.documents.length) return el("p", { className: "note", text: "No documents yet." });
   const rows = body.documents.map((d) => ({ header: true, attrs: { "data-doc": d.doc_id },
-    cells: [d.doc_id, d.source, d.chunks, d.changed_in] }));
-  return [el("p", { className: "note", text: `In the live version ${body.version || "—"}; "Changed in" is the version that last added or changed it.` }),
-    table(`${body.documents.length} documents`, ["Document", "Source", "Passages", "Changed in"], rows, "documents")];
+    cells: [d.doc_id, d.source, d.chunks, d.changed_in, piiText(d.pii)] }));
+  const flagged = body.documents.filter((d) => Object.keys(d.pii || {}).length).length;
+  return [el("p", { className: "note", text: `In the live version ${body.version || "—"}; "Changed in" is the version that last added or changed it.` +
+      (flagged ? ` PII found in ${flagged} document(s): kinds and counts only, the values stay in the documents.` : "") }),
+    table(`${body.documents.length} documents`, ["Document", "Source", "Passages", "Changed in", "PII found"], rows, "documents")];
+}
+
+// "PERSON 2, EMAIL_ADDRESS 1": what the sanitizer flagged in a document, never the value
+function piiText(pii) {
+  const kinds = Object.entries(pii || {}).sort((a, b) => b[1] - a[1]);
+  return kinds.length ? kinds.map(([kind, n]) => `${kind} ${n}`).join(", ") : "—";
 }
 
 function renderGolden(body) {

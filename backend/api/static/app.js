@@ -64,7 +64,8 @@ async function loadDomains() {
   select.replaceChildren();
   state.domains = body.domains;
   for (const domain of body.domains) {
-    select.append(el("option", { value: domain.key ?? "" }, domain.title));
+    select.append(el("option", { value: domain.key ?? "" },
+      domain.not_served ? `${domain.title} (not served yet)` : domain.title));
   }
   if (state.wantedDomain !== null && [...select.options].some((o) => o.value === state.wantedDomain)) {
     select.value = state.wantedDomain;
@@ -81,7 +82,16 @@ function showExamples() {
   const box = $("examples");
   const list = $("example-list");
   const domain = state.domains.find((d) => (d.key ?? "") === $("domain").value);
-  const questions = (domain && domain.example_questions) || [];
+  const questions = (domain && !domain.not_served && domain.example_questions) || [];
+  // a knowledge base that serves nothing says why (and what serves it) instead of offering questions
+  const notServed = $("not-served");
+  const reason = (domain && domain.not_served) || "";
+  notServed.hidden = !reason;
+  // "...; serve it anyway: rag index promote ..." -> the sentence, then the command to copy
+  const command = reason.match(/^(.*?:\s*)(rag [a-z].*)$/);
+  const sentence = command ? command[1] : reason;
+  $("not-served-reason").replaceChildren(sentence.charAt(0).toUpperCase() + sentence.slice(1),
+    ...(command ? [el("code", { text: command[2] })] : []));
   list.replaceChildren();
   for (const question of questions) {
     const button = el("button", { type: "button", className: "example" }, question);

@@ -72,6 +72,11 @@ export function revealSource(details) {
 }
 
 // One <details> per cited source (document, section or page, chunk text) and figure thumbnails.
+// a passage as a reader sees it: the [FIGURE:<id>] marker where a picture stood says "(figure)"
+export function readableChunk(text) {
+  return text.replace(/\s*\[FIGURE:[^\]]*\]\s*/g, " (figure) ").replace(/ {2,}/g, " ").trim();
+}
+
 export function renderSources(container, figures, sources) {
   container.replaceChildren();
   figures.replaceChildren();
@@ -81,7 +86,7 @@ export function renderSources(container, figures, sources) {
     const label = source.marker ? `Source ${source.marker}` : "Figure";
     const details = el("details", { className: "source", "data-chunk": source.chunk_id },
       el("summary", {}, el("strong", { text: label }), " ", el("span", { className: "doc", text: where(source) })),
-      el("p", { className: "chunk-text", text: source.text }));
+      el("p", { className: "chunk-text", text: readableChunk(source.text) }));
     if (source.image_url) {
       figureCount += 1;
       const alt = `Figure from ${source.source}: ${source.text.slice(0, 120)}`;
@@ -182,15 +187,21 @@ export function renderWhy(container, explain, question) {
       `${need(gates.min_total_context_chars, "character")}; found ${gates.usable_context_chars}`],
   ];
   const list = el("ul", { className: "gates", "aria-label": "Checks for a partial answer" });
+  // on a refusal a met check is not good news: it is shown as met, never green, and the note says
+  // that something else refused the answer
+  const refused = explain.mode === "fallback";
   for (const [key, what, detail] of gateRows) {
     const passed = gates.passed ? gates.passed[key] : undefined;
-    const state = passed === true ? "passed" : passed === false ? "failed" : "not checked";
+    const state = passed === true ? (refused ? "met" : "passed") : passed === false ? "failed" : "not checked";
+    const text = { passed: "✓ passed", met: "– met", failed: "✗ failed", "not checked": "– not checked" }[state];
     list.append(el("li", { className: `gate gate-${state.replace(" ", "-")}`, "data-gate": key },
-      el("span", { className: "gate-state", text: passed === true ? "✓ passed" : passed === false ? "✗ failed" : "– not checked" }),
-      ` ${what} (${detail}).`));
+      el("span", { className: "gate-state", text }), ` ${what} (${detail}).`));
   }
+  const allMet = gateRows.every(([key]) => gates.passed && gates.passed[key] === true);
   container.append(el("h3", { text: "Checks for a partial answer" }),
-    el("p", { className: "note", text: "When the score lies between the two bars, these decide between a partial answer and none." }),
+    el("p", { className: "note", text: refused && allMet
+      ? "These were met, but the question was not answered: the reasons below say what refused it."
+      : "When the score lies between the two bars, these decide between a partial answer and none." }),
     list);
 
   const judged = explain.answerability;

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field
 
 from backend.common.config.base import _Model
@@ -16,6 +18,12 @@ class GateSettings(_Model):
         "(expected hybrid or fallback) that may be answered rag; null disables. A golden set without such questions "
         "is not gated.")
     max_regression: float | None = Field(0.05, ge=0, le=1, description="Largest allowed drop of any gated metric against the active version.")
+    first_version_below_floor: Literal["serve", "refuse"] = Field(
+        "serve", description="A knowledge base's FIRST version gated on its GENERATED starter set that misses a "
+        "min_* floor: `serve` promotes it with the floor shown as a warning (the starter set is written from the "
+        "documents, not by their users); `refuse` keeps it unserved and names the command that promotes it anyway "
+        "(`rag index promote --domain-key KEY --version V --force`). A real golden set, a later version and the "
+        "abstention gate are always enforced.")
 
 
 class EvaluationSettings(_Model):

@@ -159,9 +159,11 @@ def changed_in(doc_id: str, live: str, oldest_first: Sequence[tuple[str, Mapping
     return found
 
 
-def documents_view(stores: Stores | CombinedStore, kb: KnowledgeBase, naming: VersionNaming) -> dict[str, Any]:
+def documents_view(stores: Stores | CombinedStore, kb: KnowledgeBase, naming: VersionNaming,
+                   pii: Mapping[str, Mapping[str, int]] | None = None) -> dict[str, Any]:
     """``GET /admin/knowledge-bases/<key>/documents``: the live version's documents with their
-    source, chunk count and ``changed_in``; no live version: an empty list. ``stores``: the
+    source, chunk count, ``changed_in`` and ``pii`` (the sanitizer's findings per type as last
+    ingested: counts, never a value); no live version: an empty list. ``stores``: the
     bundle, or one object serving the admin and vector ports."""
     store, vectors = (stores.admin, stores.vectors) if isinstance(stores, Stores) else (stores, stores)
     live = store.resolve_alias(kb.alias)
@@ -175,7 +177,8 @@ def documents_view(stores: Stores | CombinedStore, kb: KnowledgeBase, naming: Ve
         older.append(live)
     hashes = [(name, vectors.document_hashes(name)) for name in older]
     return {"version": live, "documents": [
-        {"doc_id": d.doc_id, "source": d.source, "chunks": d.chunks, "changed_in": changed_in(d.doc_id, live, hashes)}
+        {"doc_id": d.doc_id, "source": d.source, "chunks": d.chunks, "changed_in": changed_in(d.doc_id, live, hashes),
+         "pii": dict((pii or {}).get(d.doc_id) or {})}
         for d in vectors.document_list(live)]}
 
 

@@ -49,12 +49,19 @@ MIN_GATES = {"min_recall_at_k": "recall_at_k", "min_ndcg_at_10": "ndcg_at_10", "
 #: gate setting -> metric it bounds from above (the abstention gate)
 MAX_GATES = {"max_unanswerable_as_rag": "unanswerable_as_rag"}
 _EPS = 1e-9
+#: ``GateResult.warning``: the served version misses the floor too and the candidate is no worse
+FLOOR_SHARED = "served_version_below_floor"
+#: ``GateResult.warning``: a first version missing a floor of its generated starter set, served by policy
+FIRST_ON_STARTER = "first_version_on_starter_set"
 
 
 @dataclass(frozen=True)
 class GateResult:
     """One gate: ``kind`` is ``min`` (value >= threshold), ``max`` (value <= threshold) or
-    ``regression`` (baseline - value <= threshold)."""
+    ``regression`` (baseline - value <= threshold). ``warning`` names why a floor the value
+    misses does not block (``passed`` is then true): the served version is below it too and the
+    candidate is no worse (``FLOOR_SHARED``), or a knowledge base's first version on its generated
+    starter set (``FIRST_ON_STARTER``, by ``evaluation.gates.first_version_below_floor``)."""
 
     name: str
     metric: str
@@ -63,9 +70,16 @@ class GateResult:
     threshold: float
     passed: bool
     baseline: float | None = None
+    warning: str | None = None
 
     def describe(self) -> str:
         shown = "n/a" if self.value is None else f"{self.value:.4f}"
+        if self.warning == FLOOR_SHARED:
+            return (f"{self.metric} = {shown}, below the minimum {self.threshold:.4f} as the served version is "
+                    f"({self.baseline:.4f}); no worse than it, so it does not block")
+        if self.warning == FIRST_ON_STARTER:
+            return (f"{self.metric} = {shown}, below the minimum {self.threshold:.4f} on the generated starter set; "
+                    "first version, served with this warning")
         if self.kind == "min":
             return f"{self.metric} = {shown}, minimum {self.threshold:.4f}"
         if self.kind == "max":
@@ -97,14 +111,27 @@ class PromotionResult:
 
 def check_gates(metrics: Mapping[str, float | None], gates: GateSettings,
                 baseline: Mapping[str, float | None] | None) -> list[GateResult]:
-    """Pure: every configured gate against the candidate's metrics (and the baseline's)."""
+    """Pure: every configured gate against the candidate's metrics (and the baseline's).
+
+    A ``min`` floor the candidate misses does not block when the served version (``baseline``)
+    misses it too and the candidate is no worse than it (its drop within ``max_regression``, or
+    none when that is null): the alias would otherwise keep a version that is no better, and
+    every edit would need ``--force`` (the served version was forced, or the floor was raised).
+    The gate passes with ``warning=FLOOR_SHARED`` and keeps its figures."""
     results: list[GateResult] = []
+    allowed_drop = gates.max_regression if gates.max_regression is not None else 0.0
     for name, metric in MIN_GATES.items():
         threshold = getattr(gates, name)
         if threshold is None:
             continue
         value = metrics.get(metric)
-        results.append(GateResult(name, metric, "min", value, threshold, value is not None and value + _EPS >= threshold))
+        passed = value is not None and value + _EPS >= threshold
+        before = baseline.get(metric) if baseline is not None else None
+        if not passed and value is not None and before is not None and before + _EPS < threshold \
+                and before - value <= allowed_drop + _EPS:
+            results.append(GateResult(name, metric, "min", value, threshold, True, before, warning=FLOOR_SHARED))
+            continue
+        results.append(GateResult(name, metric, "min", value, threshold, passed))
     for name, metric in MAX_GATES.items():
         threshold = getattr(gates, name)
         value = metrics.get(metric)
@@ -119,6 +146,26 @@ def check_gates(metrics: Mapping[str, float | None], gates: GateSettings,
             passed = value is not None and before - value <= gates.max_regression + _EPS
             results.append(GateResult("max_regression", metric, "regression", value, gates.max_regression, passed, before))
     return results
+
+
+def waive_first_floors(results: Sequence[GateResult]) -> list[GateResult]:
+    """Pure: the ``min`` floors a first version misses on its generated starter set, turned into
+    warnings (``FIRST_ON_STARTER``). The abstention ceiling stays a gate: answering off-topic
+    questions is never waved through, nor is a floor that could not be measured (no generated
+    question asks about a document: nothing shows the files are found)."""
+    return [replace(g, passed=True, warning=FIRST_ON_STARTER)
+            if g.kind == "min" and not g.passed and g.value is not None else g for g in results]
+
+
+def force_command(target: "PromotionTarget", version: str) -> str:
+    """The exact command that promotes ``version`` despite its gates (pure)."""
+    where = f"--domain-key {target.starter_for}" if target.starter_for else f"--alias {target.alias}"
+    return f"rag index promote {where} --version {version} --force"
+
+
+def gate_warnings(results: Sequence[GateResult]) -> tuple[str, ...]:
+    """The notes a promotion with waived floors prints (pure)."""
+    return tuple(f"warning: {g.name}: {g.describe()}" for g in results if g.warning)
 
 
 @dataclass(frozen=True)
@@ -245,7 +292,10 @@ def _promote(evaluator: Evaluator, admin: IndexAdmin, target: PromotionTarget, g
     report = evaluator.evaluate(target.version, golden_set)
     baseline, notes = _baseline(evaluator, store, current, golden_set)
     checked = tuple(check_gates(report.metrics, gates, baseline.metrics if baseline else None))
+    if current is None and starter is not None and gates.first_version_below_floor == "serve":
+        checked = tuple(waive_first_floors(checked))
     failed = [g for g in checked if not g.passed]
+    notes = (*notes, *gate_warnings(checked))
     if baseline is not None:
         report = with_comparison(report, baseline, target.alias)
     result = PromotionResult(target.alias, target.version, current, False, force, checked, report, baseline,
@@ -267,7 +317,8 @@ def _promote(evaluator: Evaluator, admin: IndexAdmin, target: PromotionTarget, g
                     failed=[f"{g.name}:{g.metric}" for g in failed])
         raise GateFailed(
             f"{target.version} was not promoted to {target.alias} (still serving {current or 'nothing'}); failing gates:\n"
-            + "\n".join(f"  - {g.name}: {g.describe()}" for g in failed),
+            + "\n".join(f"  - {g.name}: {g.describe()}" for g in failed)
+            + f"\nto serve it anyway (recorded as forced): {force_command(target, target.version)}",
             alias=target.alias, version=target.version, result=result,
         )
     _check_same_model(store, current, candidate)
@@ -276,6 +327,9 @@ def _promote(evaluator: Evaluator, admin: IndexAdmin, target: PromotionTarget, g
                               "promote again to evaluate what it holds now", version=target.version)
     reason = ("forced despite failing gates: " + "; ".join(f"{g.name}: {g.describe()}" for g in failed)) if failed \
         else ("forced; all gates passed" if force else "all gates passed")
+    warned = [g for g in checked if g.warning]
+    if warned and not failed:
+        reason += "; warning: " + "; ".join(f"{g.name}: {g.describe()}" for g in warned)
     reason = f"{by}: {reason}" if by else reason
     try:
         # the store reads the generation again under the lock that orders the rotation against writes (C6)

@@ -27,7 +27,7 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from backend.common.config import Settings
 from backend.core.sentence_segments import split_sentences
@@ -114,9 +114,15 @@ def _document_frequency(docs: Sequence[DocText]) -> dict[str, int]:
     return df
 
 
-def _candidates(doc: DocText, df: Mapping[str, int], model: str = SPACY_MODEL) -> list[tuple[int, int, str, str]]:
+#: ``questions -> keep?`` one flag per question: False for one holding a value the PII sanitizer flags
+PiiFree = Callable[[Sequence[str]], list[bool]]
+
+
+def _candidates(doc: DocText, df: Mapping[str, int], model: str = SPACY_MODEL,
+                keep: PiiFree | None = None) -> list[tuple[int, int, str, str]]:
     """``(score, position, question, term)`` of each informative sentence of a document that makes a
-    good question (its sentences parsed by ``model``)."""
+    good question (its sentences parsed by ``model``); with ``keep``, only the questions it keeps
+    (none that shows a value the sanitizer flagged: the set is shown in the admin console)."""
     kept: list[tuple[int, str]] = []
     position = 0
     seen: set[str] = set()
@@ -140,19 +146,21 @@ def _candidates(doc: DocText, df: Mapping[str, int], model: str = SPACY_MODEL) -
         distinctive = min(sum(1 for w in set(content_words(clean)) if df.get(w, 0) <= 1), 6)
         score = distinctive + (2 if is_number(term) else 0) - (3 if len(question.split()) > 24 else 0)
         out.append((score, position, question, term))
+    if keep is not None and out:
+        out = [c for c, kept in zip(out, keep([f"{q} {t}" for _, _, q, t in out])) if kept]
     return out
 
 
 def starter_queries(docs: Sequence[DocText], offtopic: Iterable[GoldenQuery], *, per_doc: int = PER_DOC,
                     max_questions: int = MAX_QUESTIONS, offtopic_count: int = OFFTOPIC,
-                    model: str = SPACY_MODEL) -> list[dict[str, Any]]:
+                    model: str = SPACY_MODEL, keep: PiiFree | None = None) -> list[dict[str, Any]]:
     """The starter set's rows (pure): up to ``per_doc`` questions a document, taken one per
     document per round so that ``max_questions`` covers as many documents as it can, then
     ``offtopic_count`` off-topic questions sharing no content word with the documents."""
     df = _document_frequency(docs)
     picks: dict[str, list[tuple[int, int, str, str]]] = {}
     for doc in docs:
-        ranked = sorted(_candidates(doc, df, model), key=lambda c: (-c[0], c[1]))[:per_doc]
+        ranked = sorted(_candidates(doc, df, model, keep), key=lambda c: (-c[0], c[1]))[:per_doc]
         picks[doc.doc_id] = sorted(ranked, key=lambda c: c[1])
     rows: list[dict[str, Any]] = []
     for round_ in range(per_doc):
@@ -181,7 +189,8 @@ def starter_queries(docs: Sequence[DocText], offtopic: Iterable[GoldenQuery], *,
 
 def extend_rows(rows: Sequence[Mapping[str, Any]], docs: Sequence[DocText], offtopic: Iterable[GoldenQuery], *,
                 per_doc: int = PER_DOC, max_questions: int = MAX_QUESTIONS,
-                previous: Mapping[str, DocText] | None = None, model: str = SPACY_MODEL) -> list[dict[str, Any]]:
+                previous: Mapping[str, DocText] | None = None, model: str = SPACY_MODEL,
+                keep: PiiFree | None = None) -> list[dict[str, Any]]:
     """An existing starter set brought up to date with the documents (pure): rows about documents
     that are gone, or whose answer term their changed document no longer holds, are dropped; the
     others are kept as they are (the same questions, so a candidate and the live version are
@@ -193,13 +202,15 @@ def extend_rows(rows: Sequence[Mapping[str, Any]], docs: Sequence[DocText], offt
     kept = [dict(r) for r in rows if r.get("expected_mode") == "fallback" or _still_answered(r, texts)]
     asked = {doc for r in kept for doc in (r.get("expected_sources") or ())}
     new_docs = [d for d in docs if d.doc_id not in asked]
-    kept = kept + [r for r in _changed_rows(docs, previous or {}, model) if r["query"] not in {k["query"] for k in kept}]
+    kept = kept + [r for r in _changed_rows(docs, previous or {}, model, keep)
+                   if r["query"] not in {k["query"] for k in kept}]
     if not new_docs:
         return [r for r in kept if r.get("expected_mode") != "fallback"] + \
             [r for r in kept if r.get("expected_mode") == "fallback"]
     doc_rows = sum(1 for r in kept if r.get("expected_mode") != "fallback")
     budget = max(max_questions - doc_rows, len(new_docs))
-    fresh = [r for r in starter_queries(docs, (), per_doc=per_doc, max_questions=len(docs) * per_doc, model=model)
+    fresh = [r for r in starter_queries(docs, (), per_doc=per_doc, max_questions=len(docs) * per_doc, model=model,
+                                        keep=keep)
              if r["expected_sources"][0] in {d.doc_id for d in new_docs}]
     order = {d.doc_id: i for i, d in enumerate(new_docs)}
     fresh.sort(key=lambda r: (int(r["id"].rsplit("-", 1)[1]), order[r["expected_sources"][0]]))
@@ -213,7 +224,7 @@ def extend_rows(rows: Sequence[Mapping[str, Any]], docs: Sequence[DocText], offt
 
 
 def _changed_rows(docs: Sequence[DocText], previous: Mapping[str, DocText],
-                  model: str = SPACY_MODEL) -> list[dict[str, Any]]:
+                  model: str = SPACY_MODEL, keep: PiiFree | None = None) -> list[dict[str, Any]]:
     """Questions about the sentences a changed document gained since ``previous`` (pure)."""
     df = _document_frequency(docs)
     rows: list[dict[str, Any]] = []
@@ -224,7 +235,7 @@ def _changed_rows(docs: Sequence[DocText], previous: Mapping[str, DocText],
         old = {" ".join(s.split()) for text in before.texts for s in split_sentences(text)}
         fresh = DocText(doc.doc_id, tuple(s for text in doc.texts for s in split_sentences(text)
                                           if " ".join(s.split()) not in old))
-        ranked = sorted(_candidates(fresh, df, model), key=lambda c: (-c[0], c[1]))[:CHANGED_PER_DOC]
+        ranked = sorted(_candidates(fresh, df, model, keep), key=lambda c: (-c[0], c[1]))[:CHANGED_PER_DOC]
         for _, _, question, term in sorted(ranked, key=lambda c: c[1]):
             digest = hashlib.sha256(question.encode("utf-8")).hexdigest()[:8]
             rows.append({"id": f"gen-{_id_part(doc.doc_id)}-c{digest}", "query": question,
@@ -257,6 +268,24 @@ def read_rows(path: Path) -> list[dict[str, Any]]:
             if line.strip() and not line.lstrip().startswith("#")]
 
 
+def pii_free(settings: Settings) -> PiiFree | None:
+    """With sanitizing on (audit or redact), a filter that keeps only the questions in which the
+    sanitizer finds nothing (read whole, as questions are): a generated question must never show
+    a value it flagged, in the admin console or a report. None when sanitizing is off."""
+    if not settings.sanitize.enabled:
+        return None
+    from backend.common.sanitizer import sanitize_if_enabled
+
+    audit = settings.sanitize.model_copy(update={"mode": "audit"})
+
+    def keep(texts: Sequence[str]) -> list[bool]:
+        found = sanitize_if_enabled(list(texts), audit, doc_ids=[str(n) for n in range(len(texts))], ner_scope="full")
+        flagged = {int(f.doc_id) for f in found.findings}
+        return [n not in flagged for n in range(len(texts))]
+
+    return keep
+
+
 def write_starter(settings: Settings, store: VectorStore, version: str, key: str, *,
                   live: str | None = None) -> tuple[Path, str]:
     """Make the starter set of ``key`` fit ``version``'s documents and write it (atomically) to its
@@ -272,12 +301,14 @@ def write_starter(settings: Settings, store: VectorStore, version: str, key: str
     if path.exists():
         before = read_rows(path)
         previous = {d.doc_id: d for d in read_documents(store, live)} if live and live != version else None
-        rows = extend_rows(before, docs, offtopic, previous=previous, model=settings.sanitize.spacy_model)
+        rows = extend_rows(before, docs, offtopic, previous=previous, model=settings.sanitize.spacy_model,
+                           keep=pii_free(settings))
         if rows == before:
             return path, "kept"
         action = "extended"
     else:
-        rows, action = starter_queries(docs, offtopic, model=settings.sanitize.spacy_model), "written"
+        rows, action = starter_queries(docs, offtopic, model=settings.sanitize.spacy_model,
+                                       keep=pii_free(settings)), "written"
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(render(rows, version=version), encoding="utf-8")

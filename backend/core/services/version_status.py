@@ -9,9 +9,10 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Mapping, Sequence
 
+from backend.common.config import EmbeddingSettings
 from backend.core.ports import IndexAdmin
 from backend.core.retrieval_stamp import describe_stamp
-from backend.core.versions import VersionNaming, version_roles
+from backend.core.versions import VersionNaming, latest_version, version_roles
 from backend.core.types import AliasChange, IndexVersion
 
 
@@ -117,3 +118,38 @@ def alias_status(store: IndexAdmin, configured: Mapping[str, str],
             versions=tuple(version_row(versions[v], roles[v].role) for v in own),
         ))
     return out, [v for v in versions if v not in shown]
+
+
+def not_served_reason(admin: IndexAdmin, embeddings: EmbeddingSettings, naming: VersionNaming,
+                      key: str | None) -> str | None:
+    """Why knowledge base ``key`` (None: the default alias) serves nothing, with the command that
+    changes it; None when its alias serves a version, or ``key`` is not configured (routing says
+    so). Two reads when served (the alias), more only when not: the page and ``/chat`` ask it."""
+    domain = embeddings.domains.get(key) if key is not None else None
+    if key is not None and domain is None:
+        return None
+    alias = domain.alias_name if domain is not None else embeddings.alias.name
+    if admin.resolve_alias(alias) is not None:
+        return None
+    configured = domain.index_name if domain is not None else embeddings.profiles[embeddings.default_profile].index_name
+    where = f"--domain-key {key}" if key is not None else f"--alias {alias}"
+    newest = latest_version(naming, configured, admin.list_versions())
+    if newest is None:
+        ingest = f"rag ingest DIR --domain-key {key} --update-alias" if key is not None else \
+            "rag ingest MANIFEST --update-alias"
+        return f"nothing has been ingested into it yet; add documents: {ingest}"
+    evaluation = newest.evaluation or {}
+    if evaluation.get("gates_passed") is False:
+        from backend.core.services.promotion import GateResult
+
+        fields = set(GateResult.__dataclass_fields__)
+        try:  # a row recorded by another release may lack a field: then the names alone
+            failed = [f"{g['name']}: {GateResult(**{k: v for k, v in g.items() if k in fields}).describe()}"
+                      for g in evaluation.get("gates") or [] if not g.get("passed")]
+        except (TypeError, KeyError, ValueError):
+            failed = [str(g.get("name")) for g in evaluation.get("gates") or [] if not g.get("passed")]
+        why = "; ".join(failed) or "a gate failed"
+        return (f"the gate refused {newest.name} ({why}); serve it anyway: "
+                f"rag index promote {where} --version {newest.name} --force")
+    return (f"{newest.name} is ingested but not promoted yet (an ingest or upload in progress, or waiting for a "
+            f"person); promote it: rag index promote {where} --version {newest.name}")
