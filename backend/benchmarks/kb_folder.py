@@ -125,7 +125,7 @@ def generate(folder: Path, seed: int) -> dict[str, Any]:
 def _run(config: Path, embedder: Any, root: Path, seed: int) -> dict[str, Any]:
     """One first day: ``rag kb create`` on a generated folder, then an edit ingested through the gate."""
     from backend.ingest.knowledge_bases import ingest_into_candidate, register
-    from backend.runtime import build_runtime, enricher_factory
+    from backend.runtime import build_runtime
 
     folder = root / "documents"
     edit = generate(folder, seed)
@@ -140,9 +140,7 @@ def _run(config: Path, embedder: Any, root: Path, seed: int) -> dict[str, Any]:
         register(settings, "company", source_dir=folder)
 
         def gate() -> Any:
-            return ingest_into_candidate(settings, runtime.stores, embedder, "company", folder, principal=None,
-                                         promote=True, reranker=runtime.reranker, rerankers=runtime.rerankers,
-                                         scorer=runtime.chat.scorer, enricher_for=enricher_factory(settings))
+            return ingest_into_candidate(runtime, "company", folder, principal=None, promote=True)
 
         first = gate()
         path = folder / edit["file"]

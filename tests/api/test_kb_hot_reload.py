@@ -121,7 +121,8 @@ def test_a_knowledge_base_removed_from_the_registry_is_routed_no_more_at_once(tm
                                                                                embedder: Any) -> None:
     """Issue 48: removal is taken in like an addition, at the next request, without a restart;
     a knowledge base of the config file is never dropped by it."""
-    from backend.api.app import build_services, create_app
+    from backend.api.app import create_app
+    from backend.runtime import build_services
     from backend.ingest.knowledge_bases import register
     from tests.conftest import make_settings
 

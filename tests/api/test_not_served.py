@@ -10,10 +10,11 @@ from typing import Any
 import pytest
 from flask.testing import FlaskClient
 
-from backend.api.app import build_services, create_app
+from backend.api.app import create_app
+from backend.runtime import build_services
 from backend.ingest.knowledge_bases import ingest_into_candidate, register
 from backend.providers.sqlite_vs.store import SqliteVectorStore
-from tests.conftest import make_settings
+from tests.conftest import kb_runtime, make_settings
 
 REFUSED = ("the gate refused KB_NAMES_V1 (min_recall_at_k: recall_at_k = n/a, minimum 0.8500; min_ndcg_at_10: "
            "ndcg_at_10 = n/a, minimum 0.8000); serve it anyway: "
@@ -30,7 +31,7 @@ def client(tmp_path: Path, embedder: Any) -> Any:
     (folder / "names.txt").write_text("Alice\nBob\nCarol\nDave\n", encoding="utf-8")
     register(settings, "names", source_dir=folder)
     register(settings, "empty")
-    run = ingest_into_candidate(settings, store, embedder, "names", folder, principal=None, promote=True)
+    run = ingest_into_candidate(kb_runtime(settings, store, embedder), "names", folder, principal=None, promote=True)
     assert run.gate_refused and run.served_version is None
     app = create_app(settings, build_services(settings, store=store, embedder=embedder))
     yield app.test_client()
