@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import platform
 import os
@@ -31,7 +32,7 @@ def machine() -> dict[str, Any]:
 
 def run(cisi_dir: Path, sizes: tuple[int, ...], sections: tuple[str, ...], config: Path = DEFAULT_CONFIG,
         emit: Any = print, quick: bool = False, ann_sizes: tuple[int, ...] = (100_000,),
-        docs: int = 100_000) -> list[Section]:
+        docs: int = 100_000, work_dir: Path | None = None) -> list[Section]:
     from backend.providers.local.embedder import make_local_embedder
     from backend.providers.sqlite_vs.dense import limit_blas_threads
 
@@ -40,8 +41,10 @@ def run(cisi_dir: Path, sizes: tuple[int, ...], sections: tuple[str, ...], confi
     out: list[Section] = []
     started = time.perf_counter()
     emit(f"machine: {json.dumps(machine())}")
-    with tempfile.TemporaryDirectory(prefix="rag-bench-") as tmp:
+    # --work keeps the workspace (stores, built sets) for a later run, which re-embeds nothing already there
+    with (contextlib.nullcontext(str(work_dir)) if work_dir else tempfile.TemporaryDirectory(prefix="rag-bench-")) as tmp:
         work = Path(tmp)
+        work.mkdir(parents=True, exist_ok=True)
         if "embed" in sections:  # first: its runtimes run in fresh processes, before this one grows
             section = embedding.measure(config, cisi_dir, work)
             out.append(section)

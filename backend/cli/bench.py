@@ -60,9 +60,12 @@ def _importable(module: str) -> bool:
               "with a clean run).")
 @click.option("--quick", is_flag=True, help="Latency at 10k only (about half the time); answers on a sixth of SQuAD.")
 @click.option("--json-out", type=click.Path(dir_okay=False, path_type=Path), help="Also write the figures as JSON.")
+@click.option("--work", "work_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Keep the workspace (stores, built sets) in this folder instead of a temporary one; a later "
+                   "run with the same folder re-embeds nothing already ingested there.")
 @click.pass_context
 def bench(ctx: click.Context, cisi_dir: Path, sizes: str, sections: tuple[str, ...], quick: bool,
-          json_out: Path | None, ann_sizes: str, docs: int) -> None:
+          json_out: Path | None, ann_sizes: str, docs: int, work_dir: Path | None) -> None:
     """Local embedding runtimes, ingestion overhead, query latency and scale, HTTP latency, CISI retrieval
     quality, PII redaction, OCR; `--section enrich` (not in the default run): enrichment cost and effect."""
     from backend.benchmarks import runner
@@ -82,7 +85,7 @@ def bench(ctx: click.Context, cisi_dir: Path, sizes: str, sections: tuple[str, .
         raise click.BadParameter(f"expected comma-separated vector counts, got {ann_sizes!r}",
                                  param_hint="--ann-sizes") from None
     results = runner.run(cisi_dir, size_list, chosen, config, emit=click.echo, quick=quick, ann_sizes=ann_list,
-                         docs=docs)
+                         docs=docs, work_dir=work_dir)
     if json_out:
         json_out.write_text(json.dumps({"machine": runner.machine(), "sections": [s.as_dict() for s in results]},
                                        indent=2, default=str))
