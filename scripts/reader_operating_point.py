@@ -168,9 +168,10 @@ def simulate(rows: list[dict], low: float, high: float, min_similarity: float = 
                                            lambda r: mode(r) == r["expected"])}
 
 
-def choose(rows: list[dict], max_rag: float, min_off: float) -> tuple[dict, list[dict]]:
+def choose(rows: list[dict], max_rag: float, min_off: float, min_mode: float = 0.0) -> tuple[dict, list[dict]]:
     results = [simulate(rows, lo, hi, sim) for lo in GRID for hi in GRID if hi >= lo for sim in SIMILARITY_GRID]
-    ok = [r for r in results if r["lookalike_rag"] <= max_rag and r["offtopic_fallback"] >= min_off]
+    ok = [r for r in results if r["lookalike_rag"] <= max_rag and r["offtopic_fallback"] >= min_off
+          and r["shipped_mode_accuracy"] >= min_mode]
     # the most facts answered; then the fewest look-alikes given any answer; then the highest bars
     best = max(ok, key=lambda r: (r["answered_with_fact"], -r["lookalike_rag"], -r["lookalike_hybrid"],
                                   r["high"], r["low"], r["min_similarity"]))
@@ -182,18 +183,32 @@ def main() -> int:
     parser.add_argument("--work", type=Path, default=None)
     parser.add_argument("--max-unanswerable-rag", type=float, default=0.05)
     parser.add_argument("--min-offtopic-fallback", type=float, default=0.95)
+    parser.add_argument("--min-shipped-mode-accuracy", type=float, default=None,
+                        help="The shipped golden sets' mode accuracy the point must keep (default: the reader "
+                             "profile's own gate, evaluation.gates.min_mode_accuracy, so it can promote them).")
     parser.add_argument("--json-out", type=Path, default=None)
+    parser.add_argument("--rows", type=Path, default=None,
+                        help="Choose again from the rows of an earlier --json-out (nothing is asked again).")
     parser.add_argument("--triples", type=Path, default=None,
                         help="Stranger-written triples (a file or folder) the reader was NOT trained on: their "
                              "passages become a knowledge base and their questions a tuning set.")
     args = parser.parse_args()
-    work = args.work or Path(tempfile.mkdtemp(prefix="reader-op-"))
-    work.mkdir(parents=True, exist_ok=True)
-    rows = record(work, args.triples)
-    best, ok = choose(rows, args.max_unanswerable_rag, args.min_offtopic_fallback)
+    min_mode = args.min_shipped_mode_accuracy
+    if min_mode is None:
+        from backend.common.config import load_settings
+
+        min_mode = load_settings(REPO_ROOT / READER_PROFILE, env={}).evaluation.gates.min_mode_accuracy
+    if args.rows:
+        rows = json.loads(args.rows.read_text())["rows"]
+    else:
+        work = args.work or Path(tempfile.mkdtemp(prefix="reader-op-"))
+        work.mkdir(parents=True, exist_ok=True)
+        rows = record(work, args.triples)
+    best, ok = choose(rows, args.max_unanswerable_rag, args.min_offtopic_fallback, min_mode)
     print(json.dumps({"questions": len(rows), "chosen": best,
                       "constraints": {"lookalike_rag_max": args.max_unanswerable_rag,
-                                      "offtopic_fallback_min": args.min_offtopic_fallback},
+                                      "offtopic_fallback_min": args.min_offtopic_fallback,
+                                      "shipped_mode_accuracy_min": min_mode},
                       "previous (0.9 / 0.9)": simulate(rows, 0.9, 0.9)}, indent=2))
     if args.json_out:
         args.json_out.write_text(json.dumps({"rows": rows, "chosen": best, "feasible": ok}, indent=2))
