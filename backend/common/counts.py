@@ -3,7 +3,6 @@ of its stages (enrichment, embedding, a prepare-ahead report) and an engine sums
 
 from __future__ import annotations
 
-import operator
 from typing import Iterable, Mapping
 
 
@@ -12,4 +11,6 @@ def add_counts(into: object, source: object, names: Mapping[str, str] | Iterable
     alike on both (an iterable of names). Lists are extended in place, as ``+=`` does."""
     pairs = names.items() if isinstance(names, Mapping) else ((name, name) for name in names)
     for mine, theirs in pairs:
-        setattr(into, mine, operator.iadd(getattr(into, mine), getattr(source, theirs)))
+        total = getattr(into, mine)
+        total += getattr(source, theirs)
+        setattr(into, mine, total)
