@@ -21,13 +21,13 @@ from pydantic import (
     ValidationError,
     ValidationInfo,
     WrapValidator,
-    field_validator,
     model_serializer,
     model_validator,
 )
 from pydantic_core import PydanticCustomError
 
 from backend.common.config import SearchStrategy
+from backend.common.text_fields import non_blank
 from backend.core.requests import RequestLimits, strategy_hint
 
 Mode = Literal["rag", "hybrid", "fallback"]
@@ -84,7 +84,8 @@ FilterValue = Union[str, list[str], FilterCondition]
 class ChatRequestBody(_Strict):
     """Body of ``POST /chat``."""
 
-    question: str = Field(..., min_length=1, description="The user's question (at most server.max_question_chars).")
+    question: Annotated[str, non_blank("question must contain text")] = Field(
+        ..., min_length=1, description="The user's question (at most server.max_question_chars).")
     top_k: PositiveWhole | None = Field(None, description="Candidates to retrieve (1..retrieval.max_top_k); default retrieval.top_k.")
     filters: dict[str, FilterValue] = Field(
         default_factory=dict,
@@ -93,13 +94,6 @@ class ChatRequestBody(_Strict):
     )
     strategy: Strategy | None = Field(None, description="Search strategy; default retrieval.strategy.")
     conversation_id: str | None = Field(None, max_length=128, description="Client's conversation id, stored with the interaction.")
-
-    @field_validator("question")
-    @classmethod
-    def _not_blank(cls, v: str) -> str:
-        if not v.strip():
-            raise ValueError("question must contain text")
-        return v
 
     @model_validator(mode="after")
     def _within_limits(self, info: ValidationInfo) -> "ChatRequestBody":

@@ -40,6 +40,7 @@ from backend.benchmarks import squad
 from backend.benchmarks.answers import open_workspace, workspace_settings
 from backend.benchmarks.stats import Section, percentiles
 from backend.common.config import REPO_ROOT, Settings
+from backend.common.jsonl import read_json_lines
 from backend.core import ranking_metrics as rm
 from backend.core.golden import load_golden_set
 
@@ -128,17 +129,8 @@ def golden_rows(path: Path, name: str, keep: Any = None) -> list[tuple[str, str,
 
 
 def blind_rows(path: Path) -> list[tuple[str, str, str, str | None, str, tuple[str, ...]]]:
-    rows = []
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            q = json.loads(line)
-            rows.append((q["id"], f"blind:{q['kind']}", q["query"], q["domain"], q["expected_mode"],
-                         tuple(q["must_contain"])))
-        except (ValueError, KeyError) as exc:
-            raise ValueError(f"{path}:{n}: {exc}") from exc
-    return rows
+    return read_json_lines(path, lambda q: (q["id"], f"blind:{q['kind']}", q["query"], q["domain"],
+                                            q["expected_mode"], tuple(q["must_contain"])))
 
 
 def _auc(rows: Sequence[Asked]) -> float | None:

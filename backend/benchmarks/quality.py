@@ -98,19 +98,27 @@ def measure(settings: Settings, store: Any, embedder: Any, target: str, document
 
 
 # --- issue 21's target, honestly: settings chosen on one half of the queries, judged on the other ---
-class QueryMemo:
-    """The bench's embedder with each query embedded once: the held-out grid searches the same
-    76 queries with ~80 settings, and what differs between them is not the query vector."""
+class _Memo:
+    """A bench embedder that keeps what its real embedder computed: it stands where the embedder
+    stands (model id, dimension, compatible models) and hands anything else to it."""
 
     def __init__(self, inner: Any) -> None:
         self._inner = inner
         self.model_id = inner.model_id
         self.dimension = inner.dimension
         self.compatible_models: frozenset[str] = getattr(inner, "compatible_models", frozenset())
-        self._queries: dict[str, np.ndarray] = {}
 
-    def __getattr__(self, name: str) -> Any:
+    def __getattr__(self, name: str) -> Any:  # tokenizer, texts_embedded... of the real embedder
         return getattr(self._inner, name)
+
+
+class QueryMemo(_Memo):
+    """The bench's embedder with each query embedded once: the held-out grid searches the same
+    76 queries with ~80 settings, and what differs between them is not the query vector."""
+
+    def __init__(self, inner: Any) -> None:
+        super().__init__(inner)
+        self._queries: dict[str, np.ndarray] = {}
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
         todo = [t for t in dict.fromkeys(texts) if t not in self._queries]
@@ -186,20 +194,14 @@ def measure_held_out(settings: Settings, store: Any, embedder: Any, target: str,
 
 
 # --- the tunable options: fusion methods and weights, rerankers, contextual headers -------------
-class MemoEmbedder:
+class MemoEmbedder(_Memo):
     """The bench's embedder with every document text embedded at most once per run: the
     bare baseline, the header store and the sentence reranker ask for many of the same texts."""
 
     def __init__(self, inner: Any) -> None:
-        self._inner = inner
-        self.model_id = inner.model_id
-        self.dimension = inner.dimension
-        self.compatible_models: frozenset[str] = getattr(inner, "compatible_models", frozenset())
+        super().__init__(inner)
         self._documents: dict[str, np.ndarray] = {}
         self.computed = 0
-
-    def __getattr__(self, name: str) -> Any:  # tokenizer, texts_embedded... of the real embedder
-        return getattr(self._inner, name)
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         todo = list(dict.fromkeys(t for t in texts if t not in self._documents))

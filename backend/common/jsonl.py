@@ -2,19 +2,22 @@
 
 Manifests and golden sets share this, so both report a bad line the same way:
 ``invalid JSON: ... (column N)``, ``expected a JSON object, got list`` or the
-model's own problems with their field paths.
+model's own problems with their field paths. ``read_json_lines`` is the plain reader of
+the training and benchmark files: every record, a bad one named by ``path:line``.
 """
 
 from __future__ import annotations
 
 import json
-from typing import TypeVar
+from pathlib import Path
+from typing import Any, Callable, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from backend.common.config import format_validation_error
 
 M = TypeVar("M", bound=BaseModel)
+T = TypeVar("T")
 
 
 def parse_model_line(raw: str, model: type[M]) -> M:
@@ -29,3 +32,18 @@ def parse_model_line(raw: str, model: type[M]) -> M:
         return model.model_validate(data)
     except ValidationError as exc:
         raise ValueError("; ".join(format_validation_error(exc))) from exc
+
+
+def read_json_lines(path: Path, parse: Callable[[Any], T]) -> list[T]:
+    """``parse`` of each non-blank line of a JSON Lines file, decoded, in file order. A line that is
+    not JSON, or that ``parse`` refuses (``ValueError``, ``KeyError``), raises ``ValueError``
+    ``"<path>:<line>: <reason>"``."""
+    rows = []
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            rows.append(parse(json.loads(line)))
+        except (ValueError, KeyError) as exc:
+            raise ValueError(f"{path}:{n}: {exc}") from exc
+    return rows

@@ -18,12 +18,13 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from backend.common.errors import EvaluationError
 from backend.common.jsonl import parse_model_line
+from backend.common.text_fields import non_blank
 
 AnswerMode = Literal["rag", "hybrid", "fallback"]
 
@@ -34,7 +35,7 @@ class GoldenQuery(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     id: str | None = Field(None, min_length=1, max_length=128, description="Stable id for reports; default: the line number.")
-    query: str = Field(..., min_length=1, max_length=4000)
+    query: Annotated[str, non_blank("query is blank")] = Field(..., min_length=1, max_length=4000)
     expected_sources: dict[str, float] = Field(default_factory=dict)
     expected_mode: AnswerMode
     domain: str | None = Field(None, min_length=1)
@@ -70,13 +71,6 @@ class GoldenQuery(BaseModel):
                 raise ValueError("expected_sources has an empty doc_id")
             if grade <= 0:
                 raise ValueError(f"grade of {doc_id!r} must be > 0 (leave irrelevant documents out), got {grade}")
-        return value
-
-    @field_validator("query")
-    @classmethod
-    def _query_not_blank(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError("query is blank")
         return value
 
     @field_validator("must_contain")

@@ -12,7 +12,7 @@ document.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Callable, Protocol, Sequence
 
 import numpy as np
@@ -20,6 +20,7 @@ import structlog
 from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential_jitter
 
 from backend.common.config import BatchingSettings, RetrySettings
+from backend.common.counts import add_counts
 from backend.common.token_bucket import TokenBucket
 from backend.common.errors import ProviderRateLimited, ProviderTimeout
 from backend.core.ports import Embedder
@@ -56,11 +57,7 @@ class EmbeddingStats:
     groups: int = 0
 
     def add(self, other: EmbeddingStats) -> None:
-        self.computed += other.computed
-        self.reused += other.reused
-        self.calls += other.calls
-        self.retries += other.retries
-        self.groups += other.groups
+        add_counts(self, other, (f.name for f in fields(self)))
 
 
 class EmbeddingBatcher:

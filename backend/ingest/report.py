@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 import structlog
 
+from backend.common.counts import add_counts
 from backend.core.injection import addressed_to_assistant
 from backend.core.types import Chunk
 
@@ -15,6 +16,15 @@ if TYPE_CHECKING:
 
 log = structlog.get_logger("backend.ingest.pipeline")  # the events the pipeline has always logged
 
+#: the report's field -> the ``EnrichmentStats`` field added to it
+_ENRICHMENT_COUNTS = {"chunks_enriched": "chunks_enriched", "enrichment_cache_hits": "cache_hits",
+                      "llm_calls": "llm_calls", "metadata_dropped": "metadata_dropped",
+                      "questions_written": "questions", "summaries_written": "summaries",
+                      "enrichment_seconds": "seconds"}
+#: the report's field -> the ``EmbeddingStats`` field added to it
+_ENGINE_COUNTS = {"embeddings_computed": "computed", "embeddings_reused": "reused", "embedding_retries": "retries"}
+#: what ``absorb`` takes from a stage's own report (PII findings apart)
+_ABSORBED = ("failures", "skipped", "notes", "duplicates_dropped", "ocr_pages", "ocr_low_confidence_blocks")
 _ACTIONS = {"create": "created", "resume": "candidate written", "new_version": "new version built",
             "in_place": "written in place", "up_to_date": "up to date, nothing written"}
 
@@ -77,13 +87,7 @@ class IngestReport:
 
     def add_enrichment(self, stats: Any) -> None:
         """Add one target's ``EnrichmentStats``."""
-        self.chunks_enriched += stats.chunks_enriched
-        self.enrichment_cache_hits += stats.cache_hits
-        self.llm_calls += stats.llm_calls
-        self.metadata_dropped += stats.metadata_dropped
-        self.questions_written += stats.questions
-        self.summaries_written += stats.summaries
-        self.enrichment_seconds += stats.seconds
+        add_counts(self, stats, _ENRICHMENT_COUNTS)
 
     def fail(self, path: Any, exc: Exception) -> None:
         """Record a file that failed (the run goes on), its reason without the path prefix."""
@@ -114,12 +118,7 @@ class IngestReport:
     def absorb(self, part: IngestReport) -> None:
         """Take what a stage recorded in a report of its own (the prepare-ahead thread's: failures,
         notes, duplicates dropped), so the run's report is only edited by one thread."""
-        self.failures += part.failures
-        self.skipped += part.skipped
-        self.notes += part.notes
-        self.duplicates_dropped += part.duplicates_dropped
-        self.ocr_pages += part.ocr_pages
-        self.ocr_low_confidence_blocks += part.ocr_low_confidence_blocks
+        add_counts(self, part, _ABSORBED)
         self.add_pii(part.pii_findings, part.pii_mode, part.pii_audit_path)
 
     def add_pii(self, counts: dict[str, dict[str, int]], mode: str | None, audit_path: str | None) -> None:
@@ -137,9 +136,7 @@ class IngestReport:
 
     def add_engine_stats(self, stats: EmbeddingStats) -> None:
         """Add an engine's counts (its embedding batchers', summed)."""
-        self.embeddings_computed += stats.computed
-        self.embeddings_reused += stats.reused
-        self.embedding_retries += stats.retries
+        add_counts(self, stats, _ENGINE_COUNTS)
 
     @property
     def documents_carried(self) -> int:

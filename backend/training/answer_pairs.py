@@ -35,7 +35,6 @@ names and parts of speech; nothing is downloaded.
 
 from __future__ import annotations
 
-import json
 import random
 import re
 from collections import defaultdict
@@ -44,6 +43,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
+from backend.common.jsonl import read_json_lines
 from backend.core.sentence_segments import split_sentences
 # the second text of a pair is what the reader reads at run time: the sentence after its heading
 from backend.core.services.answerability import reader_text
@@ -392,21 +392,16 @@ def _perturb(question: str, sentence: str, answer: str, tag: Tagged, material: A
 def read_triples(path: Path) -> list[dict[str, Any]]:
     """``data/train_strangers/triples.jsonl``: one labelled (question, passage) a line. A bad line is
     named by file and line."""
-    rows = []
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-            missing = {"question", "passage", "label", "kind", "doc"} - set(row)
-            if missing:
-                raise ValueError(f"missing keys {sorted(missing)}")
-            if row["label"] not in (0, 1):
-                raise ValueError("label must be 0 or 1")
-        except ValueError as exc:
-            raise ValueError(f"{path}:{n}: {exc}") from exc
-        rows.append(row)
-    return rows
+    return read_json_lines(path, _triple)
+
+
+def _triple(row: dict[str, Any]) -> dict[str, Any]:
+    missing = {"question", "passage", "label", "kind", "doc"} - set(row)
+    if missing:
+        raise ValueError(f"missing keys {sorted(missing)}")
+    if row["label"] not in (0, 1):
+        raise ValueError("label must be 0 or 1")
+    return row
 
 
 def read_triples_from(path: Path) -> list[dict[str, Any]]:

@@ -11,7 +11,7 @@ import json
 from typing import Any
 
 from backend.core.types import AuditEvent
-from backend.providers.oracle_vs.connection import OracleConnector
+from backend.providers.oracle_vs.connection import OnConnector
 
 _COLUMNS = "created_at, principal, action, knowledge_base, version, outcome, request_id, surface, detail"
 INSERT_AUDIT_SQL = (f"INSERT INTO RAG_AUDIT_LOG ({_COLUMNS}) VALUES (:created_at, :principal, :action, "
@@ -26,11 +26,8 @@ def _text(value: Any) -> str:
     return str(value.read() if hasattr(value, "read") else value)
 
 
-class OracleAuditLog:
+class OracleAuditLog(OnConnector):
     """``AuditLog``: one RAG_AUDIT_LOG row per event, ids in append order (identity column)."""
-
-    def __init__(self, connector: OracleConnector) -> None:
-        self.connector = connector
 
     def append_audit(self, event: AuditEvent) -> None:
         with self.connector.transaction("appending to the audit log") as con:

@@ -309,6 +309,14 @@ class OracleConnector:
             log.debug("oracle.pool_close_failed", endpoint=self.where, error=str(exc))
 
 
+class OnConnector:
+    """A port on the store's ``OracleConnector`` (the same pool as the vector store): the
+    interaction, conversation, audit and quota tables are tables of fixed names beside the versions."""
+
+    def __init__(self, connector: OracleConnector) -> None:
+        self.connector = connector
+
+
 def _quiet_rollback(con: Any) -> None:
     """Roll back; a rollback on a dead connection must not mask the original error."""
     import oracledb

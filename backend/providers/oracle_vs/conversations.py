@@ -13,7 +13,7 @@ from typing import Any
 
 from backend.core.types import ConversationTurn, Feedback, Interaction
 from backend.providers.oracle_vs import sql
-from backend.providers.oracle_vs.connection import OracleConnector
+from backend.providers.oracle_vs.connection import OnConnector
 from backend.providers.oracle_vs.versions import json_safe, json_value, now_iso, oracledb_json
 
 _TURN_COLUMNS = ("interaction_id, conversation_id, created_at, question, effective_query, resp_mode, version, "
@@ -56,11 +56,8 @@ def _turn(r: tuple[Any, ...]) -> ConversationTurn:
     )
 
 
-class OracleInteractionLog:
+class OracleInteractionLog(OnConnector):
     """``InteractionLog``: one CHAT_INTERACTIONS row per answered question."""
-
-    def __init__(self, connector: OracleConnector) -> None:
-        self.connector = connector
 
     # --- interactions (CHAT_INTERACTIONS, RESP_MODE per seed 004) ---------------------
     def record_interaction(self, interaction: Interaction) -> None:
@@ -99,11 +96,8 @@ class OracleInteractionLog:
             return int(cur.fetchone()[0])
 
 
-class OracleConversationLog:
+class OracleConversationLog(OnConnector):
     """``ConversationLog``: turns by conversation and owner, one feedback verdict per answer."""
-
-    def __init__(self, connector: OracleConnector) -> None:
-        self.connector = connector
 
     def record_turn(self, turn: ConversationTurn) -> None:
         with self.connector.transaction("recording a conversation turn") as con:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import oracledb
 
-from backend.providers.oracle_vs.connection import OracleConnector
+from backend.providers.oracle_vs.connection import OnConnector
 
 MERGE_QUOTA_SQL = (
     "MERGE INTO RAG_QUOTA_COUNTERS q USING (SELECT :subject AS subject, :window_kind AS window_kind, "
@@ -24,11 +24,8 @@ QUOTA_HITS_SQL = ("SELECT hits FROM RAG_QUOTA_COUNTERS WHERE subject = :subject 
 PRUNE_QUOTA_SQL = "DELETE FROM RAG_QUOTA_COUNTERS WHERE window_start < :before"
 
 
-class OracleQuotaCounter:
+class OracleQuotaCounter(OnConnector):
     """``QuotaCounter``: counters updated under the row lock of one transaction."""
-
-    def __init__(self, connector: OracleConnector) -> None:
-        self.connector = connector
 
     def count_request(self, subject: str, window_kind: str, window_start: str) -> int:
         binds = {"subject": subject, "window_kind": window_kind, "window_start": window_start}

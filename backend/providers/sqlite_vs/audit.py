@@ -10,7 +10,7 @@ import json
 import sqlite3
 
 from backend.core.types import AuditEvent
-from backend.providers.sqlite_vs.connection import SqliteDatabase
+from backend.providers.sqlite_vs.connection import OnDatabase
 
 _COLUMNS = "created_at, principal, action, knowledge_base, version, outcome, request_id, surface, detail"
 
@@ -21,11 +21,8 @@ def _event(r: sqlite3.Row) -> AuditEvent:
                       surface=r["surface"], detail=json.loads(r["detail"]), created_at=r["created_at"], id=r["id"])
 
 
-class SqliteAuditLog:
+class SqliteAuditLog(OnDatabase):
     """``AuditLog``: one row per event, ids in append order."""
-
-    def __init__(self, db: SqliteDatabase) -> None:
-        self.db = db
 
     def append_audit(self, event: AuditEvent) -> None:
         with self.db.write() as con:

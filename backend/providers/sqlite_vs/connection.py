@@ -175,3 +175,10 @@ class SqliteDatabase:
         except sqlite3.Error as exc:
             raise StoreUnavailable(f"SQLite store {self.path} does not answer: {exc}") from exc
 
+
+class OnDatabase:
+    """A port on the store's ``SqliteDatabase`` (the same file and connections as the vector store):
+    the interaction, conversation, audit and quota tables are catalog tables of fixed names."""
+
+    def __init__(self, db: SqliteDatabase) -> None:
+        self.db = db

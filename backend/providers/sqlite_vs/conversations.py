@@ -14,7 +14,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from backend.core.types import ConversationTurn, Feedback, Interaction
-from backend.providers.sqlite_vs.connection import SqliteDatabase, now
+from backend.providers.sqlite_vs.connection import OnDatabase, now
 
 _TURN_COLUMNS = ("interaction_id, conversation_id, created_at, question, effective_query, resp_mode, version, "
                  "domain, principal, cited_doc_ids")
@@ -34,11 +34,8 @@ def _turn(r: sqlite3.Row) -> ConversationTurn:
     )
 
 
-class SqliteInteractionLog:
+class SqliteInteractionLog(OnDatabase):
     """``InteractionLog``: one row per answered question, with its decision explanation."""
-
-    def __init__(self, db: SqliteDatabase) -> None:
-        self.db = db
 
     def record_interaction(self, interaction: Interaction) -> None:
         with self.db.write() as con:
@@ -71,11 +68,8 @@ class SqliteInteractionLog:
             return int(con.execute("SELECT COUNT(*) FROM rag_interactions").fetchone()[0])
 
 
-class SqliteConversationLog:
+class SqliteConversationLog(OnDatabase):
     """``ConversationLog``: turns by conversation and principal, one feedback verdict per answer."""
-
-    def __init__(self, db: SqliteDatabase) -> None:
-        self.db = db
 
     def record_turn(self, turn: ConversationTurn) -> None:
         with self.db.write() as con:

@@ -7,14 +7,11 @@ same count. Every value is a bound parameter.
 
 from __future__ import annotations
 
-from backend.providers.sqlite_vs.connection import SqliteDatabase
+from backend.providers.sqlite_vs.connection import OnDatabase
 
 
-class SqliteQuotaCounter:
+class SqliteQuotaCounter(OnDatabase):
     """``QuotaCounter``: atomic per-window counters."""
-
-    def __init__(self, db: SqliteDatabase) -> None:
-        self.db = db
 
     def count_request(self, subject: str, window_kind: str, window_start: str) -> int:
         with self.db.write() as con:

@@ -394,12 +394,20 @@ class SqliteVectors:
                          for rank, (i, score) in enumerate(zip(best, sims), start=1))
         return SummaryResult(target=target, version=t, hits=hits)
 
+    @contextmanager
+    def _lexical_rows(self, target: str, text: str, k: int, filters: Sequence[FieldFilter],
+                      visibility: Visibility | None
+                      ) -> Iterator[tuple[sqlite3.Connection, sqlite3.Row, list[tuple[int, float]]]]:
+        """The read transaction and version row of ``_resolved``, with the top-``k`` full-text
+        matches ``(rowid, score)`` that ``filters`` and ``visibility`` leave (``reads.lexical_rows``)."""
+        conditions = reads.search_conditions(target, k, filters, visibility)
+        with self._resolved(target) as (con, vrow):
+            yield con, vrow, reads.lexical_rows(con, vrow["name"], text, k, conditions)
+
     def lexical_search(self, target: str, text: str, k: int, filters: Sequence[FieldFilter] = (), *,
                        visibility: Visibility | None = None) -> SearchResult:
-        filters = reads.search_conditions(target, k, filters, visibility)
-        with self._resolved(target) as (con, vrow):
+        with self._lexical_rows(target, text, k, filters, visibility) as (con, vrow, rows):
             t = vrow["name"]
-            rows = reads.lexical_rows(con, t, text, k, filters)
             chunks = reads.fetch(con, t, [rid for rid, _ in rows])
             hits = tuple(
                 ScoredChunk(chunks[rid], score, rank, vrow["distance"], lexical_score=score)
@@ -409,10 +417,7 @@ class SqliteVectors:
 
     def lexical_candidates(self, target: str, text: str, k: int, filters: Sequence[FieldFilter] = (), *,
                            visibility: Visibility | None = None) -> Candidates:
-        filters = reads.search_conditions(target, k, filters, visibility)
-        with self._resolved(target) as (con, vrow):
-            t = vrow["name"]
-            rows = reads.lexical_rows(con, t, text, k, filters)
+        with self._lexical_rows(target, text, k, filters, visibility) as (con, vrow, rows):
             m = self.matrices.matrix(con, vrow)  # cached per generation; fusion's dense side reads it anyway
         # chunk ids by rowid from the matrix: no row read (a rowid without a chunk is dropped)
         rowids = np.fromiter((rid for rid, _ in rows), dtype=np.int64, count=len(rows))
@@ -421,7 +426,7 @@ class SqliteVectors:
         known = (m.rowids[positions] == rowids).tolist() if len(m.rowids) else [False] * len(rows)
         ids = m.ids[positions].tolist() if len(m.rowids) else []
         hits = tuple((ids[i], score) for i, (_, score) in enumerate(rows) if known[i])
-        return Candidates(target, t, hits, vrow["distance"])
+        return Candidates(target, vrow["name"], hits, vrow["distance"])
 
     def version_vectors(self, target: str) -> tuple[list[str], np.ndarray]:
         """All chunk ids and raw vectors of a version (benchmarks compare against this)."""
