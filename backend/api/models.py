@@ -162,6 +162,8 @@ class GatesOut(ResponseModel):
     min_similarity_for_hybrid: float
     min_chunks_for_hybrid: int
     min_total_context_chars: int
+    #: the best chunk's similarity a partial answer needs (0: no such gate)
+    min_best_similarity: float = 0.0
     usable_chunks: int
     usable_context_chars: int
     passed: dict[str, bool]

@@ -102,6 +102,8 @@ class ModeDecision:
     usable_chunks: int
     usable_context_chars: int
     context: ContextSelection
+    #: ``hybrid.min_best_similarity`` (0: no such gate): the best chunk's similarity a partial answer needs
+    min_best_similarity: float = 0.0
     decided_mode: AnswerMode = "fallback"
     blank_primary_answer: bool = False
     #: the primary LLM replied that the passages do not answer the question (``NOT_ANSWERABLE``)
@@ -124,6 +126,8 @@ class ModeDecision:
             "min_chunks_for_hybrid": self.usable_chunks >= self.min_chunks_for_hybrid,
             "min_total_context_chars": self.usable_context_chars >= self.min_total_context_chars,
             "min_similarity_for_hybrid": self.usable_chunks > 0,
+            **({"min_best_similarity": (self.max_similarity or 0.0) >= self.min_best_similarity}
+               if self.min_best_similarity > 0 else {}),
         }
 
 
@@ -301,7 +305,7 @@ def decide_answer_mode(
         min_similarity_for_hybrid=gates.min_similarity_for_hybrid, min_chunks_for_hybrid=gates.min_chunks_for_hybrid,
         min_total_context_chars=gates.min_total_context_chars, usable_chunks=n_used, usable_context_chars=chars,
         context=context, decided_mode=mode, decision_score=settings.decision_score, max_evidence=best_evidence,
-        max_relevance=relevant, relevance_bar=bar,
+        max_relevance=relevant, relevance_bar=bar, min_best_similarity=gates.min_best_similarity,
     )
 
 

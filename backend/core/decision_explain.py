@@ -52,11 +52,14 @@ class GatesExplain:
     usable_chunks: int
     usable_context_chars: int
     passed: Mapping[str, bool]
+    #: the best chunk's similarity a partial answer needs (0: no such gate)
+    min_best_similarity: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         return {"min_similarity_for_hybrid": self.min_similarity_for_hybrid,
                 "min_chunks_for_hybrid": self.min_chunks_for_hybrid,
-                "min_total_context_chars": self.min_total_context_chars, "usable_chunks": self.usable_chunks,
+                "min_total_context_chars": self.min_total_context_chars,
+                "min_best_similarity": self.min_best_similarity, "usable_chunks": self.usable_chunks,
                 "usable_context_chars": self.usable_context_chars, "passed": dict(self.passed)}
 
 
@@ -168,7 +171,7 @@ class DecisionExplain(Mapping[str, Any]):
                 decision.judged_by, decision.judged_sentence, verdict(decision)),
             gates=GatesExplain(decision.min_similarity_for_hybrid, decision.min_chunks_for_hybrid,
                                decision.min_total_context_chars, decision.usable_chunks,
-                               decision.usable_context_chars, decision.gates_passed),
+                               decision.usable_context_chars, decision.gates_passed, decision.min_best_similarity),
             excluded_chunk_ids=tuple(decision.context.excluded_by_type), reasons=tuple(decision.reasons),
             **facts,
         )

@@ -102,8 +102,15 @@ def test_min_best_similarity_gate_needs_the_best_chunk_at_its_value(best: float,
     decision = decide_answer_mode(cands((best, 200), (0.40, 200)), settings, short_query_active=False)
     assert decision.mode == expected, decision.reasons
     assert decision.usable_chunks == 2  # the context is unchanged: only the decision is gated
+    # the "why" panel lists the gate with the others, failed exactly when it refused
+    assert decision.gates_passed["min_best_similarity"] is (expected == "hybrid")
     if expected == "fallback":
         assert any("min_best_similarity 0.5" in r for r in decision.reasons)
+
+
+def test_min_best_similarity_is_no_gate_at_zero() -> None:
+    decision = decide_answer_mode(cands((0.30, 200), (0.30, 200)), retrieval(), short_query_active=False)
+    assert "min_best_similarity" not in decision.gates_passed
 
 
 def test_min_best_similarity_leaves_rag_alone() -> None:

@@ -186,6 +186,10 @@ export function renderWhy(container, explain, question) {
     ["min_total_context_chars", "There is enough text to answer from",
       `${need(gates.min_total_context_chars, "character")}; found ${gates.usable_context_chars}`],
   ];
+  if (gates.min_best_similarity > 0) {
+    gateRows.push(["min_best_similarity", "The best passage is about the question",
+      `needs ${fmt(gates.min_best_similarity)}, best ${fmt(explain.max_similarity)}`]);
+  }
   const list = el("ul", { className: "gates", "aria-label": "Checks for a partial answer" });
   // on a refusal a met check is not good news: it is shown as met, never green, and the note says
   // that something else refused the answer
