@@ -18,7 +18,9 @@ from backend.common.config import REPO_ROOT
 from backend.common.errors import ConfigError
 
 DEFAULT_SQUAD = REPO_ROOT.parent / "shared" / "bench" / "squad2-train" / "train-v2.0-first10.json"
-DEFAULT_STRANGERS = REPO_ROOT / "data" / "train_strangers"
+# the committed model's stranger set (models/answer-reader/card.json); `--strangers data/train_strangers`
+# reads every triples*.jsonl there (sets A, C and D too: the next model, docs/CALIBRATION.md)
+DEFAULT_STRANGERS = REPO_ROOT / "data" / "train_strangers" / "triples.jsonl"
 DEFAULT_OUT = REPO_ROOT / "models" / "answer-reader"
 
 
