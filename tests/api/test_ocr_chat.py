@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from backend.api.app import build_services, create_app
+from backend.api.app import create_app
+from backend.runtime import build_services
 from backend.cli.main import cli
 from backend.common.config import load_settings
 from backend.providers.sqlite_vs.store import SqliteVectorStore
