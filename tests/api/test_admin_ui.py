@@ -410,6 +410,7 @@ def test_feedback_given_on_the_chat_page_shows_in_the_console(page: Any, admin_u
     page.locator("#kb-list").get_by_role("button", name=STARTER_TITLE).click()
     page.wait_for_selector(f"#kb-detail[data-loaded='{STARTER_KB}']")
     row = page.locator("table.feedback tbody tr").first
+    expect(row).to_be_visible()  # the feedback table renders after the detail's data
     cells = row.locator("td").all_inner_texts()
     assert cells[1:] == ["Not helpful", "Who may open the server room?", "It should name the deputies, <b>both</b>"], cells
     assert page.locator("table.feedback b").count() == 0  # a comment's markup stays text

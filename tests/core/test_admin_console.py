@@ -175,8 +175,8 @@ def test_documents_and_versions_views(tmp_path: Path, embedder: Any) -> None:
         docs = console.documents_view(store, kb, NAMING)
         assert docs["version"] == "KB_POL_V2"
         assert docs["documents"] == [
-            {"doc_id": "leave", "source": "files/leave.md", "chunks": 2, "changed_in": "KB_POL_V2"},
-            {"doc_id": "vpn", "source": "files/vpn.md", "chunks": 2, "changed_in": "KB_POL_V1"}]
+            {"doc_id": "leave", "source": "files/leave.md", "chunks": 2, "changed_in": "KB_POL_V2", "pii": {}},
+            {"doc_id": "vpn", "source": "files/vpn.md", "chunks": 2, "changed_in": "KB_POL_V1", "pii": {}}]
 
         view = console.versions_view(store, kb, NAMING)
         assert [(v["name"], v["role"]) for v in view["versions"]] == [

@@ -120,7 +120,7 @@ def test_interaction_row_mirrors_decision(corpus: Corpus, embedder: Any) -> None
 
 
 def test_sanitized_question_is_stored_when_enabled(corpus: Corpus, embedder: Any) -> None:
-    settings = corpus_settings(corpus.path, sanitize={"enabled": True, "sanitize_questions": True})
+    settings = corpus_settings(corpus.path, sanitize={"enabled": True, "mode": "redact", "sanitize_questions": True})
     service = make_service(settings, corpus.store, embedder)
     question = "Can John Smith carry over unused annual leave? Mail john.smith@example.com"
     answer = service.answer(ChatQuery(question))
