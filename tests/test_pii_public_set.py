@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 
 from backend.benchmarks import pii_fp, pii_public
+from backend.common.config import SanitizeSettings
+from backend.common.sanitizer import sanitize_if_enabled
 from backend.benchmarks.pii_public import (ADDRESS_TAGS, COMPANY_TAGS, PERSON_TAGS, UNSCORED, PublicSetError,
                                            address_sample, parse_rows, whole_row_sample)
 
@@ -132,3 +134,50 @@ def test_the_false_positive_section_reports_every_kind_for_both_systems() -> Non
     for kind in pii_fp.KINDS:
         assert section.figures[f"  {kind}"].count("/") == 2, kind
     assert [t[0] for t in section.targets] == ["false positives on order numbers, decimals, MIT licence"]
+
+
+@pytest.fixture(scope="module")
+def audit() -> SanitizeSettings:
+    settings = SanitizeSettings(enabled=True, mode="audit")
+    sanitize_if_enabled(["warm-up"], settings, doc_ids=["w"])
+    return settings
+
+
+def _found(settings: SanitizeSettings, text: str) -> list[tuple[str, str]]:
+    out = sanitize_if_enabled([text], settings, doc_ids=["d"])
+    return [(f.entity_type, text[f.start:f.end]) for f in out.findings]
+
+
+@pytest.mark.parametrize("text", [
+    "Order 4806756919335054 was shipped on the third working day.",
+    "Please quote invoice number 4539 1488 0343 6467 when you pay.",
+    "Your return for order no. 5605 4742 7019 7341 has been received.",
+    "Ticket 4451 1657: the nightly export failed twice.",
+    "Tracking number 68073021573684 shows the parcel at the hub.",
+])
+def test_a_luhn_valid_number_after_an_order_invoice_or_ticket_cue_is_no_card_or_phone(
+        audit: SanitizeSettings, text: str) -> None:
+    assert not [f for f in _found(audit, text) if f[0] in ("CREDIT_CARD", "PHONE_NUMBER")]
+
+
+@pytest.mark.parametrize(("text", "entity", "value"), [
+    ("The order was paid with card 4806 7569 1933 5054 yesterday.", "CREDIT_CARD", "4806 7569 1933 5054"),
+    ("Card number for the order: 4539148803436467.", "CREDIT_CARD", "4539148803436467"),
+    ("Call the order desk on +44 20 7946 0958 before noon.", "PHONE_NUMBER", "+44 20 7946 0958"),
+])
+def test_cards_and_phones_near_the_word_order_are_still_found(audit: SanitizeSettings, text: str, entity: str,
+                                                              value: str) -> None:
+    assert (entity, value) in _found(audit, text)
+
+
+@pytest.mark.parametrize("text", [
+    "The library is released under the MIT License, so it can be used in commercial products.",
+    "We chose the MIT licence because it is short and permissive.",
+    "License: MIT. Contributions are welcome through pull requests.",
+])
+def test_mit_as_the_software_licence_is_no_organisation(audit: SanitizeSettings, text: str) -> None:
+    assert ("ORGANIZATION", "MIT") not in _found(audit, text)
+
+
+def test_mit_the_university_is_still_an_organisation(audit: SanitizeSettings) -> None:
+    assert ("ORGANIZATION", "MIT") in _found(audit, "Researchers at MIT published the benchmark last year.")
