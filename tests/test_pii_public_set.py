@@ -181,3 +181,21 @@ def test_mit_as_the_software_licence_is_no_organisation(audit: SanitizeSettings,
 
 def test_mit_the_university_is_still_an_organisation(audit: SanitizeSettings) -> None:
     assert ("ORGANIZATION", "MIT") in _found(audit, "Researchers at MIT published the benchmark last year.")
+
+
+def test_rag_bench_passes_the_pii_set_folder_to_the_pii_section(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from click.testing import CliRunner
+
+    from backend.benchmarks import runner
+    from backend.cli.main import cli
+
+    seen: dict[str, object] = {}
+
+    def fake_run(*args: object, **kwargs: object) -> list[object]:
+        seen.update(sections=args[2], pii_set=kwargs.get("pii_set"))
+        return []
+
+    monkeypatch.setattr(runner, "run", fake_run)
+    result = CliRunner().invoke(cli, ["bench", "--section", "pii", "--pii-set", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert seen == {"sections": ("pii",), "pii_set": tmp_path}
