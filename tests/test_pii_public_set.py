@@ -174,9 +174,10 @@ def test_cards_and_phones_near_the_word_order_are_still_found(audit: SanitizeSet
     "The library is released under the MIT License, so it can be used in commercial products.",
     "We chose the MIT licence because it is short and permissive.",
     "License: MIT. Contributions are welcome through pull requests.",
+    "The parser is MIT-licensed and maintained by a small group of volunteers.",
 ])
 def test_mit_as_the_software_licence_is_no_organisation(audit: SanitizeSettings, text: str) -> None:
-    assert ("ORGANIZATION", "MIT") not in _found(audit, text)
+    assert not [value for entity, value in _found(audit, text) if entity == "ORGANIZATION" and "MIT" in value]
 
 
 def test_mit_the_university_is_still_an_organisation(audit: SanitizeSettings) -> None:

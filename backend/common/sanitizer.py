@@ -391,7 +391,7 @@ _IDENTIFIER_CUE = re.compile(
 #: ... unless the sentence names a card or a phone just before ("card number for the order: ...")
 _CARD_OR_PHONE_CUE = re.compile(r"(?i:\b(?:card|visa|mastercard|amex|phone|tel|mobile|cell|fax|call)\b)")
 #: "MIT" (or BSD, GPL, ...) next to "license": a software licence, not an organisation
-_LICENCE_NAME = re.compile(r"(?:MIT|BSD|GPL|LGPL|AGPL|MPL|ISC|Apache)(?:[ \t-]*v?[\d.]+)?([ \t-]*licen[cs]ed?)?")
+_LICENCE_NAME = re.compile(r"(?i:the[ \t]+)?(?:MIT|BSD|GPL|LGPL|AGPL|MPL|ISC|Apache)(?:[ \t-]*v?[\d.]+)?([ \t-]*(?i:licen[cs]ed?))?")
 _LICENCE_AFTER = re.compile(r"(?i:[ \t-]*licen[cs](?:e|ed|es)\b)")
 _LICENCE_BEFORE = re.compile(r"(?i:\blicen[cs]e[ \t]*:[ \t]*)$")
 
