@@ -131,7 +131,8 @@ def _covered_chars(spans: list[Span], size: int) -> bytearray:
     return mask
 
 
-def score(samples: Sequence[Sample], run: Run) -> Scores:
+def score(samples: Sequence[Sample], run: Run, labels: Sequence[str] = LABELS) -> Scores:
+    """Figures over ``labels``; a planted span with another label is neither scored nor non-PII."""
     caught: dict[str, int] = defaultdict(int)
     char_total: dict[str, int] = defaultdict(int)
     char_hit: dict[str, int] = defaultdict(int)
@@ -163,9 +164,9 @@ def score(samples: Sequence[Sample], run: Run) -> Scores:
             char_total[p.label] += p.end - p.start
             char_hit[p.label] += sum(mask[p.start:p.end])
     return Scores(
-        recall={k: caught[k] / total[k] for k in LABELS if total[k]},
-        covered={k: full[k] / total[k] for k in LABELS if total[k]},
-        chars={k: char_hit[k] / char_total[k] for k in LABELS if char_total[k]},
+        recall={k: caught[k] / total[k] for k in labels if total[k]},
+        covered={k: full[k] / total[k] for k in labels if total[k]},
+        chars={k: char_hit[k] / char_total[k] for k in labels if char_total[k]},
         counts=dict(total),
         precision=hits / findings if findings else 1.0,
         over_redaction_clean=clean_red / clean_chars if clean_chars else 0.0,

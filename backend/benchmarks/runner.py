@@ -32,7 +32,8 @@ def machine() -> dict[str, Any]:
 
 def run(cisi_dir: Path, sizes: tuple[int, ...], sections: tuple[str, ...], config: Path = DEFAULT_CONFIG,
         emit: Any = print, quick: bool = False, ann_sizes: tuple[int, ...] = (100_000,),
-        docs: int = 100_000, work_dir: Path | None = None) -> list[Section]:
+        docs: int = 100_000, work_dir: Path | None = None, pii_set: Path | None = None) -> list[Section]:
+    """``pii_set``: the folder of the public labelled PII set (default ``data/pii_public``)."""
     from backend.providers.local.embedder import make_local_embedder
     from backend.providers.sqlite_vs.dense import limit_blas_threads
 
@@ -111,9 +112,12 @@ def run(cisi_dir: Path, sizes: tuple[int, ...], sections: tuple[str, ...], confi
             out.append(section)
             emit(section.render())
         if "pii" in sections:
-            section = pii.measure(config)
-            out.append(section)
-            emit(section.render())
+            from backend.benchmarks import pii_fp, pii_public
+
+            for section in (pii.measure(config), pii_public.measure(config, pii_set or pii_public.DEFAULT_DIR),
+                            pii_fp.measure(config)):
+                out.append(section)
+                emit(section.render())
         if "ocr" in sections:
             from backend.benchmarks import ocr
 

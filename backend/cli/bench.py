@@ -63,9 +63,12 @@ def _importable(module: str) -> bool:
 @click.option("--work", "work_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Keep the workspace (stores, built sets) in this folder instead of a temporary one; a later "
                    "run with the same folder re-embeds nothing already ingested there.")
+@click.option("--pii-set", "pii_set", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Folder of the public labelled PII set for `--section pii` (default data/pii_public: DataMade's "
+                   "usaddress and probablepeople training data); absent, that part is skipped with a note.")
 @click.pass_context
 def bench(ctx: click.Context, cisi_dir: Path, sizes: str, sections: tuple[str, ...], quick: bool,
-          json_out: Path | None, ann_sizes: str, docs: int, work_dir: Path | None) -> None:
+          json_out: Path | None, ann_sizes: str, docs: int, work_dir: Path | None, pii_set: Path | None) -> None:
     """Local embedding runtimes, ingestion overhead, query latency and scale, HTTP latency, CISI retrieval
     quality, PII redaction, OCR; `--section enrich` (not in the default run): enrichment cost and effect."""
     from backend.benchmarks import runner
@@ -85,7 +88,7 @@ def bench(ctx: click.Context, cisi_dir: Path, sizes: str, sections: tuple[str, .
         raise click.BadParameter(f"expected comma-separated vector counts, got {ann_sizes!r}",
                                  param_hint="--ann-sizes") from None
     results = runner.run(cisi_dir, size_list, chosen, config, emit=click.echo, quick=quick, ann_sizes=ann_list,
-                         docs=docs, work_dir=work_dir)
+                         docs=docs, work_dir=work_dir, pii_set=pii_set)
     if json_out:
         json_out.write_text(json.dumps({"machine": runner.machine(), "sections": [s.as_dict() for s in results]},
                                        indent=2, default=str))

@@ -383,9 +383,27 @@ _NAMED = frozenset({"PERSON", "ORGANIZATION", "LOCATION", "NRP"})
 _VERSION_CUE = re.compile(r"(?i:\b(?:version|release|build|patch|v)[ \t]*:?[ \t]*)$")
 
 
-def _plausible(text: str, entity: str, before: str = "") -> bool:
+#: a "card" or "phone" number right after one of these words is an order, invoice or ticket number
+#: ("Order 4806756919335054", "invoice no. 4451 1657"): order systems give theirs Luhn check digits too
+_IDENTIFIER_CUE = re.compile(
+    r"(?i:\b(?:order|invoice|shipment|ticket|tracking|reference|ref|batch|memo|po)"
+    r"(?:[ \t]+(?:no\.?|number|num|#|id))?[ \t]*[:#]?[ \t]*)$")
+#: ... unless the sentence names a card or a phone just before ("card number for the order: ...")
+_CARD_OR_PHONE_CUE = re.compile(r"(?i:\b(?:card|visa|mastercard|amex|phone|tel|mobile|cell|fax|call)\b)")
+#: "MIT" (or BSD, GPL, ...) next to "license": a software licence, not an organisation
+_LICENCE_NAME = re.compile(r"(?i:the[ \t]+)?(?:MIT|BSD|GPL|LGPL|AGPL|MPL|ISC|Apache)(?:[ \t-]*v?[\d.]+)?([ \t-]*(?i:licen[cs]ed?))?")
+_LICENCE_AFTER = re.compile(r"(?i:[ \t-]*licen[cs](?:e|ed|es)\b)")
+_LICENCE_BEFORE = re.compile(r"(?i:\blicen[cs]e[ \t]*:[ \t]*)$")
+
+
+def _plausible(text: str, entity: str, before: str = "", after: str = "") -> bool:
     if entity == "DATE_TIME":
         return not _VERSION_CUE.search(before)
+    if entity in ("CREDIT_CARD", "PHONE_NUMBER"):
+        return not _IDENTIFIER_CUE.search(before) or bool(_CARD_OR_PHONE_CUE.search(before))
+    licence = _LICENCE_NAME.fullmatch(text.strip()) if entity == "ORGANIZATION" else None
+    if licence and (licence.group(1) or _LICENCE_AFTER.match(after) or _LICENCE_BEFORE.search(before)):
+        return False
     return entity not in _NAMED or not _ID_OR_AMOUNT.fullmatch(text.strip())
 
 
@@ -443,7 +461,7 @@ def _analyze(texts: Sequence[str], settings: SanitizeSettings, engine: _Engine,
             text = piece[r.start:end]
             kind = relabel(text, r.entity_type)  # a city the NER model called a company is a place
             if text.strip() and r.score >= thresholds.get(kind, 1.1) \
-                    and _plausible(text, r.entity_type, piece[max(0, r.start - 12):r.start]):
+                    and _plausible(text, r.entity_type, piece[max(0, r.start - 40):r.start], piece[end:end + 12]):
                 per_doc[i].append((off + r.start, off + end, kind + _ner_tag(r), r.score))
     if "PERSON" in thresholds:
         allow = frozenset(settings.allow_list)
