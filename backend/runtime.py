@@ -135,9 +135,11 @@ def open_connector(settings: Settings, name: str, env: Mapping[str, str] | None 
 
     from backend.connectors.declarations import spec_of
     from backend.connectors.registry import build_connector
+    from backend.connectors.sync import staging_dir
 
     spec = spec_of(settings, name)
-    return spec, build_connector(name, spec, settings.connectors, os.environ if env is None else env)
+    cache = staging_dir(settings, spec.knowledge_base, name).parent / f".cache-{name}"
+    return spec, build_connector(name, spec, settings.connectors, os.environ if env is None else env, cache)
 
 
 def open_stores(settings: Settings) -> Stores:

@@ -6,15 +6,13 @@ and a file it does not match has the declaration's ``readers`` (else unknown: ad
 
 from __future__ import annotations
 
-import fnmatch
 import hashlib
 from pathlib import Path
 from typing import Iterator
 
-import yaml
-
 from backend.common.errors import SourceItemFailed, SourceUnavailable
 from backend.core.connector import FetchedItem, SourceItem, suffix_for
+from backend.connectors.readers_file import READERS_FILE, Rules, parse_rules, readers_of
 from backend.ingest.folder import walk_folder
 
 
@@ -29,30 +27,19 @@ def file_token(path: Path) -> str:
 class FolderConnector:
     kind = "folder"
 
-    def __init__(self, path: str, readers_file: str = ".rag-readers.yaml") -> None:
+    def __init__(self, path: str, readers_file: str = READERS_FILE) -> None:
         self.root = Path(path).expanduser()
         self.readers_file = readers_file
         self._paths: dict[str, Path] = {}
 
-    def _readers(self) -> list[tuple[str, tuple[str, ...]]]:
+    def _rules(self) -> Rules:
         path = self.root / self.readers_file
-        if not path.is_file():
-            return []
-        try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-        except yaml.YAMLError as exc:
-            raise SourceUnavailable(f"{path}: not valid YAML: {exc}") from exc
-        if not isinstance(data, dict) or not all(isinstance(v, list) for v in data.values()):
-            raise SourceUnavailable(f"{path}: expected a mapping of path patterns to lists of readers")
-        return [(str(k), tuple(str(r) for r in v)) for k, v in data.items()]
-
-    def readers_of(self, relative: str, rules: list[tuple[str, tuple[str, ...]]]) -> tuple[str, ...] | None:
-        return next((readers for pattern, readers in rules if fnmatch.fnmatch(relative, pattern)), None)
+        return parse_rules(path.read_text(encoding="utf-8"), str(path)) if path.is_file() else []
 
     def list_items(self) -> Iterator[SourceItem]:
         if not self.root.is_dir():
             raise SourceUnavailable(f"folder {self.root}: no such folder (unmounted?)")
-        rules = self._readers()
+        rules = self._rules()
         walk = walk_folder(self.root)
         self._paths = {f.relative: f.path for f in walk.files}
         for f in walk.files:
@@ -61,7 +48,7 @@ class FolderConnector:
             except OSError as exc:
                 raise SourceUnavailable(f"folder {self.root}: {f.relative}: {exc.strerror}") from exc
             yield SourceItem(f.relative, token, title=f.path.stem, url=f.path.as_uri(),
-                             readers=self.readers_of(f.relative, rules))
+                             readers=readers_of(f.relative, rules))
 
     def fetch(self, item: SourceItem) -> FetchedItem:
         path = self._paths.get(item.item_id, self.root / item.item_id)

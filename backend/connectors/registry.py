@@ -4,6 +4,7 @@ Each adapter imports its client library itself, so a missing extra fails naming 
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Callable, Mapping
 
 from backend.common.config import ConnectorsSettings, ConnectorSpec
@@ -11,23 +12,23 @@ from backend.common.errors import ConfigError
 from backend.connectors.secrets import resolve_secrets
 from backend.core.connector import Connector
 
-Factory = Callable[[ConnectorSpec, dict[str, str], ConnectorsSettings], Connector]
+Factory = Callable[[ConnectorSpec, dict[str, str], ConnectorsSettings, Path], Connector]
 
 
-def _folder(spec: ConnectorSpec, secrets: dict[str, str], cfg: ConnectorsSettings) -> Connector:
+def _folder(spec: ConnectorSpec, secrets: dict[str, str], cfg: ConnectorsSettings, cache: Path) -> Connector:
     from backend.connectors.folder import FolderConnector
 
     return FolderConnector(spec.typed_options().path)
 
 
-def _git(spec: ConnectorSpec, secrets: dict[str, str], cfg: ConnectorsSettings) -> Connector:
+def _git(spec: ConnectorSpec, secrets: dict[str, str], cfg: ConnectorsSettings, cache: Path) -> Connector:
     from backend.connectors.git_repo import GitConnector
 
     o = spec.typed_options()
-    return GitConnector(o.repo, o.ref, subdir=o.subdir)
+    return GitConnector(o.repo, o.ref, subdir=o.subdir, cache_dir=cache)
 
 
-def _s3(spec: ConnectorSpec, secrets: dict[str, str], cfg: ConnectorsSettings) -> Connector:
+def _s3(spec: ConnectorSpec, secrets: dict[str, str], cfg: ConnectorsSettings, cache: Path) -> Connector:
     from backend.connectors.s3 import S3Connector
 
     o = spec.typed_options()
@@ -36,7 +37,7 @@ def _s3(spec: ConnectorSpec, secrets: dict[str, str], cfg: ConnectorsSettings) -
                        readers_tag=o.readers_tag, attempts=cfg.max_attempts, max_wait_s=cfg.max_wait_s)
 
 
-def _web(spec: ConnectorSpec, secrets: dict[str, str], cfg: ConnectorsSettings) -> Connector:
+def _web(spec: ConnectorSpec, secrets: dict[str, str], cfg: ConnectorsSettings, cache: Path) -> Connector:
     from backend.connectors.web import WebConnector
 
     o = spec.typed_options()
@@ -44,7 +45,7 @@ def _web(spec: ConnectorSpec, secrets: dict[str, str], cfg: ConnectorsSettings) 
                         attempts=cfg.max_attempts, max_wait_s=cfg.max_wait_s)
 
 
-def _sql(spec: ConnectorSpec, secrets: dict[str, str], cfg: ConnectorsSettings) -> Connector:
+def _sql(spec: ConnectorSpec, secrets: dict[str, str], cfg: ConnectorsSettings, cache: Path) -> Connector:
     from backend.connectors.sql_table import SqlConnector
 
     o = spec.typed_options()
@@ -58,11 +59,12 @@ CONNECTORS: dict[str, Factory] = {"folder": _folder, "git": _git, "s3": _s3, "we
 EXTRAS = {"s3": "connectors-s3", "web": "connectors-web", "sql": "connectors-sql"}
 
 
-def build_connector(name: str, spec: ConnectorSpec, settings: ConnectorsSettings,
-                    env: Mapping[str, str]) -> Connector:
+def build_connector(name: str, spec: ConnectorSpec, settings: ConnectorsSettings, env: Mapping[str, str],
+                    cache_dir: Path) -> Connector:
+    """``cache_dir``: where a connector keeps what it needs between syncs (a bare clone)."""
     secrets = resolve_secrets(name, spec.secrets, env)
     try:
-        return CONNECTORS[spec.kind](spec, secrets, settings)
+        return CONNECTORS[spec.kind](spec, secrets, settings, cache_dir)
     except ImportError as exc:
         raise ConfigError(f"connector {name!r} ({spec.kind}) needs the `{EXTRAS.get(spec.kind, spec.kind)}` extra: "
                           f"pip install 'oracle-rag-runtime[{EXTRAS.get(spec.kind, spec.kind)}]' ({exc.name} is "
