@@ -41,7 +41,7 @@ def _web(spec: ConnectorSpec, secrets: dict[str, str], cfg: ConnectorsSettings, 
     from backend.connectors.web import WebConnector
 
     o = spec.typed_options()
-    return WebConnector(o.start_url, max_depth=o.max_depth, max_pages=o.max_pages, user_agent=o.user_agent,
+    return WebConnector(o.start_url, max_depth=o.max_depth, max_pages=o.max_pages, user_agent=o.user_agent, include_start=o.include_start,
                         attempts=cfg.max_attempts, max_wait_s=cfg.max_wait_s)
 
 

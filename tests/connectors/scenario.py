@@ -67,8 +67,11 @@ def run_scenario(synced: Synced, source: Source) -> None:
     source.set_readers("vpn", ["group:hr-staff"])
     source.publish()
     second = synced.sync(source.connector())
-    assert second.counts == {"new": 0, "changed": 1, "unchanged": 1, "deleted": 1, "permission_only": 1,
-                             "failed": 0}, second
+    # a web page's readers are in the page (a meta tag): its content token changes with them, so it is
+    # "changed", yet its text is the same and nothing of it is embedded again
+    moved = getattr(source, "readers_in_content", False)
+    assert second.counts == {"new": 0, "changed": 1 + moved, "unchanged": 1, "deleted": 1,
+                             "permission_only": 1 - moved, "failed": 0}, second
     assert second.status == "ok" and second.promoted
     versions = [v.name for v in synced.store.list_versions()]
     assert versions == [served, second.version] and synced.served() == second.version  # exactly one new version

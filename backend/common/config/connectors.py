@@ -101,6 +101,8 @@ class WebOptions(_Model):
     max_depth: int = Field(2, ge=0, le=20)
     max_pages: int = Field(200, ge=1, le=100_000)
     user_agent: str = "rag-connector"
+    include_start: bool = Field(True, description="The start page is a document too (false: a hub whose links "
+                                "are followed, such as a sitemap page).")
 
 
 class SqlOptions(_Model):
