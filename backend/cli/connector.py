@@ -111,8 +111,8 @@ def list_cmd(ctx: click.Context, as_json: bool) -> None:
     settings = settings_from(ctx)
     specs = declared(settings)
     last = _last_runs(settings)
-    rows = [{"name": n, "kind": s.kind, "knowledge_base": s.knowledge_base, "last": last.get(n)}
-            for n, s in sorted(specs.items())]
+    rows: list[dict[str, Any]] = [{"name": n, "kind": s.kind, "knowledge_base": s.knowledge_base,
+                                   "last": last.get(n)} for n, s in sorted(specs.items())]
     if as_json:
         click.echo(json.dumps(rows, indent=2, default=str))
         return

@@ -371,13 +371,13 @@ def ingest_into_candidate(runtime: KbRuntime, key: str, lines: list[dict[str, An
     alias = domain.alias_name if domain is not None else settings.embeddings.alias.name
     step = progress or (lambda stage, done, total: None)
     refused: list[dict[str, str]] = []
-    roots = [str(uploads_dir(settings, key)), *(str(r) for r in roots)]
+    allowed = [str(uploads_dir(settings, key)), *(str(r) for r in roots)]
     if isinstance(lines, Path):
         walk = walk_folder(lines)
         refused = [s.to_dict() for s in walk.skipped]
         lines = walk.manifest_lines()
-        roots.append(str(walk.root))
-    settings = _with_roots(settings, roots)
+        allowed.append(str(walk.root))
+    settings = _with_roots(settings, allowed)
     if not lines:
         raise ConfigError(f"nothing to ingest into {key!r}: no supported file"
                           + (f" ({len(refused)} skipped: " + "; ".join(f"{r['file']}: {r['reason']}"
