@@ -360,6 +360,13 @@ class KnowledgeBaseNotFound(RequestError):
     http_status = 404
 
 
+class ConnectorNotFound(RequestError):
+    """The path names no connector declared in ``connectors.file``."""
+
+    code = "connector_not_found"
+    http_status = 404
+
+
 class KnowledgeBaseNotServed(RequestError):
     """The knowledge base exists but no version of it is served yet (the gate refused its first
     version, or nothing was ingested): the message says why and what serves it. Not retryable,

@@ -88,7 +88,8 @@ def doc_id_for(item_id: str) -> str:
     return item_id if len(item_id) <= 400 else "sha256:" + hashlib.sha256(item_id.encode()).hexdigest()
 
 
-def _ensure_registered(settings: Settings, kb: str) -> Settings:
+def ensure_registered(settings: Settings, kb: str) -> Settings:
+    """``settings`` with knowledge base ``kb`` in the registry (registered now when it is not)."""
     settings = apply_registry(settings)
     if kb != DEFAULT_DOMAIN and kb not in settings.embeddings.domains:
         register(settings, kb, title=None)
@@ -153,7 +154,7 @@ def _run(runtime: SyncRuntime, name: str, spec: ConnectorSpec, connector: Connec
         report.status = "up_to_date"
         state_store.record_sync_run(name, report.to_dict())
         return
-    settings = _ensure_registered(runtime.settings, spec.knowledge_base)
+    settings = ensure_registered(runtime.settings, spec.knowledge_base)
     staging = staging_dir(settings, spec.knowledge_base, name)
     staging.mkdir(parents=True, exist_ok=True)
     now_state = dict(state)
