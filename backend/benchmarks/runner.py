@@ -31,7 +31,7 @@ def machine() -> dict[str, Any]:
 
 def run(cisi_dir: Path, sizes: tuple[int, ...], sections: tuple[str, ...], config: Path = DEFAULT_CONFIG,
         emit: Any = print, quick: bool = False, ann_sizes: tuple[int, ...] = (100_000,),
-        docs: int = 100_000) -> list[Section]:
+        docs: int = 100_000, connector_items: int = 10_000) -> list[Section]:
     from backend.providers.local.embedder import make_local_embedder
     from backend.providers.sqlite_vs.dense import limit_blas_threads
 
@@ -121,6 +121,12 @@ def run(cisi_dir: Path, sizes: tuple[int, ...], sections: tuple[str, ...], confi
             from backend.benchmarks import kb_folder
 
             section = kb_folder.measure(config, embedder)
+            out.append(section)
+            emit(section.render())
+        if "connectors" in sections:
+            from backend.benchmarks import connectors
+
+            section = connectors.measure(config, embedder, items=connector_items)
             out.append(section)
             emit(section.render())
         if "answers" in sections:

@@ -60,6 +60,8 @@ class SyncReport:
     served_version: str | None = None
     embeddings_computed: int = 0
     documents_written: int = 0
+    #: seconds of the ingest step alone (the gate's evaluation not included)
+    ingest_seconds: float = 0.0
     forced: bool = False
     message: str = ""
     started_at: str = ""
@@ -189,6 +191,7 @@ def _run(runtime: SyncRuntime, name: str, spec: ConnectorSpec, connector: Connec
     report.version, report.promoted, report.served_version = result.version, result.promoted, result.served_version
     report.embeddings_computed = int(result.ingest.get("embeddings_computed", 0))
     report.documents_written = int(result.ingest.get("documents_written", 0))
+    report.ingest_seconds = round(float(result.ingest.get("seconds", 0.0)), 3)
     report.gate_passed = None if not result.evaluation else bool(result.evaluation.get("gates_passed"))
     by_path = {str(staging / s.file): s.item_id for s in now_state.values()}
     unloaded: set[str] = set()
