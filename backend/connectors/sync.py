@@ -205,3 +205,5 @@ def _run(runtime: SyncRuntime, name: str, spec: ConnectorSpec, connector: Connec
     written = [now_state[i] for i in (*change.new, *change.changed, *change.permission_only) if i in now_state
                and now_state[i] is not state.get(i) and i not in unloaded]
     state_store.save_sync(name, written, change.deleted, report.to_dict())
+    for item_id in change.deleted:  # their documents are gone from the new version: so are their staged files
+        (staging / state[item_id].file).unlink(missing_ok=True)

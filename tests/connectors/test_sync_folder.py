@@ -73,6 +73,8 @@ def test_first_sync_then_edit_delete_and_permission_change_make_one_version(tmp_
     assert set(chunks) == {"leave.md", "vpn.txt", "canteen.md"}
     assert 0 < second.embeddings_computed <= chunks["canteen.md"]
     assert synced.acl("vpn.txt") == ["group:hr"]
+    staged = sorted(p.name.split("-")[0] for p in (tmp_path / "kb" / "synced" / "sync" / "src").iterdir())
+    assert staged == ["canteen", "leave", "vpn"]  # the deleted file's staged copy went with it
     assert "vpn.txt" not in synced.top("Which VPN client do staff use from home?", who="frank", groups=("staff",), k=10)
     assert synced.top("Which VPN client do staff use from home?", who="erin", groups=("hr",))[0] == "vpn.txt"
     assert "Thursday" in " ".join(c.text for c in synced.store.fetch_chunks("KB_SYNCED_V2", ["canteen.md::0"]).values())
