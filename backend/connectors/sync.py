@@ -111,7 +111,7 @@ def sync_connector(runtime: SyncRuntime, name: str, spec: ConnectorSpec, connect
     report = SyncReport(name, spec.knowledge_base, forced=force,
                         started_at=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"))
     try:
-        _run(runtime, name, spec, connector, report, force=force,
+        _run(runtime, name, spec, connector, report, force=force, started=started,
              share=max_delete_share if max_delete_share is not None else (
                  spec.max_delete_share if spec.max_delete_share is not None
                  else runtime.settings.connectors.max_delete_share))
@@ -142,7 +142,7 @@ def _mapped(items: list[SourceItem], spec: ConnectorSpec, report: SyncReport) ->
 
 
 def _run(runtime: SyncRuntime, name: str, spec: ConnectorSpec, connector: Connector, report: SyncReport, *,
-         force: bool, share: float) -> None:
+         force: bool, share: float, started: float) -> None:
     state_store = runtime.stores.sync_state
     assert state_store is not None
     state = state_store.sync_items(name)
@@ -154,6 +154,7 @@ def _run(runtime: SyncRuntime, name: str, spec: ConnectorSpec, connector: Connec
     check_deletions(change, len(state), max_delete_share=share, force=force)
     if change.empty:
         report.status = "up_to_date"
+        report.seconds = round(time.perf_counter() - started, 3)
         state_store.record_sync_run(name, report.to_dict())
         return
     settings = ensure_registered(runtime.settings, spec.knowledge_base)
@@ -204,6 +205,7 @@ def _run(runtime: SyncRuntime, name: str, spec: ConnectorSpec, connector: Connec
     # an item that failed to load keeps its old state, so the next sync tries it again
     written = [now_state[i] for i in (*change.new, *change.changed, *change.permission_only) if i in now_state
                and now_state[i] is not state.get(i) and i not in unloaded]
+    report.seconds = round(time.perf_counter() - started, 3)
     state_store.save_sync(name, written, change.deleted, report.to_dict())
     for item_id in change.deleted:  # their documents are gone from the new version: so are their staged files
         (staging / state[item_id].file).unlink(missing_ok=True)

@@ -68,6 +68,7 @@ def test_add_sync_list_status_remove(env: Path) -> None:
     status = run("connector", "status", "hr-share", "--json")
     body = json.loads(status.stdout)
     assert body["items"] == 2 and [r["status"] for r in body["runs"]] == ["up_to_date", "up_to_date", "ok"]
+    assert body["runs"][-1]["seconds"] > 0 and body["runs"][-1]["version"] == "KB_HR_V1"
     removed = run("connector", "remove", "hr-share", "--forget")
     assert removed.exit_code == 0 and "2 synced item(s) forgotten" in removed.stdout
     assert yaml.safe_load((env / "connectors.yaml").read_text())["connectors"] == {}
