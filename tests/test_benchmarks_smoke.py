@@ -204,6 +204,7 @@ def test_kb_folder_section_serves_a_generated_folder_and_promotes_its_edit(embed
         ("kb create ends served (share of runs)", 1.0, True), ("edit promoted without --force (share of runs)", 1.0, True)]
 
 
+@pytest.mark.slow  # four syncs through the gate: minutes on 2 busy cores
 def test_connectors_section_syncs_a_table_and_reports_its_targets(embedder: Any) -> None:
     """Issue 46: `rag bench --section connectors` on a small table (the section's default is 10,000 rows)."""
     from backend.benchmarks import connectors
