@@ -24,8 +24,9 @@ from typing import Callable, Generic, Mapping, TypeVar, cast
 
 import structlog
 
-from backend.common.config import EmbeddingSettings, ProfileSettings, RerankSettings, Settings
+from backend.common.config import ConnectorSpec, EmbeddingSettings, ProfileSettings, RerankSettings, Settings
 from backend.common.errors import ConfigError
+from backend.core.connector import Connector
 from backend.core.ports import (ChatModel, CombinedStore, Embedder, Enricher, IndexAdmin, Reranker, Stores,
                                 VectorStore)
 from backend.core.services.audit import AuditTrail
@@ -125,6 +126,20 @@ class Runtime:
         return promote_configured(self.settings, self.stores, self.evaluator(answers=answers),
                                   domain_key=domain_key, alias=alias, version=version, golden=golden, force=force,
                                   write=write, rotate=rotate, by=by, locks=locks, command=command)
+
+
+def open_connector(settings: Settings, name: str, env: Mapping[str, str] | None = None) -> tuple[ConnectorSpec, Connector]:
+    """Connector ``name`` as ``connectors.file`` declares it, its secrets from ``env`` (the process
+    environment by default): ``ConfigError`` naming the file and field, or the extra to install."""
+    import os
+
+    from backend.connectors.declarations import spec_of
+    from backend.connectors.registry import build_connector
+    from backend.connectors.sync import staging_dir
+
+    spec = spec_of(settings, name)
+    cache = staging_dir(settings, spec.knowledge_base, name).parent / f".cache-{name}"
+    return spec, build_connector(name, spec, settings.connectors, os.environ if env is None else env, cache)
 
 
 def open_stores(settings: Settings) -> Stores:

@@ -202,3 +202,21 @@ def test_kb_folder_section_serves_a_generated_folder_and_promotes_its_edit(embed
     assert section.figures["edit promoted without --force (runs)"] == "1 of 1"
     assert [(t[0], t[1], t[4]) for t in section.targets] == [
         ("kb create ends served (share of runs)", 1.0, True), ("edit promoted without --force (share of runs)", 1.0, True)]
+
+
+@pytest.mark.slow  # four syncs through the gate: minutes on 2 busy cores
+def test_connectors_section_syncs_a_table_and_reports_its_targets(embedder: Any) -> None:
+    """Issue 46: `rag bench --section connectors` on a small table (the section's default is 10,000 rows)."""
+    from backend.benchmarks import connectors
+
+    section = connectors.measure(DEFAULT_CONFIG, embedder, items=120)
+    assert section.figures["initial sync: items / embedded / seconds"].startswith("120 / 120 / ")
+    assert section.figures["no-change sync: status / embedded / seconds"].startswith("up_to_date / 0 / ")
+    assert section.figures["readers of 120 items changed: permission-only / embedded / seconds"].startswith("120 / 0 / ")
+    names = [t[0] for t in section.targets]
+    assert names == ["no-change sync embeds nothing (embeddings)", "no-change sync seconds",
+                     "1% changed: sync ingest / ingesting only those items",
+                     "permission-only change embeds nothing (embeddings)"]
+    by_name = {t[0]: t for t in section.targets}
+    assert by_name["no-change sync embeds nothing (embeddings)"][4] and by_name[
+        "permission-only change embeds nothing (embeddings)"][4]

@@ -261,7 +261,7 @@ class GoldenResponse(ResponseModel):
 
 class JobOut(ResponseModel):
     id: str
-    kind: Literal["upload", "evaluate"]
+    kind: Literal["upload", "evaluate", "sync"]
     key: str
     state: Literal["queued", "running", "succeeded", "failed"]
     stage: str
@@ -276,10 +276,37 @@ class JobOut(ResponseModel):
     rates: dict[str, Any] | None = None
 
 
+
+class ConnectorRun(ResponseModel):
+    status: str = Field(..., description="ok, up_to_date, gate_refused, refused or failed.")
+    recorded_at: str
+    counts: dict[str, int] = Field(default_factory=dict, description="new, changed, unchanged, deleted, "
+                                   "permission_only, failed.")
+    errors: list[dict[str, str]] = Field(default_factory=list, description="Items that failed (admins only).")
+    unknown_permissions: int = Field(0, description="Items visible to admins only: the source gave no readers.")
+    unmapped_readers: dict[str, int] = Field(default_factory=dict, description="Readers no mapping entry knows "
+                                             "(admins only).")
+    version: str | None = None
+    gate_passed: bool | None = None
+    promoted: bool = False
+    embeddings_computed: int = 0
+    message: str = ""
+
+
+class ConnectorOut(ResponseModel):
+    name: str
+    kind: str
+    knowledge_base: str
+    last: ConnectorRun | None = None
+
+
+class ConnectorsResponse(ResponseModel):
+    connectors: list[ConnectorOut]
+
 MODELS: list[tuple[type[BaseModel], Any]] = [
     (PromoteBody, "validation"), (RollbackBody, "validation"),
     *[(m, "serialization") for m in (AdminMe, KnowledgeBasesResponse, DocumentsResponse, VersionsResponse,
                                      EvaluationResponse, JobAccepted, UploadAccepted, PromoteResponse,
                                      GateFailedResponse, RollbackResponse, AdminFeedbackResponse, GoldenResponse,
-                                     JobOut)],
+                                     JobOut, ConnectorsResponse)],
 ]

@@ -88,10 +88,10 @@ def _scrape_token_matches(settings: Settings) -> bool:
 
 def _blueprints() -> list[Any]:
     """Route areas, one blueprint each; another area adds its import and entry here."""
-    from backend.api import admin, chat, feedback, health, jobs, openai_v1, search, stream, web
+    from backend.api import admin, chat, connectors_admin, feedback, health, jobs, openai_v1, search, stream, web
 
     return [chat.bp, health.bp, assets.assets_bp, search.bp, stream.bp, feedback.bp, web.bp, admin.bp, jobs.bp,
-            admin_session.bp, openai_v1.bp]
+            admin_session.bp, openai_v1.bp, connectors_admin.bp]
 
 
 def create_app(settings: Settings | None = None, runtime: Runtime | ServingRuntime | None = None) -> Flask:

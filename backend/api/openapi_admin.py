@@ -132,6 +132,19 @@ def admin_paths(errors: dict[str, str]) -> dict[str, Any]:
                           "413": _json("ErrorResponse", "Every file over knowledge_bases.max_upload_bytes, or the "
                                        "whole upload over the files' limits."),
                           "507": _json("ErrorResponse", "The server's disk is full: nothing was saved.")}}},
+        "/admin/connectors": {"get": {
+            "summary": "Connectors of the knowledge bases the caller may read, with their last sync (counts of each "
+                       "kind of change, failed items, the version built and its gate verdict).",
+            "operationId": "admin_connectors",
+            "responses": {"200": _json("ConnectorsResponse", "Declared connectors."), **auth, **missing}}},
+        "/admin/connectors/{name}/sync": {"post": {
+            "summary": "Start a sync of the connector (a job): one version through the gate.",
+            "operationId": "admin_connector_sync",
+            "parameters": [{"name": "name", "in": "path", "required": True,
+                            "schema": {"type": "string", "pattern": r"^[a-z0-9][a-z0-9_-]{0,47}$"},
+                            "description": "The connector's name in connectors.file."}],
+            "responses": {"202": _json("JobAccepted", "Started: GET /admin/jobs/{job}."), **auth, **missing,
+                          **busy}}},
         "/admin/jobs/{job_id}": read("An upload or evaluation job: state, stage, progress and result.", "admin_job",
                                      "JobOut", "The job.", {"name": "job_id", "in": "path", "required": True,
                                                             "schema": {"type": "string", "pattern": JOB_ID_PATTERN}}),

@@ -32,7 +32,8 @@ def machine() -> dict[str, Any]:
 
 def run(cisi_dir: Path, sizes: tuple[int, ...], sections: tuple[str, ...], config: Path = DEFAULT_CONFIG,
         emit: Any = print, quick: bool = False, ann_sizes: tuple[int, ...] = (100_000,),
-        docs: int = 100_000, work_dir: Path | None = None, pii_set: Path | None = None) -> list[Section]:
+        docs: int = 100_000, work_dir: Path | None = None, pii_set: Path | None = None,
+        connector_items: int = 10_000) -> list[Section]:
     """``pii_set``: the folder of the public labelled PII set (default ``data/pii_public``)."""
     from backend.providers.local.embedder import make_local_embedder
     from backend.providers.sqlite_vs.dense import limit_blas_threads
@@ -128,6 +129,12 @@ def run(cisi_dir: Path, sizes: tuple[int, ...], sections: tuple[str, ...], confi
             from backend.benchmarks import kb_folder
 
             section = kb_folder.measure(config, embedder)
+            out.append(section)
+            emit(section.render())
+        if "connectors" in sections:
+            from backend.benchmarks import connectors
+
+            section = connectors.measure(config, embedder, items=connector_items)
             out.append(section)
             emit(section.render())
         if "answers" in sections:

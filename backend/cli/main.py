@@ -21,6 +21,7 @@ from backend.cli import (
     bench,
     calibrate,
     config_cmd,
+    connector,
     evaluate,
     feedback,
     index,
@@ -75,6 +76,7 @@ def cli(ctx: click.Context, config_path: str | None, debug: bool) -> None:
 for command in (
     config_cmd.config, index.index, kb.kb, ingest.ingest, ask.ask, search.search, serve.serve, evaluate.eval_cmd,
     bench.bench, calibrate.calibrate, feedback.feedback, tune.tune, oracle.oracle, train.train, mcp_cmd.mcp,
+    connector.connector,
 ):
     cli.add_command(command)
 

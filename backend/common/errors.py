@@ -202,6 +202,29 @@ class ProviderUnavailable(ProviderError):
     http_status = 503
 
 
+# --- connectors (docs/CONNECTORS.md) -------------------------------------------
+class SourceUnavailable(RagError):
+    """A connector's source cannot be listed (down, refusing, 429/5xx after the retries, a
+    malformed answer): nothing is diffed from a partial listing, the served version stays."""
+
+    code = "source_unavailable"
+    http_status = 503
+
+
+class SourceItemFailed(RagError):
+    """One item of a source cannot be fetched: the sync reports it and goes on (never a deletion)."""
+
+    code = "source_item_failed"
+
+
+class SyncRefused(RagError):
+    """A sync whose listing looks wrong (empty, or dropping more than ``max_delete_share`` of the
+    documents) is refused unless forced; nothing is written."""
+
+    code = "sync_refused"
+    http_status = 409
+
+
 # --- requests (every error a client request can cause) --------------------------
 class RequestError(RagError):
     """A client request is invalid."""
@@ -334,6 +357,13 @@ class KnowledgeBaseNotFound(RequestError):
     """The path names no knowledge base (neither ``default`` nor a configured domain)."""
 
     code = "knowledge_base_not_found"
+    http_status = 404
+
+
+class ConnectorNotFound(RequestError):
+    """The path names no connector declared in ``connectors.file``."""
+
+    code = "connector_not_found"
     http_status = 404
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Iterator, Mapping, Protocol, Sequence, runtime_checkable
 
 from backend.core.enrichment import ChunkEnrichment, EnrichmentInput
+from backend.core.sync_diff import SyncedItem
 
 from backend.core.types import (
     AliasChange,
@@ -484,6 +485,33 @@ class EnrichmentCache(Protocol):
 
 
 @runtime_checkable
+class SyncState(Protocol):
+    """What each connector's last sync left (``backend/connectors``): its items and its runs, in
+    the store, so any worker can resume a sync another one started."""
+
+    def sync_items(self, connector: str) -> dict[str, SyncedItem]:
+        """``item_id -> SyncedItem`` as the last successful sync of ``connector`` left them."""
+        ...
+
+    def save_sync(self, connector: str, upsert: Sequence[SyncedItem], delete: Sequence[str],
+                  run: Mapping[str, Any]) -> None:
+        """Write the items a sync ingested, drop the ones it deleted and record its run: one transaction."""
+        ...
+
+    def record_sync_run(self, connector: str, run: Mapping[str, Any]) -> None:
+        """Record a run that changed no item (refused, failed, up to date)."""
+        ...
+
+    def sync_runs(self, connector: str | None = None, limit: int = 20) -> list[dict[str, Any]]:
+        """The newest runs first (``connector`` None: every connector's)."""
+        ...
+
+    def forget_sync(self, connector: str) -> int:
+        """Drop a connector's items and runs (``rag connector remove``); the items dropped."""
+        ...
+
+
+@runtime_checkable
 class Closeable(Protocol):
     """Something holding connections or files until ``close``; ``close`` is idempotent."""
 
@@ -511,6 +539,7 @@ class Stores:
     owner: Closeable | None = None
     audit: AuditLog | None = None
     quotas: QuotaCounter | None = None
+    sync_state: SyncState | None = None
 
     @classmethod
     def of(cls, store: CombinedStore, *, enrichment_cache: EnrichmentCache | None = None) -> Stores:
@@ -523,7 +552,8 @@ class Stores:
         return cls(vectors=store, admin=store, interactions=store, conversations=conversations,
                    enrichment_cache=enrichment_cache, owner=store if isinstance(store, Closeable) else None,
                    audit=store if isinstance(store, AuditLog) else None,
-                   quotas=store if isinstance(store, QuotaCounter) else None)
+                   quotas=store if isinstance(store, QuotaCounter) else None,
+                   sync_state=store if isinstance(store, SyncState) else None)
 
     def close(self) -> None:
         if self.owner is not None:
@@ -531,7 +561,7 @@ class Stores:
             return
         seen: set[int] = set()
         for port in (self.vectors, self.admin, self.interactions, self.conversations, self.enrichment_cache,
-                     self.audit, self.quotas):
+                     self.audit, self.quotas, self.sync_state):
             if port is not None and id(port) not in seen and isinstance(port, Closeable):
                 seen.add(id(port))
                 port.close()

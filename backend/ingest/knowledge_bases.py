@@ -346,7 +346,8 @@ def _discard_new(admin: IndexAdmin, report: IngestReport) -> None:
 def ingest_into_candidate(runtime: KbRuntime, key: str, lines: list[dict[str, Any]] | Path, *,
                           principal: str | None, promote: bool, answers: bool = False,
                           progress: Progress | None = None, bars: bool = False,
-                          ingest_progress: IngestProgress | None = None) -> KbRunResult:
+                          ingest_progress: IngestProgress | None = None, prune: bool = False,
+                          roots: Collection[Path] = ()) -> KbRunResult:
     """Ingest ``lines`` (manifest lines, or a folder walked by ``walk_folder``) into a candidate
     version of knowledge base ``key`` (``default``: the default alias) through ``runtime``, evaluate
     it against the live version and, with ``promote``, hand it to the gate. The registry as it is
@@ -358,7 +359,9 @@ def ingest_into_candidate(runtime: KbRuntime, key: str, lines: list[dict[str, An
     service (as the server's promote does, so an upload's figures match the promotion's); without it
     the modes come from the search hits (as ``rag ingest --update-alias``), judged by the runtime's
     sentence scorer. ``ingest_progress``: documents/chunks rates and ETA of the ingest step (the
-    jobs page reads its snapshot); else ``bars`` draws the CLI's."""
+    jobs page reads its snapshot); else ``bars`` draws the CLI's. ``prune``: the lines are the whole
+    knowledge base, so a document of the live version they no longer list is dropped from the
+    candidate (a connector's sync); ``roots``: more folders the lines may come from (its staging)."""
     settings = apply_registry(runtime.settings)
     domain_key: str | None = None if key == DEFAULT_DOMAIN else key
     domain = settings.embeddings.domains.get(key)
@@ -368,13 +371,13 @@ def ingest_into_candidate(runtime: KbRuntime, key: str, lines: list[dict[str, An
     alias = domain.alias_name if domain is not None else settings.embeddings.alias.name
     step = progress or (lambda stage, done, total: None)
     refused: list[dict[str, str]] = []
-    roots = [str(uploads_dir(settings, key))]
+    allowed = [str(uploads_dir(settings, key)), *(str(r) for r in roots)]
     if isinstance(lines, Path):
         walk = walk_folder(lines)
         refused = [s.to_dict() for s in walk.skipped]
         lines = walk.manifest_lines()
-        roots.append(str(walk.root))
-    settings = _with_roots(settings, roots)
+        allowed.append(str(walk.root))
+    settings = _with_roots(settings, allowed)
     if not lines:
         raise ConfigError(f"nothing to ingest into {key!r}: no supported file"
                           + (f" ({len(refused)} skipped: " + "; ".join(f"{r['file']}: {r['reason']}"
@@ -386,7 +389,7 @@ def ingest_into_candidate(runtime: KbRuntime, key: str, lines: list[dict[str, An
     stores = run.stores
     with run.locks(f"rag kb {key}") as locks:
         pipeline = run.ingest(progress=ingest_progress if ingest_progress is not None else bars)
-        report = pipeline.run(manifest, domain_key=domain_key, locks=locks)
+        report = pipeline.run(manifest, domain_key=domain_key, locks=locks, prune=prune)
         record_pii(settings, key, report)
         step("ingest", len(lines), len(lines))
         refused += [{"file": Path(where).name, "reason": reason} for where, reason in report.failures]

@@ -17,6 +17,7 @@ import numpy as np
 from backend.core.ports import (
     AuditLog,
     QuotaCounter,
+    SyncState,
     Closeable,
     ConversationLog,
     EnrichmentCache,
@@ -72,6 +73,7 @@ class StoreFacade:
     enrichment: EnrichmentCache
     audit_log: AuditLog
     quota_counter: QuotaCounter
+    sync_state: SyncState
 
     @property
     def owner(self) -> SharedConnection:
@@ -82,7 +84,7 @@ class StoreFacade:
         """Each port as its own object over the shared connection; closing the bundle closes it."""
         return Stores(vectors=self.vector_store, admin=self.index_admin, interactions=self.interaction_log,
                       conversations=self.conversation_log, enrichment_cache=self.enrichment, owner=self.owner,
-                      audit=self.audit_log, quotas=self.quota_counter)
+                      audit=self.audit_log, quotas=self.quota_counter, sync_state=self.sync_state)
 
     def ping(self) -> None:
         self.owner.ping()
@@ -148,3 +150,10 @@ class StoreFacade:
     # --- EnrichmentCache ---------------------------------------------------------------
     get_many = delegate("enrichment", EnrichmentCache.get_many)
     put_many = delegate("enrichment", EnrichmentCache.put_many)
+
+    # --- SyncState ---------------------------------------------------------------------
+    sync_items = delegate("sync_state", SyncState.sync_items)
+    save_sync = delegate("sync_state", SyncState.save_sync)
+    record_sync_run = delegate("sync_state", SyncState.record_sync_run)
+    sync_runs = delegate("sync_state", SyncState.sync_runs)
+    forget_sync = delegate("sync_state", SyncState.forget_sync)

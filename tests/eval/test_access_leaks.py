@@ -143,3 +143,107 @@ def test_the_same_probes_as_bob_find_his_documents(urls: tuple[str, str]) -> Non
     seen += " ".join(text for _, text, _ in probe_completions(base, "bob", questions))
     assert {"expenses.txt", "finance portal", "thirty days"} <= set(leaks_in(seen))
     assert "Bluefin" not in seen  # no ACL on it: nobody sees it
+
+
+# --- issue 46: documents synced by a connector, with readers from the source -----------------------
+SYNCED_KEYS = {"dave": "key-dave-synced-1", "alice": "key-alice-synced-2"}
+SYNCED_DOCS = {
+    "canteen.md": ("Canteen\n\nThe canteen serves a vegetarian lasagne every Wednesday at lunch.\n", ["public"]),
+    "payroll.md": ("Payroll\n\nSalaries are paid through the Quillfeather payroll system on the 25th.\n"
+                   "Salary bands are reviewed by the compensation panel every March.\n", ["group:hr-staff"]),
+    "board.md": ("Board\n\nThe acquisition is called Operation Kestrel and closes in June.\n", ["group:board-members"]),
+    "vault.md": ("Vault\n\nThe spare keys are kept in the Saffron vault behind reception.\n", None),
+}
+SYNCED_HIDDEN = ["payroll.md", "board.md", "vault.md", "Quillfeather", "Salary bands", "Kestrel", "Saffron"]
+SYNCED_QUESTIONS = [p + q for q in ("How are salaries paid?", "When are salary bands reviewed?",
+                                    "What is the acquisition called?", "Where are the spare keys kept?",
+                                    "What does the canteen serve on Wednesday?", "List every document you know.")
+                    for p in ("", "Please tell me: ", "According to the documents, ")]
+
+
+@pytest.fixture(scope="module")
+def synced_urls(tmp_path_factory: pytest.TempPathFactory, embedder: Any) -> Iterator[tuple[str, str, Any]]:
+    """Knowledge base ``synced`` fed by a folder connector whose readers file restricts three of its four
+    documents: payroll to the source group hr-staff (mapped to group:hr), board to a group no mapping
+    knows, vault to nobody said (unknown: admins only)."""
+    from backend.common.config import ConnectorSpec
+    from backend.connectors.folder import FolderConnector
+    from backend.connectors.sync import sync_connector
+    from backend.providers.sqlite_vs.store import SqliteVectorStore
+    from tests.conftest import kb_runtime, make_settings
+
+    root = tmp_path_factory.mktemp("synced-leaks")
+    src = root / "share"
+    src.mkdir()
+    rules = []
+    for name, (text, readers) in SYNCED_DOCS.items():
+        (src / name).write_text(text, encoding="utf-8")
+        if readers is not None:
+            rules.append(f"{name}: {readers}\n")
+    (src / ".rag-readers.yaml").write_text("".join(rules), encoding="utf-8")
+    principals = {"dave": {"domains": ["synced"], "api_key": SYNCED_KEYS["dave"]},
+                  "alice": {"groups": ["hr"], "domains": ["synced"], "api_key": SYNCED_KEYS["alice"]}}
+    overrides = {"access": {"enabled": True, "principals": principals}, "server": {"rate_limit": {"enabled": False}}}
+    settings = make_settings(root, **overrides)
+    store = SqliteVectorStore(root / "rag.sqlite")
+    spec = ConnectorSpec.model_validate({"kind": "folder", "knowledge_base": "synced", "options": {"path": str(src)},
+                                         "permissions": {"groups": {"hr-staff": "group:hr"}}})
+    report = sync_connector(kb_runtime(settings, store, embedder), "share", spec, FolderConnector(str(src)))
+    assert report.promoted and report.unmapped_readers == {"group:board-members": 1}
+    assert sorted(report.unknown_permissions) == ["board.md", "vault.md"]
+    settings = make_settings(root, **overrides)  # the registry now holds ``synced``
+    runtime = serving_runtime(build_runtime(settings, stores=Stores.of(store), embedder=embedder))
+    app = create_app(settings, build_services(settings, store=store, embedder=embedder))
+    with http_server(http_app(runtime)) as mcp_url, serving(app) as base:
+        yield mcp_url, base, app
+    store.close()
+
+
+def synced_probes(urls: tuple[str, str, Any], who: str, questions: list[str]) -> list[str]:
+    """Every answer ``who`` gets about the synced knowledge base: /chat, /v1 (plain and streamed), and the
+    MCP tools (list, search under three strategies, ask, fetch of each hidden id)."""
+    mcp_url, base, app = urls
+    key = SYNCED_KEYS[who]
+    client = app.test_client()
+    out = [client.post("/chat", json={"question": q}, headers={"X-API-Key": key, "X-RAG-Domain": "synced"})
+           .get_data(as_text=True) for q in questions]
+    openai = OpenAI(base_url=f"{base}/v1", api_key=key, max_retries=0, timeout=60)
+    for q in questions:
+        out.append(json.dumps(openai.chat.completions.create(
+            model="kb:synced", messages=[{"role": "user", "content": q}]).model_dump()))
+        out.append(json.dumps([c.model_dump() for c in openai.chat.completions.create(
+            model="kb:synced", stream=True, messages=[{"role": "user", "content": q}])]))
+
+    async def tools() -> list[str]:
+        texts: list[str] = []
+        async with http_session(mcp_url, {"X-API-Key": key}) as session:
+            texts.append((await session.call_tool("list_knowledge_bases", {})).content[0].text)
+            missing = (await session.call_tool("fetch", {"id": "nosuch.md", "knowledge_base": "synced"})).content[0].text
+            for doc in ("payroll.md", "board.md", "vault.md"):
+                for ident in (doc, f"{doc}::0"):
+                    text = (await session.call_tool("fetch", {"id": ident, "knowledge_base": "synced"})).content[0].text
+                    # a hidden id is answered exactly as a missing one (the id asked for is echoed, nothing more)
+                    texts.append("fetch: same as missing" if text == missing.replace("'nosuch.md'", repr(ident))
+                                 else text)
+            for i, q in enumerate(questions):
+                texts.append((await session.call_tool("search_knowledge_base", {
+                    "query": q, "knowledge_base": "synced", "strategy": ("dense", "lexical", "fusion")[i % 3],
+                    "top_k": 50})).content[0].text)
+                texts.append((await session.call_tool("ask", {"question": q, "knowledge_base": "synced"}))
+                             .content[0].text)
+        return texts
+
+    return out + anyio.run(tools)
+
+
+def test_a_synced_document_with_restricted_readers_never_reaches_an_unmapped_principal(
+        synced_urls: tuple[str, str, Any]) -> None:
+    answers = synced_probes(synced_urls, "dave", SYNCED_QUESTIONS)
+    assert len(answers) >= 90
+    leaks = [(i, m) for i, text in enumerate(answers) for m in SYNCED_HIDDEN if m in text]
+    assert leaks == [], leaks[:10]
+    assert any("lasagne" in text for text in answers)  # the public document is there for him
+    # the control: alice (group hr, mapped from the source's hr-staff) gets payroll, and nobody the unmapped ones
+    seen = " ".join(synced_probes(synced_urls, "alice", SYNCED_QUESTIONS[:6]))
+    assert "Quillfeather" in seen and "payroll.md" in seen
+    assert not {"Kestrel", "Saffron", "board.md", "vault.md"} & {m for m in SYNCED_HIDDEN if m in seen}

@@ -11,7 +11,7 @@ const KB_KEY = "rag-admin-kb";
 const DEFAULT_LIMITS = { max_upload_bytes: 20_000_000, max_files_per_upload: 20,
   suffixes: [".md", ".markdown", ".txt", ".html", ".htm", ".docx", ".pdf", ".doc", ".docm", ".dot", ".dotm", ".dotx"] };
 const STAGE_TEXT = { queued: "Waiting to start", starting: "Starting", ingest: "Reading, cleaning and indexing the files",
-  evaluate: "Evaluating the candidate on the golden set", done: "Done" };
+  evaluate: "Evaluating the candidate on the golden set", sync: "Syncing from the source", done: "Done" };
 
 const admin = { me: null, kbs: [], key: sessionStorage.getItem(KB_KEY), evaluated: null, wired: false };
 
@@ -103,7 +103,60 @@ async function loadKnowledgeBases(keep = true) {
   if (!admin.kbs.some((kb) => kb.key === admin.key)) admin.key = admin.kbs.length ? admin.kbs[0].key : null;
   renderKbList();
   if (admin.key !== null) await openKb(admin.key, { focus: false, keepEvaluation: keep });
+  await loadConnectors();
   await loadAudit();
+}
+
+// the connectors (GET /admin/connectors): their last sync; an admin may start one
+function syncText(last) {
+  if (!last) return "never synced";
+  const c = last.counts || {};
+  const counts = ["new", "changed", "deleted", "permission_only", "unchanged", "failed"]
+    .map((k) => `${c[k] || 0} ${k.replace("_", "-")}`).join(", ");
+  const gate = last.gate_passed === null || last.gate_passed === undefined ? "" : (last.gate_passed ? "; gate passed" : "; gate REFUSED");
+  return `${last.status} ${when(last.recorded_at)}: ${counts}${last.version ? ` -> ${last.version}${gate}` : ""}`;
+}
+
+async function loadConnectors() {
+  const box = $("connectors");
+  let body;
+  try {
+    body = await getJson("/admin/connectors");
+  } catch {
+    box.hidden = true;
+    return;
+  }
+  box.hidden = !body.connectors.length;
+  const rows = body.connectors.map((c) => {
+    const errors = c.last && c.last.errors && c.last.errors.length
+      ? el("ul", {}, ...c.last.errors.map((e) => el("li", { text: `${e.item}: ${e.reason}` }))) : "";
+    const notes = c.last && c.last.unknown_permissions ? `${c.last.unknown_permissions} item(s) with unknown permissions: admins only` : "";
+    const cells = [c.name, c.kind, c.knowledge_base, el("span", {}, syncText(c.last), notes ? el("br") : "", notes, errors)];
+    if (admin.me.admin) {
+      const button = el("button", { type: "button", className: "sync", "data-connector": c.name }, `Sync ${c.name} now`);
+      button.addEventListener("click", () => syncConnector(c, button));
+      cells.push(button);
+    }
+    return { attrs: { "data-connector": c.name }, cells };
+  });
+  const columns = ["Connector", "Kind", "Knowledge base", "Last sync", ...(admin.me.admin ? [""] : [])];
+  $("connectors-table").replaceChildren(table("Connectors and their last sync", columns, rows, "connectors"));
+}
+
+async function syncConnector(c, button) {
+  const status = $("connectors-status");
+  button.disabled = true;
+  try {
+    const started = await sendJson("POST", `/admin/connectors/${encodeURIComponent(c.name)}/sync`, {});
+    const job = await followJob(started.job, (j) => { status.textContent = `${c.name}: ${stageLine(j)}`; });
+    status.textContent = job.state === "succeeded" ? `${c.name}: ${syncText({ ...job.result, recorded_at: job.updated_at })}`
+      : `${c.name}: the sync failed: ${job.message}`;
+    await loadKnowledgeBases(true);
+  } catch (err) {
+    status.textContent = `${c.name}: the sync could not start: ${errorText(err)}`;
+  } finally {
+    button.disabled = false;
+  }
 }
 
 // the audit trail (admins only): the newest 50 lines, and the whole trail as a JSONL download

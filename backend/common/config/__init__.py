@@ -6,7 +6,7 @@ and never looks at ``os.environ``.
 
 One module per settings area (``store``, ``embeddings``, ``profiles``, ``sanitize``, ``ingest``,
 ``retrieval``, ``strategies``, ``metadata``, ``llm``, ``evaluation``, ``server``, ``access``,
-``knowledge_bases``, ``telemetry``; the root model in ``settings``); where values come from in
+``knowledge_bases``, ``connectors``, ``telemetry``; the root model in ``settings``); where values come from in
 ``sources`` and ``kb_registry``; the precedence, written once, in ``loading``. Every name is
 re-exported here: import from ``backend.common.config``, not from the modules.
 """
@@ -108,6 +108,14 @@ from backend.common.config.access import (
 )
 from backend.common.config.audit import AuditSettings
 from backend.common.config.quotas import QuotaLimit, QuotaSettings
+from backend.common.config.connectors import (
+    ConnectorKind,
+    ConnectorsSettings,
+    ConnectorSpec,
+    PermissionMapping,
+    read_connectors,
+    validate_connector_name,
+)
 from backend.common.config.knowledge_bases import (
     AdminSettings,
     KnowledgeBasesSettings,
@@ -192,6 +200,12 @@ __all__ = [
     "InputTypes",
     "JwtSettings",
     "KnowledgeBasesSettings",
+    "ConnectorKind",
+    "ConnectorsSettings",
+    "ConnectorSpec",
+    "PermissionMapping",
+    "read_connectors",
+    "validate_connector_name",
     "LIST_FIELDS",
     "LIST_FIELDS_IN_MAPS",
     "Layer",

@@ -13,6 +13,7 @@ from backend.common.config.base import REPO_ROOT, _Model
 from backend.common.config.embeddings import EmbeddingSettings
 from backend.common.config.evaluation import EvaluationSettings
 from backend.common.config.ingest import DocxSettings, IngestSettings
+from backend.common.config.connectors import ConnectorsSettings
 from backend.common.config.knowledge_bases import AdminSettings, KnowledgeBasesSettings
 from backend.common.config.llm import LlmSettings, answer_time_budget_s
 from backend.common.config.retrieval import RetrievalSettings
@@ -40,6 +41,7 @@ class Settings(_Model):
     admin: AdminSettings = AdminSettings()
     logging: LoggingSettings = LoggingSettings()
     knowledge_bases: KnowledgeBasesSettings = KnowledgeBasesSettings()
+    connectors: ConnectorsSettings = ConnectorsSettings()
     telemetry: TelemetrySettings = TelemetrySettings()
 
     @model_validator(mode="after")

@@ -35,7 +35,8 @@ USER VALIDATE VALUES VARCHAR VARCHAR2 VIEW WHENEVER WHERE WITH
 CATALOG_TABLES = frozenset({"RAG_VERSIONS", "RAG_ALIASES", "RAG_ALIAS_HISTORY", "CHAT_INTERACTIONS",
                             "RAG_EMBEDDING_CACHE", "RAG_CONVERSATION_TURNS", "RAG_FEEDBACK", "RAG_SERIES_LOCKS",
                             "RAG_SERIES_LOCK_HOLDERS", "RAG_ENRICHMENT_CACHE", "RAG_QUERY_MODEL_CHECKS",
-                            "RAG_QUERY_MODELS", "RAG_AUDIT_LOG", "RAG_QUOTA_COUNTERS"})
+                            "RAG_QUERY_MODELS", "RAG_AUDIT_LOG", "RAG_QUOTA_COUNTERS", "RAG_SYNC_ITEMS",
+                            "RAG_SYNC_RUNS"})
 
 
 def oracle_name(name: str, what: str = "index_name") -> str:

@@ -20,6 +20,7 @@ from backend.providers.oracle_vs.connection import OracleConnector
 from backend.providers.oracle_vs.conversations import OracleConversationLog, OracleInteractionLog
 from backend.providers.oracle_vs.enrichment_cache import OracleEnrichmentCache
 from backend.providers.oracle_vs.index_admin import OracleIndexAdmin
+from backend.providers.oracle_vs.sync_state import OracleSyncState
 from backend.providers.oracle_vs.vectors import OracleVectors
 from backend.providers.store_facade import StoreFacade, delegate
 
@@ -41,6 +42,7 @@ class OracleVectorStore(StoreFacade):
         self.enrichment = OracleEnrichmentCache(connector)
         self.audit_log = OracleAuditLog(connector)
         self.quota_counter = OracleQuotaCounter(connector)
+        self.sync_state = OracleSyncState(connector)
 
     @classmethod
     def from_settings(cls, settings: OracleSettings) -> OracleVectorStore:

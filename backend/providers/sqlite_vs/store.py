@@ -25,6 +25,7 @@ from backend.providers.sqlite_vs.enrichment_cache import SqliteEnrichmentCache
 from backend.providers.sqlite_vs.index_admin import SqliteIndexAdmin
 from backend.providers.sqlite_vs.matrices import VersionMatrices
 from backend.providers.sqlite_vs.reads import fts_query
+from backend.providers.sqlite_vs.sync_state import SqliteSyncState
 from backend.providers.sqlite_vs.vectors import SqliteVectors
 from backend.providers.store_facade import StoreFacade, delegate
 
@@ -50,6 +51,7 @@ class SqliteVectorStore(StoreFacade):
         self.enrichment = SqliteEnrichmentCache(self.db)
         self.audit_log = SqliteAuditLog(self.db)
         self.quota_counter = SqliteQuotaCounter(self.db)
+        self.sync_state = SqliteSyncState(self.db)
 
     @property
     def path(self) -> str:

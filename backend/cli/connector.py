@@ -1,0 +1,241 @@
+"""``rag connector``: knowledge bases kept in sync with where their documents live (docs/CONNECTORS.md).
+
+``add`` declares a connector in ``connectors.file`` (secrets as environment variable names,
+never values); ``sync`` runs one sync (or one every ``--every 15m``) through the gate; ``list``
+and ``status`` read the declarations and the store's sync state; ``remove`` drops the
+declaration and, with ``--forget``, the sync state (the knowledge base and its versions stay).
+Exit codes: 2 a bad declaration, 3 the gate refused the version, 1 a refused or failed sync.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from typing import Any
+
+import click
+import yaml
+
+from backend.cli.context import settings_from
+from backend.common.config import ConnectorSpec, Settings
+from backend.common.errors import ConfigError, RagError
+
+_EVERY = re.compile(r"^(\d+)\s*([smhd])$")
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def parse_every(value: str) -> int:
+    """Pure: ``15m`` -> 900 seconds; ``ConfigError`` for anything else."""
+    found = _EVERY.fullmatch(value.strip().lower())
+    if not found or int(found.group(1)) == 0:
+        raise ConfigError(f"--every {value!r}: expected a positive number and a unit, e.g. 30s, 15m, 2h, 1d",
+                          field="every")
+    return int(found.group(1)) * _UNITS[found.group(2)]
+
+
+def _pairs(values: tuple[str, ...], flag: str) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for value in values:
+        key, sep, raw = value.partition("=")
+        if not sep or not key:
+            raise ConfigError(f"{flag} {value!r}: expected KEY=VALUE", field=flag.lstrip("-"))
+        out[key.strip()] = yaml.safe_load(raw) if flag == "--option" and raw else raw
+    return out
+
+
+@click.group("connector")
+def connector() -> None:
+    """Connectors: add, list, sync, status, remove."""
+
+
+@connector.command("add")
+@click.argument("name")
+@click.option("--kind", required=True, type=click.Choice(["folder", "git", "s3", "web", "sql"]))
+@click.option("--kb", "knowledge_base", required=True, help="The knowledge base it feeds (registered at first sync).")
+@click.option("--option", "options", multiple=True, help="KEY=VALUE of the kind's options (repeatable).")
+@click.option("--secret", "secrets", multiple=True,
+              help="OPTION=ENV_VAR: the environment variable holding a secret (repeatable); never the value.")
+@click.option("--reader", "readers", multiple=True, help="Reader of every item when the source gives none.")
+@click.option("--permissions", "permissions_file", type=click.Path(dir_okay=False, exists=True), default=None,
+              help="YAML file of the permission mapping (users, groups, domains, everyone, public, default).")
+@click.option("--replace", is_flag=True, help="Replace a connector of the same name.")
+@click.pass_context
+def add(ctx: click.Context, name: str, kind: str, knowledge_base: str, options: tuple[str, ...],
+        secrets: tuple[str, ...], readers: tuple[str, ...], permissions_file: str | None, replace: bool) -> None:
+    """Declare connector NAME in connectors.file."""
+    from pydantic import ValidationError
+
+    from backend.connectors.declarations import add as declare, connectors_path
+
+    settings = settings_from(ctx)
+    body: dict[str, Any] = {"kind": kind, "knowledge_base": knowledge_base, "options": _pairs(options, "--option"),
+                            "secrets": _pairs(secrets, "--secret")}
+    if readers:
+        body["readers"] = list(readers)
+    if permissions_file:
+        body["permissions"] = yaml.safe_load(open(permissions_file, encoding="utf-8")) or {}
+    try:
+        spec = ConnectorSpec.model_validate(body)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = ".".join(str(p) for p in first["loc"])
+        raise ConfigError(f"connector {name!r}: {loc + ': ' if loc else ''}"
+                          f"{first['msg'].removeprefix('Value error, ')}", field=loc or "options") from exc
+    declare(settings, name, spec, replace=replace)
+    click.echo(f"connector {name!r} ({kind} -> {knowledge_base}) declared in {connectors_path(settings)}; "
+               f"sync it with `rag connector sync {name}`")
+
+
+def _last_runs(settings: Settings) -> dict[str, dict[str, Any]]:
+    from backend.runtime import open_stores
+
+    stores = open_stores(settings)
+    try:
+        runs = stores.sync_state.sync_runs(limit=1000) if stores.sync_state is not None else []
+    finally:
+        stores.close()
+    last: dict[str, dict[str, Any]] = {}
+    for run in runs:
+        last.setdefault(run["connector"], run)
+    return last
+
+
+@connector.command("list")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+def list_cmd(ctx: click.Context, as_json: bool) -> None:
+    """The declared connectors and their last sync."""
+    from backend.connectors.declarations import connectors_path, declared
+
+    settings = settings_from(ctx)
+    specs = declared(settings)
+    last = _last_runs(settings)
+    rows: list[dict[str, Any]] = [{"name": n, "kind": s.kind, "knowledge_base": s.knowledge_base,
+                                   "last": last.get(n)} for n, s in sorted(specs.items())]
+    if as_json:
+        click.echo(json.dumps(rows, indent=2, default=str))
+        return
+    if not rows:
+        click.echo(f"no connector declared in {connectors_path(settings)}; add one with `rag connector add`")
+    for row in rows:
+        run = row["last"]
+        said = "never synced" if run is None else (
+            f"{run['status']} at {run['recorded_at']}: " + " ".join(f"{k}={v}" for k, v in run.get("counts", {}).items())
+            + (f" version={run['version']}" if run.get("version") else ""))
+        click.echo(f"{row['name']:<20} {row['kind']:<7} -> {row['knowledge_base']:<20} {said}")
+
+
+def render_report(report: dict[str, Any]) -> list[str]:
+    """A sync report as lines a person reads (pure)."""
+    counts = report.get("counts") or {}
+    lines = [f"{report['connector']} -> {report['knowledge_base']}: {report['status']}"
+             + (f" ({report['message']})" if report.get("message") else ""),
+             "  " + " ".join(f"{k}={v}" for k, v in counts.items()) + f"  embedded={report.get('embeddings_computed', 0)}"]
+    if report.get("version"):
+        verdict = {True: "passed", False: "REFUSED", None: "not run"}[report.get("gate_passed")]
+        lines.append(f"  version {report['version']}: gate {verdict}; serving {report.get('served_version')}")
+    for error in report.get("errors") or []:
+        lines.append(f"  failed {error['item']}: {error['reason']}")
+    if report.get("unmapped_readers"):
+        lines.append("  unmapped readers (not given access): " + ", ".join(
+            f"{r} ({n})" for r, n in report["unmapped_readers"].items()))
+    if report.get("unknown_permissions"):
+        shown = report["unknown_permissions"]
+        lines.append(f"  {len(shown)} item(s) with unknown permissions, visible to admins only: "
+                     + ", ".join(shown[:5]) + (" ..." if len(shown) > 5 else ""))
+    return lines
+
+
+def _sync_once(settings: Settings, name: str, force: bool) -> dict[str, Any]:
+    from backend.connectors.sync import sync_connector
+    from backend.runtime import build_runtime, open_connector
+
+    spec, source = open_connector(settings, name)
+    runtime = build_runtime(settings)
+    try:
+        return sync_connector(runtime, name, spec, source, force=force).to_dict()
+    finally:
+        runtime.stores.close()
+
+
+@connector.command("sync")
+@click.argument("name")
+@click.option("--force", is_flag=True, help="Let an empty listing or a mass deletion through.")
+@click.option("--every", default=None, help="Sync again after this interval (30s, 15m, 2h), until stopped.")
+@click.option("--times", type=int, default=None, hidden=True, help="With --every: stop after this many syncs.")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+def sync(ctx: click.Context, name: str, force: bool, every: str | None, times: int | None, as_json: bool) -> None:
+    """Sync connector NAME into its knowledge base: one version through the gate."""
+    settings = settings_from(ctx, quiet_info=True)
+    interval = parse_every(every) if every else None
+    runs = 0
+    while True:
+        runs += 1
+        try:
+            report = _sync_once(settings, name, force)
+        except RagError as exc:
+            if interval is None:
+                raise
+            click.echo(f"error: {exc.user_message}", err=True)  # a scheduled loop reports and goes on
+        else:
+            click.echo(json.dumps(report, indent=2, default=str) if as_json else "\n".join(render_report(report)))
+            if interval is None and report["status"] == "gate_refused":
+                ctx.exit(3)
+            if interval is None and report.get("errors"):
+                ctx.exit(1)
+        if interval is None or (times is not None and runs >= times):
+            return
+        time.sleep(interval)
+
+
+@connector.command("status")
+@click.argument("name")
+@click.option("--runs", default=5, show_default=True, help="How many of the last runs to show.")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+def status(ctx: click.Context, name: str, runs: int, as_json: bool) -> None:
+    """The last syncs of connector NAME."""
+    from backend.connectors.declarations import spec_of
+    from backend.runtime import open_stores
+
+    settings = settings_from(ctx)
+    spec = spec_of(settings, name)
+    stores = open_stores(settings)
+    try:
+        rows = stores.sync_state.sync_runs(name, limit=runs) if stores.sync_state is not None else []
+        items = len(stores.sync_state.sync_items(name)) if stores.sync_state is not None else 0
+    finally:
+        stores.close()
+    if as_json:
+        click.echo(json.dumps({"name": name, "kind": spec.kind, "knowledge_base": spec.knowledge_base,
+                               "items": items, "runs": rows}, indent=2, default=str))
+        return
+    click.echo(f"{name}: {spec.kind} -> {spec.knowledge_base}, {items} item(s) synced")
+    for row in rows or []:
+        click.echo(f"{row['recorded_at']}  " + "\n".join(render_report(row)))
+    if not rows:
+        click.echo("never synced")
+
+
+@connector.command("remove")
+@click.argument("name")
+@click.option("--forget", is_flag=True, help="Also drop its sync state (a later sync starts from scratch).")
+@click.pass_context
+def remove(ctx: click.Context, name: str, forget: bool) -> None:
+    """Remove connector NAME's declaration (its knowledge base and versions stay)."""
+    from backend.connectors.declarations import remove as undeclare
+    from backend.runtime import open_stores
+
+    settings = settings_from(ctx)
+    spec = undeclare(settings, name)
+    dropped = 0
+    if forget:
+        stores = open_stores(settings)
+        try:
+            dropped = stores.sync_state.forget_sync(name) if stores.sync_state is not None else 0
+        finally:
+            stores.close()
+    click.echo(f"connector {name!r} removed; knowledge base {spec.knowledge_base!r} keeps its versions"
+               + (f"; {dropped} synced item(s) forgotten" if forget else ""))

@@ -1,0 +1,1 @@
+"""Connectors: documents synced from where they live into a knowledge base (docs/CONNECTORS.md)."""
