@@ -1,0 +1,62 @@
+"""The console's Connectors section in a real browser (issue 46): an admin sees a folder connector,
+starts a sync with its button, and the row then shows the version the sync built through the gate;
+an edit at the source and a second click build the next version with exactly that change."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+from backend.common.config import ConnectorSpec
+from tests.api.test_admin_ui import new_page
+from tests.api.test_web_ui import browser, serving  # noqa: F401 (browser: a fixture)
+from tests.conftest import make_settings
+from tests.connectors.scenario import CANTEEN, LEAVE
+
+
+@pytest.fixture(scope="module")
+def console(tmp_path_factory: pytest.TempPathFactory, embedder: Any, extractive: Any) -> Iterator[tuple[str, Path]]:
+    from backend.api.admin_session import admin_link, read_token
+    from backend.connectors.declarations import add
+    from backend.providers.sqlite_vs.store import SqliteVectorStore
+
+    root = tmp_path_factory.mktemp("connectors-ui")
+    share = root / "share"
+    share.mkdir()
+    (share / "leave.md").write_text(LEAVE, encoding="utf-8")
+    (share / "canteen.md").write_text(CANTEEN, encoding="utf-8")
+    settings = make_settings(root, connectors={"file": str(root / "connectors.yaml")},
+                             server={"rate_limit": {"enabled": False}})
+    add(settings, "hr-share", ConnectorSpec.model_validate({"kind": "folder", "knowledge_base": "hr",
+                                                            "options": {"path": str(share)}, "readers": ["public"]}))
+    store = SqliteVectorStore(settings.resolve_path(settings.store.sqlite.path))
+    with serving(settings, store, embedder, extractive) as url:
+        yield admin_link(url, read_token(settings)), share
+    store.close()
+
+
+def test_an_admin_syncs_a_connector_from_the_console(browser: Any, console: tuple[str, Path]) -> None:  # noqa: F811
+    from playwright.sync_api import expect
+
+    link, share = console
+    page = new_page(browser)
+    wait = 240_000  # a sync ingests and evaluates: minutes on a loaded machine
+    try:
+        page.goto(link)
+        page.get_by_role("link", name="Knowledge bases", exact=True).click()
+        row = page.locator("table.connectors tr[data-connector='hr-share']")
+        expect(row).to_contain_text("folder")
+        expect(row).to_contain_text("never synced")
+        row.get_by_role("button", name="Sync hr-share now").click()
+        expect(row).to_contain_text("2 new", timeout=wait)
+        expect(row).to_contain_text("-> KB_HR_V1; gate passed", timeout=wait)
+        (share / "leave.md").write_text(LEAVE.replace("27 days", "29 days"), encoding="utf-8")
+        row.get_by_role("button", name="Sync hr-share now").click()
+        expect(row).to_contain_text("-> KB_HR_V2; gate passed", timeout=wait)
+        expect(row).to_contain_text("1 changed")
+        expect(row).to_contain_text("1 unchanged")
+        assert page.errors == [], page.errors
+    finally:
+        page.context.close()
