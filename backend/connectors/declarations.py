@@ -7,16 +7,14 @@ so two commands never lose each other's entry.
 
 from __future__ import annotations
 
-import fcntl
 import os
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 import yaml
 
 from backend.common.config import ConnectorSpec, Settings, read_connectors, validate_connector_name
 from backend.common.errors import ConfigError
+from backend.common.file_lock import locked_beside
 
 
 def connectors_path(settings: Settings) -> Path:
@@ -35,17 +33,6 @@ def spec_of(settings: Settings, name: str) -> ConnectorSpec:
     return specs[name]
 
 
-@contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path.with_name(path.name + ".lock"), "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
 def _write(path: Path, specs: dict[str, ConnectorSpec]) -> None:
     body = {"connectors": {k: v.model_dump(exclude_defaults=True, mode="json") | {"kind": v.kind,
                                                                                 "knowledge_base": v.knowledge_base}
@@ -59,7 +46,7 @@ def _write(path: Path, specs: dict[str, ConnectorSpec]) -> None:
 def add(settings: Settings, name: str, spec: ConnectorSpec, *, replace: bool = False) -> None:
     validate_connector_name(name)
     path = connectors_path(settings)
-    with _locked(path):
+    with locked_beside(path):
         specs = read_connectors(path)
         if name in specs and not replace:
             raise ConfigError(f"connector {name!r} is already declared in {path}; remove it first or use --replace",
@@ -74,7 +61,7 @@ def add(settings: Settings, name: str, spec: ConnectorSpec, *, replace: bool = F
 
 def remove(settings: Settings, name: str) -> ConnectorSpec:
     path = connectors_path(settings)
-    with _locked(path):
+    with locked_beside(path):
         specs = read_connectors(path)
         if name not in specs:
             raise ConfigError(f"connector {name!r} is not declared in {path}", field="name")

@@ -22,19 +22,18 @@ configured reranker, as ``rag kb create`` and ``rag index promote`` judge.
 from __future__ import annotations
 
 import datetime as dt
-import fcntl
 import json
 import os
-from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Collection, Iterator, Protocol
+from typing import Any, Callable, Collection, Protocol
 
 import structlog
 import yaml
 
 from backend.common.config import (DEFAULT_DOMAIN, RegisteredKnowledgeBase, Settings, read_registry, registry_path,
                                    validate_domain_key)
+from backend.common.file_lock import locked_beside
 from backend.common.errors import ConfigError, GateFailed, KnowledgeBaseExists, NothingIngested, UnknownDomain
 from backend.common.display_text import spoofing_problem
 from backend.common.identifiers import validate_table_name
@@ -111,18 +110,6 @@ def list_registered(settings: Settings) -> dict[str, RegisteredKb]:
     return read_registry(registry_file(settings))
 
 
-@contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    """An exclusive lock beside the registry: two writers never lose each other's entry."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path.with_name(path.name + ".lock"), "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
 def _write_registry(path: Path, entries: dict[str, RegisteredKb]) -> None:
     body = {"knowledge_bases": {k: v.model_dump(exclude_none=True) for k, v in sorted(entries.items())}}
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
@@ -151,7 +138,7 @@ def register(settings: Settings, key: str, *, title: str | None = None, source_d
         raise ConfigError(f"{key!r} names the default knowledge base (embeddings.alias); choose another name",
                           field="name")
     path = registry_file(settings)
-    with _locked(path):
+    with locked_beside(path):
         entries = read_registry(path)
         if key in entries or key in settings.embeddings.domains:
             raise KnowledgeBaseExists(
@@ -175,7 +162,7 @@ def set_golden_set(settings: Settings, key: str, golden: Path | str | None) -> R
         load_golden_set(resolved)
         value = str(resolved)
     path = registry_file(settings)
-    with _locked(path):
+    with locked_beside(path):
         entries = read_registry(path)
         if key not in entries:
             raise UnknownDomain(f"knowledge base {key!r} is not in the registry {path}; known: "
