@@ -26,6 +26,7 @@ from backend.runtime import build_services  # noqa: E402
 QUESTIONS = {
     "answer-reader-paraphrase": "How many days off do full-time staff get each year?",
     "answer-reader-lookalike": "How many days of annual leave do board members get?",
+    "answer-reader-refused": "What is the parental leave policy for interns in the Tokyo office?",
 }
 
 
