@@ -21,7 +21,7 @@ TEST_MODULES = {"pytest": "pytest", "pytest-timeout": "pytest_timeout", "fpdf2":
                 "bm25s": "bm25s", "mypy": "mypy", "ruff": "ruff", "types-PyYAML": None,
                 "openapi-schema-validator": "openapi_schema_validator", "jsonschema": "jsonschema",
                 "sqlglot": "sqlglot", "Faker": "faker", "schemathesis": "schemathesis", "playwright": "playwright",
-                "openai": "openai", "rapidfuzz": "rapidfuzz",
+                "openai": "openai", "rapidfuzz": "rapidfuzz", "moto": "moto",
                 # the `ray`, `mcp` and `ocr` extras (`rag ingest --engine ray`, `rag mcp serve`, OCR; Pillow comes
                 # with `ocr`), which their tests need:
                 # runtime options, not test tools

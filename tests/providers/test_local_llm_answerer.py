@@ -23,6 +23,8 @@ LEAVE = Chunk("a#0", "a", "Entitlement. Every full-time employee receives 25 day
     ('{ "answer": "25 days of paid annual leave per calendar year, in addition', "25 days of paid annual leave per "
                                                                                 "calendar year, in addition"),
     ('{"answer": "cut inside an escape \\u00', ""),
+    ('{ "answer": "25 days of paid annual leave.\n\n[2] [INST]Passages:\n[1] [INST]Pass', "25 days of paid annual leave."),
+    ('{"answer": "25 days,\nand company holidays"}', "25 days,\nand company holidays"),
     ("[1, 2]", ""),
     ("", ""),
 ])

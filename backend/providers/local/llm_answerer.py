@@ -62,13 +62,17 @@ class LocalLlmChatModel:
 
 
 def _answer_of(raw: str) -> str:
-    """The ``answer`` field; from a reply cut off by ``max_tokens``, the text so far."""
+    """The ``answer`` field; from a reply cut off by ``max_tokens``, the text so far. A raw line break
+    inside the string is accepted, and what follows a blank line is dropped: a small model that runs on
+    past its answer starts echoing the prompt there."""
     try:
-        value: Any = json.loads(raw)
+        value: Any = json.loads(raw, strict=False)
     except ValueError:
         match = _CUT_ANSWER.search(raw)
         try:
-            return str(json.loads(f'"{match.group(1)}"')).strip() if match else ""
+            value = {"answer": json.loads(f'"{match.group(1)}"', strict=False)} if match else None
         except ValueError:  # cut inside an escape
             return ""
-    return str(value.get("answer", "")).strip() if isinstance(value, dict) else ""
+    if not isinstance(value, dict):
+        return ""
+    return str(value.get("answer", "")).split("\n\n", 1)[0].strip()
