@@ -176,6 +176,17 @@ def score(samples: Sequence[Sample], run: Run, labels: Sequence[str] = LABELS) -
     )
 
 
+def label_rows(section: Section, product: Scores, presidio: Scores, labels: Sequence[str]) -> None:
+    """One row a label the set holds: recall, whole value covered and characters covered, product / presidio."""
+    for label in labels:
+        if label not in product.counts:
+            continue
+        section.figures[f"  {label}"] = (
+            f"{product.recall[label]:.3f} / {presidio.recall[label]:.3f}   "
+            f"({product.covered[label]:.3f} / {presidio.covered[label]:.3f})   "
+            f"[{product.chars[label]:.3f} / {presidio.chars[label]:.3f}]   n={product.counts[label]}")
+
+
 def measure(config: Path = DEFAULT_CONFIG, *, seed: int = 17, pii_texts: int = 1500, clean_texts: int = 400,
             show_missed: bool = False) -> Section:
     samples = generate(seed=seed, pii_texts=pii_texts, clean_texts=clean_texts)
@@ -185,13 +196,7 @@ def measure(config: Path = DEFAULT_CONFIG, *, seed: int = 17, pii_texts: int = 1
     section = Section(f"PII redaction (generated set, seed {seed}: {pii_texts} labelled texts, {clean_texts} PII-free)")
     section.figures["entities (product default)"] = ",".join(settings.entities)
     section.figures["label: recall product / presidio (covered product / presidio) [chars product / presidio] n"] = ""
-    for label in LABELS:
-        if label not in product.counts:
-            continue
-        section.figures[f"  {label}"] = (
-            f"{product.recall[label]:.3f} / {presidio.recall[label]:.3f}   "
-            f"({product.covered[label]:.3f} / {presidio.covered[label]:.3f})   "
-            f"[{product.chars[label]:.3f} / {presidio.chars[label]:.3f}]   n={product.counts[label]}")
+    label_rows(section, product, presidio, LABELS)
     section.figures["address character coverage product / presidio"] = (
         f"{product.chars.get('STREET_ADDRESS', 0.0):.3f} / {presidio.chars.get('STREET_ADDRESS', 0.0):.3f}")
     section.figures["precision (findings on planted values) product / presidio"] = (

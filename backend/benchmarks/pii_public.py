@@ -252,13 +252,7 @@ def measure(config: Path | None = None, directory: Path = DEFAULT_DIR, *, counts
     section = Section(f"{title}: {len(samples)} texts, seed {seed}")
     section.figures["texts per file"] = ", ".join(f"{name} {n}" for name, n in used.items())
     section.figures["label: recall product / presidio (whole value covered) [chars] n"] = ""
-    for label in LABELS:
-        if label not in product.counts:
-            continue
-        section.figures[f"  {label}"] = (
-            f"{product.recall[label]:.3f} / {presidio.recall[label]:.3f}   "
-            f"({product.covered[label]:.3f} / {presidio.covered[label]:.3f})   "
-            f"[{product.chars[label]:.3f} / {presidio.chars[label]:.3f}]   n={product.counts[label]}")
+    pii.label_rows(section, product, presidio, LABELS)
     section.figures["US_DRIVER_LICENSE, PHONE, EMAIL, cards"] = "not labelled in this set"
     section.figures["precision (findings on labelled text) product / presidio"] = (
         f"{product.precision:.3f} / {presidio.precision:.3f}")
