@@ -17,7 +17,9 @@ from typing import Any, Mapping, Sequence
 
 from backend.common.errors import StoreError
 from backend.providers.oracle_vs import sql
+from backend.providers.oracle_vs.binds import column_text
 from backend.providers.oracle_vs.versions import now_iso
+from backend.providers.schema_once import SchemaOnce
 
 DDL = """CREATE TABLE IF NOT EXISTS RAG_ENRICHMENT_CACHE (
     content_hash   VARCHAR2(64) NOT NULL,
@@ -45,26 +47,19 @@ def select_sql(count: int) -> str:
             f"AND model_id = :model_id AND content_hash IN ({marks})")
 
 
-def _text(value: Any) -> str:
-    return str(value.read() if hasattr(value, "read") else value)
-
-
 class OracleEnrichmentCache:
     """``db`` is the store's ``OracleConnector`` (its pool; no second pool is opened)."""
 
     def __init__(self, db: Any) -> None:
         self._db = db
-        self._ready = False
+        self._schema = SchemaOnce(self._create_table)  # a bundle that never enriches never sends the DDL
 
-    def _ensure_table(self) -> None:
-        """Created on first use, so a bundle that never enriches never sends the DDL (idempotent)."""
-        if not self._ready:
-            with self._db.connection("creating RAG_ENRICHMENT_CACHE") as con:
-                con.cursor().execute(DDL)
-            self._ready = True
+    def _create_table(self) -> None:
+        with self._db.connection("creating RAG_ENRICHMENT_CACHE") as con:
+            con.cursor().execute(DDL)
 
     def get_many(self, prompt_version: str, model_id: str, content_hashes: Sequence[str]) -> dict[str, str]:
-        self._ensure_table()
+        self._schema.ensure()
         hashes = list(dict.fromkeys(content_hashes))
         out: dict[str, str] = {}
         with self._db.connection("reading the enrichment cache") as con:
@@ -74,13 +69,13 @@ class OracleEnrichmentCache:
                 binds = {"prompt_version": prompt_version, "model_id": model_id,
                          **sql.in_binds("h", part)}
                 cur.execute(select_sql(len(part)), binds)
-                out.update((str(h), _text(p)) for h, p in cur.fetchall())
+                out.update((str(h), column_text(p)) for h, p in cur.fetchall())
         return out
 
     def put_many(self, prompt_version: str, model_id: str, payloads: Mapping[str, str]) -> None:
         if not payloads:
             return
-        self._ensure_table()
+        self._schema.ensure()
         now = now_iso()
         rows = [{"content_hash": h, "prompt_version": prompt_version, "model_id": model_id, "payload": p,
                  "created_at": now} for h, p in sorted(payloads.items())]

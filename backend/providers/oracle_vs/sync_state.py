@@ -12,7 +12,9 @@ import json
 from typing import Any, Mapping, Sequence
 
 from backend.core.sync_diff import SyncedItem
+from backend.providers.oracle_vs.binds import column_text
 from backend.providers.oracle_vs.versions import now_iso
+from backend.providers.schema_once import SchemaOnce
 
 DDL = ("""CREATE TABLE IF NOT EXISTS RAG_SYNC_ITEMS (
     connector VARCHAR2(64) NOT NULL,
@@ -46,26 +48,21 @@ SELECT_RUNS_SQL = ("SELECT connector, created_at, report FROM RAG_SYNC_RUNS WHER
                    "connector = :connector) ORDER BY id DESC FETCH FIRST :limit ROWS ONLY")
 
 
-def _text(value: Any) -> str:
-    return str(value.read() if hasattr(value, "read") else value)
-
-
 class OracleSyncState:
     """``db`` is the store's ``OracleConnector`` (its pool)."""
 
     def __init__(self, db: Any) -> None:
         self._db = db
-        self._ready = False
+        self._schema = SchemaOnce(self._create_tables)
 
-    def _ensure(self) -> None:
-        if not self._ready:
-            with self._db.connection("creating the sync state tables") as con:
-                for ddl in DDL:
-                    con.cursor().execute(ddl)
-            self._ready = True
+    def _create_tables(self) -> None:
+        with self._db.connection("creating the sync state tables") as con:
+            cursor = con.cursor()
+            for ddl in DDL:
+                cursor.execute(ddl)
 
     def sync_items(self, connector: str) -> dict[str, SyncedItem]:
-        self._ensure()
+        self._schema.ensure()
         with self._db.connection("reading a connector's sync state") as con:
             cur = con.cursor()
             cur.execute(SELECT_ITEMS_SQL, {"connector": connector})
@@ -75,7 +72,7 @@ class OracleSyncState:
 
     def save_sync(self, connector: str, upsert: Sequence[SyncedItem], delete: Sequence[str],
                   run: Mapping[str, Any]) -> None:
-        self._ensure()
+        self._schema.ensure()
         stamp = now_iso()
         with self._db.transaction("writing a connector's sync state") as con:
             cur = con.cursor()
@@ -93,15 +90,15 @@ class OracleSyncState:
         self.save_sync(connector, (), (), run)
 
     def sync_runs(self, connector: str | None = None, limit: int = 20) -> list[dict[str, Any]]:
-        self._ensure()
+        self._schema.ensure()
         with self._db.connection("reading sync runs") as con:
             cur = con.cursor()
             cur.execute(SELECT_RUNS_SQL, {"connector": connector, "limit": limit})
             rows = cur.fetchall()
-        return [{**json.loads(_text(r[2])), "connector": str(r[0]), "recorded_at": str(r[1])} for r in rows]
+        return [{**json.loads(column_text(r[2])), "connector": str(r[0]), "recorded_at": str(r[1])} for r in rows]
 
     def forget_sync(self, connector: str) -> int:
-        self._ensure()
+        self._schema.ensure()
         with self._db.transaction("forgetting a connector's sync state") as con:
             cur = con.cursor()
             cur.execute("DELETE FROM RAG_SYNC_ITEMS WHERE connector = :connector", {"connector": connector})

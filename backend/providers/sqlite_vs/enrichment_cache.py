@@ -11,6 +11,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Mapping, Sequence
 
+from backend.providers.schema_once import SchemaOnce
 from backend.providers.sqlite_vs.connection import SqliteDatabase
 
 DDL = """CREATE TABLE IF NOT EXISTS rag_enrichment_cache (
@@ -29,13 +30,10 @@ class SqliteEnrichmentCache:
 
     def __init__(self, db: SqliteDatabase | str | Path, busy_timeout_ms: int = 10_000) -> None:
         self.db = db if isinstance(db, SqliteDatabase) else SqliteDatabase(db, busy_timeout_ms)
-        self._ready = False
+        self._schema = SchemaOnce(self._create_table)  # a bundle that never enriches never writes the schema
 
-    def _ensure_table(self) -> None:
-        """Created on first use, so a bundle that never enriches never writes the schema."""
-        if not self._ready:
-            self.db.connection().execute(DDL)
-            self._ready = True
+    def _create_table(self) -> None:
+        self.db.connection().execute(DDL)
 
     @property
     def path(self) -> str:
@@ -45,7 +43,7 @@ class SqliteEnrichmentCache:
         self.db.close()
 
     def get_many(self, prompt_version: str, model_id: str, content_hashes: Sequence[str]) -> dict[str, str]:
-        self._ensure_table()
+        self._schema.ensure()
         hashes = list(dict.fromkeys(content_hashes))
         out: dict[str, str] = {}
         with self.db.read() as con:
@@ -61,7 +59,7 @@ class SqliteEnrichmentCache:
     def put_many(self, prompt_version: str, model_id: str, payloads: Mapping[str, str]) -> None:
         if not payloads:
             return
-        self._ensure_table()
+        self._schema.ensure()
         now = datetime.now(timezone.utc).isoformat()
         with self.db.write() as con:
             con.executemany(

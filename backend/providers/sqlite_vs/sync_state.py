@@ -11,6 +11,7 @@ import json
 from typing import Any, Mapping, Sequence
 
 from backend.core.sync_diff import SyncedItem
+from backend.providers.schema_once import SchemaOnce
 from backend.providers.sqlite_vs.connection import SqliteDatabase, now
 
 DDL = ("""CREATE TABLE IF NOT EXISTS rag_sync_items (
@@ -41,17 +42,15 @@ class SqliteSyncState:
 
     def __init__(self, db: SqliteDatabase) -> None:
         self.db = db
-        self._ready = False
+        self._schema = SchemaOnce(self._create_tables)
 
-    def _ensure(self) -> None:
-        if not self._ready:
-            with self.db.write() as con:
-                for ddl in DDL:
-                    con.execute(ddl)
-            self._ready = True
+    def _create_tables(self) -> None:
+        with self.db.write() as con:
+            for ddl in DDL:
+                con.execute(ddl)
 
     def sync_items(self, connector: str) -> dict[str, SyncedItem]:
-        self._ensure()
+        self._schema.ensure()
         with self.db.read() as con:
             rows = con.execute("SELECT item_id, token, labels, doc_id, file, title, url FROM rag_sync_items "
                                "WHERE connector = ?", (connector,)).fetchall()
@@ -59,7 +58,7 @@ class SqliteSyncState:
 
     def save_sync(self, connector: str, upsert: Sequence[SyncedItem], delete: Sequence[str],
                   run: Mapping[str, Any]) -> None:
-        self._ensure()
+        self._schema.ensure()
         stamp = now()
         with self.db.write() as con:
             con.executemany(_UPSERT, [(connector, i.item_id, i.token, json.dumps(list(i.labels)), i.doc_id, i.file,
@@ -73,14 +72,14 @@ class SqliteSyncState:
         self.save_sync(connector, (), (), run)
 
     def sync_runs(self, connector: str | None = None, limit: int = 20) -> list[dict[str, Any]]:
-        self._ensure()
+        self._schema.ensure()
         with self.db.read() as con:
             rows = con.execute("SELECT connector, created_at, report FROM rag_sync_runs WHERE (? IS NULL OR "
                                "connector = ?) ORDER BY id DESC LIMIT ?", (connector, connector, limit)).fetchall()
         return [{**json.loads(r[2]), "connector": r[0], "recorded_at": r[1]} for r in rows]
 
     def forget_sync(self, connector: str) -> int:
-        self._ensure()
+        self._schema.ensure()
         with self.db.write() as con:
             dropped = con.execute("DELETE FROM rag_sync_items WHERE connector = ?", (connector,)).rowcount
             con.execute("DELETE FROM rag_sync_runs WHERE connector = ?", (connector,))
