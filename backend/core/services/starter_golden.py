@@ -4,9 +4,10 @@ Why: a knowledge base without golden questions of its own would be gated against
 (the sample set): recall 0, refused, or, worse, promoted by a gate that never asked about one of
 its files. A starter set asks about its own files, offline (no LLM): for a few informative
 sentences of each document, a question whose answer is that sentence (the sentence with its most
-distinctive term asked for: ``Employees receive 25 days of leave`` -> ``Employees receive how
-many days of leave?``; ``Visitors sign in at the reception desk`` -> ``Visitors sign in at which
-desk?``), expecting that document and the ``rag`` mode, and that term in the answer. spaCy's parse
+distinctive term asked for, the asked phrase first as a person asks it: ``Employees receive 25 days
+of leave`` -> ``How many days of leave do employees receive?``; ``Visitors must sign in at the
+reception desk`` -> ``At which desk must visitors sign in?``), expecting that document and the
+``rag`` mode, and that term in the answer. spaCy's parse
 (the sanitizer's offline model) picks the term among numbers and the nouns of noun chunks and
 replaces its whole chunk, so a question reads as a person would ask it; a sentence that makes no
 such question (a table row, an imperative, "They are ...") is skipped; plus off-topic questions (from ``data/golden/offtopic.jsonl``, minus any that share a
