@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, Protocol, Sequence, runtime_checkable
 import numpy as np
 
 from backend.core.ports import AnswerReader, ChatModel, Embedder
+from backend.core.question_parts import question_parts
 from backend.core.sentence_segments import ReadingState, segment_chunk, table_cells
 from backend.core.sentence_words import (cached_content_words, carries_answer_type, content_words, question_type,
                                          topic_words)
@@ -194,9 +195,19 @@ class SentenceScorer:
 
     def read(self, question: str, texts: Sequence[str]) -> np.ndarray:
         """The reader's probability per text (``heading | sentence``), cached per (question, text): the
-        decision and the answerer read the same pairs once."""
+        decision and the answerer read the same pairs once. A question that asks two questions
+        (``question_parts``) is read whole and part by part, and a text scores its best: the sentence
+        that answers one half is not judged against the other."""
         if self.reader is None:
             raise ValueError("SentenceScorer.read needs a reader")
+        parts = question_parts(question)
+        if len(parts) > 1:
+            read = [self._read_one(q, texts) for q in (question, *parts)]
+            return np.asarray(np.vstack(read).max(axis=0), dtype=np.float64)
+        return self._read_one(question, texts)
+
+    def _read_one(self, question: str, texts: Sequence[str]) -> np.ndarray:
+        assert self.reader is not None
         with self._read_lock:
             known = {t: self._read[(question, t)] for t in texts if (question, t) in self._read}
         todo = list(dict.fromkeys(t for t in texts if t not in known))
