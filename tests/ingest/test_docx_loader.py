@@ -385,3 +385,18 @@ def test_committed_fixture_matches_its_builder(name: str) -> None:
         assert sorted(committed.namelist()) == sorted(built.namelist())
         for member in ("word/document.xml", "word/_rels/document.xml.rels"):
             assert committed.read(member) == built.read(member), member
+
+
+def test_a_picture_s_context_is_the_text_it_stands_under_not_the_next_heading(tmp_path: Path) -> None:
+    """Issue 48: a figure's "Context" names the heading (or the sentence) the picture stands under:
+    a picture right after a heading gets that heading; a picture that ends a section gets that
+    section's last sentence, never the heading of the section after it."""
+    document = docx.Document()
+    document.add_heading("Equipment", level=2)
+    document.add_paragraph("Every engineer carries a torque wrench. The wrench is calibrated yearly.")
+    mk.picture(document.add_paragraph(), mk.image_bytes((200, 10, 10)))
+    document.add_heading("Your desk", level=2)
+    mk.picture(document.add_paragraph(), mk.image_bytes((10, 200, 10)))
+    document.add_paragraph("Desks are assigned by the office manager.")
+    images = [b.attrs for b in load(document, tmp_path).blocks if b.kind == "image"]
+    assert [i["near_text"] for i in images] == ["The wrench is calibrated yearly.", "Your desk"]
