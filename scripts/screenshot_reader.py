@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Screenshots of the chat page deciding with the answer reader (docs/WEB_UI.md, issue 42).
 
-Serves the page with ``config/answer-reader.yaml`` over a store that already holds the sample and
+Serves the page with ``config/rag.yaml`` (the reader decides) over a store that already holds the sample and
 handbook versions (``--store``; ``rag ingest`` them first), asks a question in the asker's own words
 and a look-alike in headless Chromium, opens each answer's "why" panel and writes a PNG of each.
 
@@ -36,7 +36,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=REPO_ROOT / "docs" / "img")
     parser.add_argument("--chromium", default="/usr/bin/chromium")
     args = parser.parse_args()
-    settings = load_settings(REPO_ROOT / "config" / "answer-reader.yaml", overrides={
+    settings = load_settings(REPO_ROOT / "config" / "rag.yaml", overrides={
         "store": {"sqlite": {"path": str(args.store)}}, "server": {"rate_limit": {"enabled": False}}})
     services = build_services(settings)
     server = make_server("127.0.0.1", 0, create_app(settings, services), threaded=True)

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from backend.benchmarks import answers, squad
+from backend.benchmarks.runner import RULES_CONFIG
 from backend.common.config import DEFAULT_CONFIG
 from backend.core.golden import load_golden_set
 
@@ -55,7 +56,7 @@ def test_the_squad_set_is_built_in_the_product_s_formats(tmp_path: Path) -> None
 
 
 def test_the_answers_section_prints_every_figure_and_target(tmp_path: Path, embedder: Any) -> None:
-    section = answers.measure(DEFAULT_CONFIG, embedder, tmp_path, source=squad_file(tmp_path / "s.json"), folds=2)
+    section = answers.measure(RULES_CONFIG, embedder, tmp_path, source=squad_file(tmp_path / "s.json"), folds=2)
     names = [t[0] for t in section.targets]
     for wanted in ("off-topic (tuning set) answered fallback, default (evidence)",
                    "off-topic held out answered fallback, default (evidence)", "squad ROC AUC (answerability)",
@@ -73,8 +74,8 @@ def test_the_answers_section_prints_every_figure_and_target(tmp_path: Path, embe
 
 def test_the_answer_reader_section_prints_its_targets_side_by_side(tmp_path: Path, embedder: Any,
                                                                     monkeypatch: Any) -> None:
-    """``rag bench --section answers`` (issue 42) on small sets: the reader profile and the shipped
-    default through the real chat path, the SQuAD articles the reader's card holds out, every target."""
+    """``rag bench --section answers`` (issue 42) on small sets: the shipped reader profile and the
+    rules of issue 29 through the real chat path, the SQuAD articles the reader's card holds out, every target."""
     from backend.benchmarks import answer_decision as ad
 
     small = tmp_path / "small"
@@ -111,6 +112,6 @@ def test_the_answer_reader_section_prints_its_targets_side_by_side(tmp_path: Pat
         assert wanted in names, names
     figures = section.figures
     assert figures["squad held out, reader"].startswith("4 questions (2 unanswerable)")
-    assert "answerable 1:" in figures["blind2 sets, reader"] and "answerable 1:" in figures["blind2 sets, default"]
-    assert figures["shipped golden sets, default"].startswith("2 questions")
+    assert "answerable 1:" in figures["blind2 sets, reader"] and "answerable 1:" in figures["blind2 sets, rules"]
+    assert figures["shipped golden sets, rules"].startswith("2 questions")
     assert "MET" in section.render() or "MISSED" in section.render()

@@ -42,13 +42,13 @@ def test_default_config_file_loads() -> None:
     assert DEFAULT_CONFIG.name == "rag.yaml"
     assert s.embeddings.profile_for().index_name == "KB_SAMPLE_V1"
     assert (s.store.backend, s.embeddings.provider, s.embeddings.dimension) == ("sqlite", "local", 384)
-    assert s.retrieval.decision_score == "evidence"  # calibrated: docs/CALIBRATION.md
-    # the answer reader's profile: the same but the decision, and the committed model it reads
-    reader = load_settings(DEFAULT_CONFIG.with_name("answer-reader.yaml"), env={})
-    assert not s.retrieval.answerability.reader.enabled and reader.retrieval.answerability.reader.enabled
-    assert reader.retrieval.decision_score == "answerability"
-    assert (reader.resolve_path(reader.retrieval.answerability.reader.path) / "model-int8.onnx").is_file()
-    assert reader.model_dump(exclude={"retrieval", "evaluation"}) == s.model_dump(exclude={"retrieval", "evaluation"})
+    # the answer reader decides (docs/CALIBRATION.md), from the committed model
+    assert s.retrieval.decision_score == "answerability" and s.retrieval.answerability.reader.enabled
+    assert (s.resolve_path(s.retrieval.answerability.reader.path) / "model-int8.onnx").is_file()
+    # the rule decision it replaced: the same profile but the decision and its gate
+    rules = load_settings(DEFAULT_CONFIG.with_name("evidence-rules.yaml"), env={})
+    assert rules.retrieval.decision_score == "evidence" and not rules.retrieval.answerability.reader.enabled
+    assert rules.model_dump(exclude={"retrieval", "evaluation"}) == s.model_dump(exclude={"retrieval", "evaluation"})
     assert 0 < s.retrieval.threshold_low < s.retrieval.threshold_high < 1
     assert s.embeddings.domains["handbook"].alias_name == "KB_HANDBOOK"
     assert s.embeddings.alias.name == "KB_ACTIVE"

@@ -3,8 +3,8 @@
 Every question goes through the real chat path (``ChatService.answer``: search, the decision,
 the extractive answerer) of two runtimes on the same store, side by side:
 
-* **reader**: the answer-reader profile (``config/answer-reader.yaml``: the trained reader decides);
-* **default**: the shipped profile (``config/rag.yaml``: the decision of issue 29, sentence
+* **reader**: the profile benched (``config/rag.yaml``, the shipped default: the trained reader decides);
+* **rules**: ``config/evidence-rules.yaml``, the decision of issue 29 kept for comparison (sentence
   evidence, the logistic answerability features and their word vetoes).
 
 The targets of issue 42 are printed for the reader.
@@ -45,7 +45,8 @@ from backend.core import ranking_metrics as rm
 from backend.core.golden import load_golden_set
 
 SHIPPED = ("data/golden/sample_golden.jsonl", "data/golden/handbook_golden.jsonl")
-READER_PROFILE = "config/answer-reader.yaml"
+#: the answer reader decides in the shipped profile (``DEFAULT_CONFIG``); this is the rule decision it replaced
+RULES_PROFILE = "config/evidence-rules.yaml"
 OFFTOPIC = "data/golden/offtopic.jsonl"
 OFFTOPIC_HELDOUT = "data/golden/offtopic_heldout.jsonl"
 FOLLOWUPS = "data/golden/followups.jsonl"
@@ -159,7 +160,7 @@ def measure(base_config: Path, embedder: Any, work: Path, *, source: Path | None
     from backend.core.ports import Stores
     from backend.runtime import build_runtime
 
-    section = Section("Answer decision on questions nobody here wrote (the answer reader against the shipped default)")
+    section = Section("Answer decision on questions nobody here wrote (the answer reader against the rules of issue 29)")
     source = source or (REPO_ROOT / squad.DEFAULT_SOURCE)
     started = time.perf_counter()
     built, settings, store = open_workspace(section, base_config, embedder, work, source, quick=quick,
@@ -167,10 +168,10 @@ def measure(base_config: Path, embedder: Any, work: Path, *, source: Path | None
                                             extra_jobs=blind_jobs())
     try:
         stores = Stores.of(store)
-        reader = workspace_settings(REPO_ROOT / READER_PROFILE, work, built.golden if built else None, blind_domains())
-        chats = {"reader": build_runtime(reader, stores=stores, embedder=embedder).chat,
-                 "default": build_runtime(settings, stores=stores, embedder=embedder).chat}
-        held = held_out_articles(reader, source) if built is not None else ()
+        rules = workspace_settings(REPO_ROOT / RULES_PROFILE, work, built.golden if built else None, blind_domains())
+        chats = {"reader": build_runtime(settings, stores=stores, embedder=embedder).chat,
+                 "rules": build_runtime(rules, stores=stores, embedder=embedder).chat}
+        held = held_out_articles(settings, source) if built is not None else ()
         sets: dict[str, list[tuple[str, str, str, str | None, str, tuple[str, ...]]]] = {
             "shipped": [r for p in SHIPPED for r in golden_rows(REPO_ROOT / p, Path(p).stem)],
             "offtopic": golden_rows(REPO_ROOT / OFFTOPIC, "offtopic"),
@@ -194,8 +195,8 @@ def measure(base_config: Path, embedder: Any, work: Path, *, source: Path | None
                          "asked of a knowledge base of all ten. The reader's operating point was chosen on the shipped "
                          "golden sets, the off-topic tuning set and data/tune_strangers (in-sample for the "
                          "thresholds; scripts/reader_operating_point.py); the blind sets, off-topic held out "
-                         "and SQuAD held out were never tuned on. 'default' is config/rag.yaml (the decision of "
-                         "issue 29), 'reader' config/answer-reader.yaml.")
+                         "and SQuAD held out were never tuned on. 'reader' is the profile benched (config/rag.yaml by "
+                         "default), 'rules' config/evidence-rules.yaml (the decision of issue 29).")
     section.figures["seconds"] = round(time.perf_counter() - started, 1)
     return section
 

@@ -16,6 +16,9 @@ from backend.benchmarks.cisi import load_documents, load_qrels, load_queries, lo
 from backend.benchmarks.stats import Section, peak_rss_mb
 from backend.common.config import DEFAULT_CONFIG, load_settings
 
+#: the rule decision of issue 29 that the answer reader replaced (``--section answers-features`` measures it)
+RULES_CONFIG = DEFAULT_CONFIG.with_name("evidence-rules.yaml")
+
 
 def machine() -> dict[str, Any]:
     import torch
@@ -146,7 +149,9 @@ def run(cisi_dir: Path, sizes: tuple[int, ...], sections: tuple[str, ...], confi
         if "answers-features" in sections:
             from backend.benchmarks import answers
 
-            section = answers.measure(config, embedder, work, quick=quick)
+            # the logistic features and the evidence decision: the rules' profile unless another is given
+            features = RULES_CONFIG if config == DEFAULT_CONFIG else config
+            section = answers.measure(features, embedder, work, quick=quick)
             out.append(section)
             emit(section.render())
         if "enrich" in sections:

@@ -95,7 +95,7 @@ def test_partly_covered_question_is_hybrid_and_says_so(client: FlaskClient) -> N
     assert 0.35 <= explain["max_eligible_similarity"] < 0.55
     assert explain["gates"]["usable_chunks"] >= 2 and explain["gates"]["usable_context_chars"] >= 300
     assert explain["gates"]["passed"] == {"min_chunks_for_hybrid": True, "min_total_context_chars": True,
-                                          "min_similarity_for_hybrid": True}
+                                          "min_similarity_for_hybrid": True, "min_best_similarity": True}
     assert body["answer"].startswith(PARTIAL_NOTE)
     assert body["sources_used"] == "partial"
     assert len(body["used_chunks"]) == explain["gates"]["usable_chunks"]

@@ -41,8 +41,9 @@ def test_ask_prints_answer_mode_similarity_and_sources(config_file: Path, corpus
     out = result.stdout
     assert "25 days of paid annual leave" in out
     assert "mode: rag  (used_llm=primary, answered_by=extractive, sources_used=partial)" in out
-    # the shipped profile decides on sentence evidence (docs/CALIBRATION.md) and says which sentence won
-    assert re.search(r"max evidence: 0\.\d{4}  vs  low=0\.\d+ high=0\.\d+ \(normalized\)", out)
+    # the shipped profile decides with the answer reader (docs/CALIBRATION.md) and says which sentence won
+    assert re.search(r"best sentence's answerability: 0\.\d{4}  vs  low=0\.2 high=0\.9 \(normalized\)", out)
+    assert "verdict: " in out
     assert re.search(r"lead: \[1\] score \d\.\d{3} \(dense 0\.\d{3}, lexical \d\.\d\d, answer type yes, asks number\)", out)
     assert "target: KB_ACTIVE -> KB_CHAT_V1  strategy=dense" in out
     assert "[1] data/hr/handbook.docx  (hr-handbook#0, 0.8" in out

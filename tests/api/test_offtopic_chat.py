@@ -1,5 +1,8 @@
-"""End to end on /chat with the shipped decision (evidence, answerability as the relevance bar):
-an off-topic look-alike falls back while its answerable twin is answered."""
+"""End to end on /chat with the rule decision of issue 29 (``config/evidence-rules.yaml``: evidence,
+answerability as the relevance bar): an off-topic look-alike falls back while its answerable twin is
+answered. The shipped answer reader quotes the first look-alike as a partial answer (never ``rag``)
+and still answers the second (docs/CALIBRATION.md, "What limits it"); tests/core/test_reader_decision.py
+holds its own cases."""
 
 from __future__ import annotations
 
@@ -10,15 +13,16 @@ from flask.testing import FlaskClient
 
 from backend.api.app import create_app
 from backend.runtime import build_services
-from backend.common.config import load_settings
+from backend.common.config import DEFAULT_CONFIG, load_settings
 from tests.api.corpus import Corpus
 from tests.api.test_chat_api import post
 
 
 @pytest.fixture(scope="module")
 def shipped(corpus: Corpus, embedder: Any) -> FlaskClient:
-    """The chat corpus decided with the shipped retrieval block (config/rag.yaml)."""
-    settings = corpus.settings.model_copy(update={"retrieval": load_settings(env={}).retrieval})
+    """The chat corpus decided with the rules' retrieval block (config/evidence-rules.yaml)."""
+    rules = load_settings(DEFAULT_CONFIG.with_name("evidence-rules.yaml"), env={})
+    settings = corpus.settings.model_copy(update={"retrieval": rules.retrieval})
     return create_app(settings, build_services(settings, store=corpus.store, embedder=embedder)).test_client()
 
 

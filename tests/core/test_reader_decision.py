@@ -17,8 +17,8 @@ from backend.core.services.chat_service import ChatQuery
 from backend.runtime import build_runtime
 from tests.api.corpus import Corpus, corpus_settings
 
-#: the profile that decides with the committed answer reader
-READER_PROFILE = REPO_ROOT / "config" / "answer-reader.yaml"
+#: the profile that decides with the committed answer reader: the shipped one
+READER_PROFILE = REPO_ROOT / "config" / "rag.yaml"  # the shipped profile
 
 
 
