@@ -1,6 +1,6 @@
 """A real HTTP server on 127.0.0.1 for the adapters of remote services (OpenAI-compatible chat,
-enrichment, ``/rerank``): the client library under test talks real HTTP to it. Each stand-in
-subclasses it and says how it answers a POST in ``respond``."""
+enrichment, ``/rerank``, a web site to crawl): the client library under test talks real HTTP to it.
+Each stand-in subclasses it and says how it answers a POST in ``respond`` or a GET in ``respond_get``."""
 
 from __future__ import annotations
 
@@ -28,8 +28,15 @@ class LocalHttpServer:
             def do_POST(self) -> None:  # noqa: N802 - http.server's naming
                 body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
                 status, kind, raw = owner.respond(self.path, dict(self.headers), body)
+                self.reply(status, {"Content-Type": kind}, raw)
+
+            def do_GET(self) -> None:  # noqa: N802
+                self.reply(*owner.respond_get(self.path))
+
+            def reply(self, status: int, headers: dict[str, str], raw: bytes) -> None:
                 self.send_response(status)
-                self.send_header("Content-Type", kind)
+                for name, value in headers.items():
+                    self.send_header(name, value)
                 self.send_header("Content-Length", str(len(raw)))
                 self.end_headers()
                 self.wfile.write(raw)
@@ -43,6 +50,10 @@ class LocalHttpServer:
     def respond(self, path: str, headers: dict[str, str], body: bytes) -> tuple[int, str, bytes]:
         """``(status, content type, raw body)`` for one POST."""
         raise NotImplementedError
+
+    def respond_get(self, path: str) -> tuple[int, dict[str, str], bytes]:
+        """``(status, headers, raw body)`` for one GET; a stand-in that serves pages overrides it."""
+        return 405, {}, b"GET not served"
 
     @contextmanager
     def running(self: S) -> Iterator[S]:

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import hashlib
 import html
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -17,44 +15,23 @@ from backend.common.errors import SourceUnavailable
 from backend.connectors.web import UNAVAILABLE, WebConnector
 from tests.connectors.helpers import Synced
 from tests.connectors.scenario import run_scenario
+from tests.local_http import LocalHttpServer
 
 
-class Site:
+class Site(LocalHttpServer):
     """A local site: ``pages`` path -> (title, text, readers); ``/`` links to every page."""
 
     def __init__(self) -> None:
+        super().__init__(url_suffix="")
         self.pages: dict[str, tuple[str, str, list[str]]] = {}
         self.extra: dict[str, bytes] = {}
         self.throttle: dict[str, int] = {}  # path -> 429 answers left
         self.failing: set[str] = set()
         self.hits: list[str] = []
         self.robots = "User-agent: *\nDisallow: /private/\n"
-        site = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:  # noqa: N802
-                site.hits.append(self.path)
-                status, headers, body = site.answer(self.path)
-                self.send_response(status)
-                for k, v in headers.items():
-                    self.send_header(k, v)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args: Any) -> None:
-                return
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-
-    def answer(self, path: str) -> tuple[int, dict[str, str], bytes]:
+    def respond_get(self, path: str) -> tuple[int, dict[str, str], bytes]:
+        self.hits.append(path)
         if self.throttle.get(path, 0) > 0:
             self.throttle[path] -= 1
             return 429, {"Retry-After": "0"}, b"slow down"
@@ -80,9 +57,8 @@ class Site:
 
 @pytest.fixture
 def site() -> Iterator[Site]:
-    s = Site()
-    yield s
-    s.close()
+    with Site().running() as s:
+        yield s
 
 
 class WebSource:
