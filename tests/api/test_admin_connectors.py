@@ -9,23 +9,13 @@ from typing import Any
 
 from backend.api.admin_session import read_token
 from backend.api.app import create_app
-from backend.common.config import ConnectorSpec
-from backend.connectors.declarations import add
 from backend.providers.sqlite_vs.store import SqliteVectorStore
 from backend.runtime import build_services
-from tests.conftest import make_settings
-from tests.connectors.scenario import CANTEEN, LEAVE
+from tests.connectors.scenario import declared_share
 
 
 def test_connectors_are_listed_and_a_sync_runs_from_the_console(tmp_path: Path, embedder: Any, extractive: Any) -> None:
-    src = tmp_path / "share"
-    src.mkdir()
-    (src / "leave.md").write_text(LEAVE, encoding="utf-8")
-    (src / "canteen.md").write_text(CANTEEN, encoding="utf-8")
-    settings = make_settings(tmp_path, connectors={"file": str(tmp_path / "connectors.yaml")},
-                             server={"rate_limit": {"enabled": False}})
-    add(settings, "hr-share", ConnectorSpec.model_validate({"kind": "folder", "knowledge_base": "hr",
-                                                            "options": {"path": str(src)}, "readers": ["public"]}))
+    settings, src = declared_share(tmp_path)
     store = SqliteVectorStore(tmp_path / "rag.sqlite")
     app = create_app(settings, build_services(settings, store=store, embedder=embedder, primary=extractive))
     client = app.test_client()

@@ -9,28 +9,17 @@ from typing import Any, Iterator
 
 import pytest
 
-from backend.common.config import ConnectorSpec
 from tests.api.test_admin_ui import new_page
 from tests.api.test_web_ui import browser, serving  # noqa: F401 (browser: a fixture)
-from tests.conftest import make_settings
-from tests.connectors.scenario import CANTEEN, LEAVE
+from tests.connectors.scenario import LEAVE, declared_share
 
 
 @pytest.fixture(scope="module")
 def console(tmp_path_factory: pytest.TempPathFactory, embedder: Any, extractive: Any) -> Iterator[tuple[str, Path]]:
     from backend.api.admin_session import admin_link, read_token
-    from backend.connectors.declarations import add
     from backend.providers.sqlite_vs.store import SqliteVectorStore
 
-    root = tmp_path_factory.mktemp("connectors-ui")
-    share = root / "share"
-    share.mkdir()
-    (share / "leave.md").write_text(LEAVE, encoding="utf-8")
-    (share / "canteen.md").write_text(CANTEEN, encoding="utf-8")
-    settings = make_settings(root, connectors={"file": str(root / "connectors.yaml")},
-                             server={"rate_limit": {"enabled": False}})
-    add(settings, "hr-share", ConnectorSpec.model_validate({"kind": "folder", "knowledge_base": "hr",
-                                                            "options": {"path": str(share)}, "readers": ["public"]}))
+    settings, share = declared_share(tmp_path_factory.mktemp("connectors-ui"))
     store = SqliteVectorStore(settings.resolve_path(settings.store.sqlite.path))
     with serving(settings, store, embedder, extractive) as url:
         yield admin_link(url, read_token(settings)), share

@@ -8,7 +8,8 @@ and leaves the served version as it was."""
 
 from __future__ import annotations
 
-from typing import Protocol
+from pathlib import Path
+from typing import Any, Protocol
 
 import pytest
 
@@ -88,3 +89,21 @@ def run_scenario(synced: Synced, source: Source) -> None:
         synced.sync(source.broken())
     assert synced.served() == second.version and [v.name for v in synced.store.list_versions()] == versions
     assert synced.store.sync_runs("src")[0]["status"] == "failed"
+
+
+def declared_share(root: Path) -> tuple[Any, Path]:
+    """``(settings, folder)``: a folder holding LEAVE and CANTEEN under ``root``, declared as the folder
+    connector ``hr-share`` of knowledge base ``hr`` (readers public), the settings' store under ``root``."""
+    from backend.common.config import ConnectorSpec
+    from backend.connectors.declarations import add
+    from tests.conftest import make_settings
+
+    share = root / "share"
+    share.mkdir()
+    (share / "leave.md").write_text(LEAVE, encoding="utf-8")
+    (share / "canteen.md").write_text(CANTEEN, encoding="utf-8")
+    settings = make_settings(root, connectors={"file": str(root / "connectors.yaml")},
+                             server={"rate_limit": {"enabled": False}})
+    add(settings, "hr-share", ConnectorSpec.model_validate({"kind": "folder", "knowledge_base": "hr",
+                                                            "options": {"path": str(share)}, "readers": ["public"]}))
+    return settings, share
