@@ -17,7 +17,7 @@ from typing import Any
 import click
 import yaml
 
-from backend.cli.context import settings_from
+from backend.cli.context import json_command, settings_from
 from backend.common.config import ConnectorSpec, Settings
 from backend.common.errors import ConfigError, RagError
 
@@ -101,9 +101,7 @@ def _last_runs(settings: Settings) -> dict[str, dict[str, Any]]:
     return last
 
 
-@connector.command("list")
-@click.option("--json", "as_json", is_flag=True)
-@click.pass_context
+@json_command(connector, "list")
 def list_cmd(ctx: click.Context, as_json: bool) -> None:
     """The declared connectors and their last sync."""
     from backend.connectors.declarations import connectors_path, declared
@@ -159,13 +157,11 @@ def _sync_once(settings: Settings, name: str, force: bool) -> dict[str, Any]:
         runtime.stores.close()
 
 
-@connector.command("sync")
+@json_command(connector, "sync")
 @click.argument("name")
 @click.option("--force", is_flag=True, help="Let an empty listing or a mass deletion through.")
 @click.option("--every", default=None, help="Sync again after this interval (30s, 15m, 2h), until stopped.")
 @click.option("--times", type=int, default=None, hidden=True, help="With --every: stop after this many syncs.")
-@click.option("--json", "as_json", is_flag=True)
-@click.pass_context
 def sync(ctx: click.Context, name: str, force: bool, every: str | None, times: int | None, as_json: bool) -> None:
     """Sync connector NAME into its knowledge base: one version through the gate."""
     settings = settings_from(ctx, quiet_info=True)
@@ -190,11 +186,9 @@ def sync(ctx: click.Context, name: str, force: bool, every: str | None, times: i
         time.sleep(interval)
 
 
-@connector.command("status")
+@json_command(connector, "status")
 @click.argument("name")
 @click.option("--runs", default=5, show_default=True, help="How many of the last runs to show.")
-@click.option("--json", "as_json", is_flag=True)
-@click.pass_context
 def status(ctx: click.Context, name: str, runs: int, as_json: bool) -> None:
     """The last syncs of connector NAME."""
     from backend.connectors.declarations import spec_of

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 import click
 
@@ -25,6 +25,17 @@ def settings_from(ctx: click.Context, overrides: Mapping[str, Any] | None = None
 
         configure_telemetry(settings.telemetry)
     return settings
+
+
+def json_command(group: click.Group, name: str) -> Callable[[Callable[..., None]], click.Command]:
+    """A subcommand of ``group`` that prints its report as text or, with ``--json``, as JSON: the
+    function gets the click context first and ``as_json`` (``rag index list``, ``rag kb show NAME``...)."""
+
+    def register(func: Callable[..., None]) -> click.Command:
+        with_json = click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+        return group.command(name)(with_json(click.pass_context(func)))
+
+    return register
 
 
 def operator() -> str:

@@ -14,7 +14,7 @@ from typing import Iterator
 
 import click
 
-from backend.cli.context import audit, settings_from
+from backend.cli.context import json_command, audit, settings_from
 from backend.cli.promotion_view import ANSWERS_HELP, promote_and_print
 from backend.common.config import Settings
 from backend.common.errors import RagError, UnknownDomain
@@ -66,9 +66,7 @@ def index() -> None:
     """Index versions and aliases: list, status, promote, rollback, gc."""
 
 
-@index.command("list")
-@click.option("--json", "as_json", is_flag=True)
-@click.pass_context
+@json_command(index, "list")
 def list_versions(ctx: click.Context, as_json: bool) -> None:
     """Every version: role (live, rollback, candidate, retired), counts, size, age, evaluation."""
     settings = settings_from(ctx)
@@ -88,9 +86,7 @@ def list_versions(ctx: click.Context, as_json: bool) -> None:
         click.echo(f"alias {alias} -> {version}")
 
 
-@index.command("status")
-@click.option("--json", "as_json", is_flag=True)
-@click.pass_context
+@json_command(index, "status")
 def status(ctx: click.Context, as_json: bool) -> None:
     """Each alias, its active and previous version, and the versions with their last evaluation."""
     settings = settings_from(ctx)
@@ -153,12 +149,10 @@ def rollback(ctx: click.Context, domain_key: str | None, alias: str | None) -> N
     click.echo(f"rolled back: {change.alias} -> {change.version} (was {change.previous})")
 
 
-@index.command("gc")
+@json_command(index, "gc")
 @click.option("--domain-key", default=None, help="Only this domain's alias's series.")
 @click.option("--alias", "alias_name", default=None, help="Only this alias's series.")
 @click.option("--dry-run", is_flag=True, help="Only list what would be dropped and removed.")
-@click.option("--json", "as_json", is_flag=True)
-@click.pass_context
 def gc(ctx: click.Context, domain_key: str | None, alias_name: str | None, dry_run: bool, as_json: bool) -> None:
     """Drop versions beyond evaluation.keep_versions per series (only the alias's with --alias or
     --domain-key), never a live or rollback one, then remove figure images no remaining version cites."""

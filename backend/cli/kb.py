@@ -15,7 +15,7 @@ from typing import Any
 
 import click
 
-from backend.cli.context import settings_from
+from backend.cli.context import json_command, settings_from
 from backend.common.config import DEFAULT_DOMAIN, Settings
 from backend.common.progress import progress_enabled
 
@@ -177,9 +177,7 @@ def _rows(settings: Settings) -> list[dict[str, Any]]:
     return rows
 
 
-@kb.command("list")
-@click.option("--json", "as_json", is_flag=True)
-@click.pass_context
+@json_command(kb, "list")
 def list_cmd(ctx: click.Context, as_json: bool) -> None:
     """Every knowledge base (registered or configured): live version, documents, golden set."""
     rows = _rows(settings_from(ctx))
@@ -193,10 +191,8 @@ def list_cmd(ctx: click.Context, as_json: bool) -> None:
                    f"golden={kind}  {'registry' if r['managed'] else 'config'}  {r['title']}")
 
 
-@kb.command("show")
+@json_command(kb, "show")
 @click.argument("name")
-@click.option("--json", "as_json", is_flag=True)
-@click.pass_context
 def show(ctx: click.Context, name: str, as_json: bool) -> None:
     """One knowledge base: its folder, live version, document count and golden set."""
     from backend.common.errors import UnknownDomain

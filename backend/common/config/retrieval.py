@@ -8,14 +8,7 @@ from pydantic import Field, field_validator, model_validator
 
 from backend.common.config.base import Distance, _Model, hint, validate_identifier
 from backend.common.config.metadata import BUILTIN_FILTER_FIELDS, CHUNK_COLUMNS, MetadataFieldSettings, SearchPreset
-from backend.common.config.strategies import (
-    FusionSettings,
-    HierarchicalSettings,
-    HyDESettings,
-    LexicalSettings,
-    RerankSettings,
-    SearchStrategy,
-)
+from backend.common.config import strategies
 
 #: how similarities are compared with the thresholds (see ``RetrievalSettings.score_mode``)
 ScoreMode = Literal["normalized", "raw"]
@@ -138,12 +131,12 @@ class RetrievalSettings(_Model):
     raw_cosine_high: float | None = Field(None, description="raw mode, cosine distance: rag starts at this cosine similarity.")
     short_query: ShortQuerySettings = ShortQuerySettings()
     hybrid: HybridGateSettings = HybridGateSettings()
-    strategy: SearchStrategy = Field("dense", description="Default search strategy.")
-    fusion: FusionSettings = FusionSettings()
-    lexical: LexicalSettings = LexicalSettings()
-    hyde: HyDESettings = HyDESettings()
-    hierarchical: HierarchicalSettings = HierarchicalSettings()
-    rerank: RerankSettings = RerankSettings()
+    strategy: strategies.SearchStrategy = Field("dense", description="Default search strategy.")
+    fusion: strategies.FusionSettings = strategies.FusionSettings()
+    lexical: strategies.LexicalSettings = strategies.LexicalSettings()
+    hyde: strategies.HyDESettings = strategies.HyDESettings()
+    hierarchical: strategies.HierarchicalSettings = strategies.HierarchicalSettings()
+    rerank: strategies.RerankSettings = strategies.RerankSettings()
     freshness: FreshnessSettings = FreshnessSettings()
     metadata_schema: dict[str, MetadataFieldSettings] = Field(
         default_factory=dict, description="Typed metadata fields: validated at ingest, checked in request filters."

@@ -8,7 +8,7 @@ Names are interpolated into SQL text, so each one passes :func:`validate_identif
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from backend.common.errors import InvalidIdentifier
 from backend.common.identifiers import validate_table_name
@@ -75,24 +75,20 @@ def index_names(version: str) -> tuple[str, str]:
     return f"{t}_VIDX", f"{t}_TIDX"
 
 
-def metadata_index_name(version: str) -> str:
-    return f"{version_table(version)}_MIDX"
+def _suffixed(suffix: str) -> Callable[[str], str]:
+    """The name of a version's table's companion object: the version's table name and ``suffix``."""
+
+    def name(version: str) -> str:
+        return f"{version_table(version)}{suffix}"
+
+    return name
 
 
-def acl_index_name(version: str) -> str:
-    return f"{version_table(version)}_AIDX"
-
-
-def question_vector_index_name(version: str) -> str:
-    return f"{version_table(version)}_QVIDX"
-
-
-def questions_table(version: str) -> str:
-    return f"{version_table(version)}_QUESTIONS"
-
-
-def summaries_table(version: str) -> str:
-    return f"{version_table(version)}_SUMMARIES"
+metadata_index_name = _suffixed("_MIDX")
+acl_index_name = _suffixed("_AIDX")
+question_vector_index_name = _suffixed("_QVIDX")
+questions_table = _suffixed("_QUESTIONS")
+summaries_table = _suffixed("_SUMMARIES")
 
 
 #: Documents whose stored chunks one statement reads (Oracle allows 1000 expressions in an IN list).
