@@ -1,10 +1,12 @@
 """``rag connector``: knowledge bases kept in sync with where their documents live (docs/CONNECTORS.md).
 
 ``add`` declares a connector in ``connectors.file`` (secrets as environment variable names,
-never values); ``sync`` runs one sync (or one every ``--every 15m``) through the gate; ``list``
+never values); ``sync`` runs one sync (or one every ``--every 15m``) through the gate, and Ctrl-C
+or ``cancel`` from another shell stops its ingest step after the group in flight; ``list``
 and ``status`` read the declarations and the store's sync state; ``remove`` drops the
 declaration and, with ``--forget``, the sync state (the knowledge base and its versions stay).
-Exit codes: 2 a bad declaration, 3 the gate refused the version, 1 a refused or failed sync.
+Exit codes: 2 a bad declaration, 3 the gate refused the version, 1 a refused or failed sync,
+130 a cancelled one (the next sync resumes it).
 """
 
 from __future__ import annotations
@@ -18,8 +20,10 @@ import click
 import yaml
 
 from backend.cli.context import json_command, settings_from
+from backend.cli.ingest_cancel import CancelOnInterrupt
 from backend.common.config import ConnectorSpec, Settings
 from backend.common.errors import ConfigError, RagError
+from backend.ingest.cancel import CancelToken, IngestCancelled, default_cancel_dir, request_cancel
 
 _EVERY = re.compile(r"^(\d+)\s*([smhd])$")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -151,8 +155,10 @@ def _sync_once(settings: Settings, name: str, force: bool) -> dict[str, Any]:
 
     spec, source = open_connector(settings, name)
     runtime = build_runtime(settings)
+    token = CancelToken(default_cancel_dir(settings))
     try:
-        return sync_connector(runtime, name, spec, source, force=force).to_dict()
+        with CancelOnInterrupt(token, lambda line: click.echo(line, err=True)):
+            return sync_connector(runtime, name, spec, source, force=force, cancel=token).to_dict()
     finally:
         runtime.stores.close()
 
@@ -172,7 +178,7 @@ def sync(ctx: click.Context, name: str, force: bool, every: str | None, times: i
         try:
             report = _sync_once(settings, name, force)
         except RagError as exc:
-            if interval is None:
+            if interval is None or isinstance(exc, IngestCancelled):  # a cancel stops the schedule too
                 raise
             click.echo(f"error: {exc.user_message}", err=True)  # a scheduled loop reports and goes on
         else:
@@ -184,6 +190,23 @@ def sync(ctx: click.Context, name: str, force: bool, every: str | None, times: i
         if interval is None or (times is not None and runs >= times):
             return
         time.sleep(interval)
+
+
+@connector.command("cancel")
+@click.argument("name")
+@click.pass_context
+def cancel(ctx: click.Context, name: str) -> None:
+    """Ask a running sync of connector NAME (from any shell on this machine) to stop after the group
+    in flight; the served version and the sync state stay as they were, and the next sync resumes."""
+    from backend.connectors.declarations import spec_of
+    from backend.connectors.sync import sync_series
+
+    settings = settings_from(ctx)
+    spec = spec_of(settings, name)
+    series = sync_series(settings, spec.knowledge_base)
+    marker = request_cancel(default_cancel_dir(settings), series)
+    click.echo(f"cancel requested for connector {name!r} (knowledge base {spec.knowledge_base!r}, series {series}; "
+               f"marker {marker}): a running sync stops after the group in flight and exits 130")
 
 
 @json_command(connector, "status")

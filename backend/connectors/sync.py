@@ -34,6 +34,9 @@ from backend.common.errors import ConfigError, RagError, SourceItemFailed, SyncR
 from backend.core.connector import Connector, SourceItem
 from backend.core.permission_map import map_readers
 from backend.core.sync_diff import ListedItem, SyncedItem, check_deletions, diff
+from backend.core.services.series_lock import series_key
+from backend.core.versions import VersionNaming
+from backend.ingest.cancel import CancelToken, IngestCancelled
 from backend.ingest.knowledge_bases import KbRuntime, apply_registry, ingest_into_candidate, register, workspace
 
 log = structlog.get_logger(__name__)
@@ -49,7 +52,7 @@ class SyncReport:
 
     connector: str
     knowledge_base: str
-    status: str = "running"  # ok | up_to_date | gate_refused | refused | failed
+    status: str = "running"  # ok | up_to_date | gate_refused | refused | cancelled | failed
     counts: dict[str, int] = field(default_factory=dict)
     errors: list[dict[str, str]] = field(default_factory=list)
     unmapped_readers: dict[str, int] = field(default_factory=dict)
@@ -99,11 +102,30 @@ def ensure_registered(settings: Settings, kb: str) -> Settings:
     return settings
 
 
+def sync_series(settings: Settings, kb: str) -> str:
+    """The index series a sync of knowledge base ``kb`` ingests into (what ``rag connector cancel``
+    asks to stop, as ``rag ingest cancel --series`` does)."""
+    settings = apply_registry(settings)
+    emb = settings.embeddings
+    if kb in emb.domains:
+        index_name = emb.domains[kb].index_name
+    elif kb == DEFAULT_DOMAIN:
+        index_name = emb.profiles[emb.default_profile].index_name
+    else:
+        raise ConfigError(f"knowledge base {kb!r} is not registered yet, so no sync of it is running",
+                          field="knowledge_base")
+    return series_key(VersionNaming(settings.ingest.version_name_template), index_name)
+
+
 def sync_connector(runtime: SyncRuntime, name: str, spec: ConnectorSpec, connector: Connector, *,
-                   force: bool = False, max_delete_share: float | None = None) -> SyncReport:
+                   force: bool = False, max_delete_share: float | None = None,
+                   cancel: CancelToken | None = None) -> SyncReport:
     """Sync ``connector`` (declared as ``name``) into ``spec.knowledge_base``: one version through
-    the gate. Raises ``SourceUnavailable`` (listing), ``SyncRefused`` (suspicious listing) and the
-    ingest's errors; each is recorded as the connector's last run before it propagates."""
+    the gate. Raises ``SourceUnavailable`` (listing), ``SyncRefused`` (suspicious listing),
+    ``IngestCancelled`` (``cancel`` set, or ``rag connector cancel``, during the ingest step: the
+    candidate stays resumable, the sync state and the served version are unchanged, so the next
+    sync picks up where this one stopped) and the ingest's errors; each is recorded as the
+    connector's last run before it propagates."""
     started = time.perf_counter()
     state_store = runtime.stores.sync_state
     if state_store is None:
@@ -111,12 +133,13 @@ def sync_connector(runtime: SyncRuntime, name: str, spec: ConnectorSpec, connect
     report = SyncReport(name, spec.knowledge_base, forced=force,
                         started_at=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"))
     try:
-        _run(runtime, name, spec, connector, report, force=force, started=started,
+        _run(runtime, name, spec, connector, report, force=force, started=started, cancel=cancel,
              share=max_delete_share if max_delete_share is not None else (
                  spec.max_delete_share if spec.max_delete_share is not None
                  else runtime.settings.connectors.max_delete_share))
     except RagError as exc:
-        report.status = "refused" if isinstance(exc, SyncRefused) else "failed"
+        report.status = ("refused" if isinstance(exc, SyncRefused) else
+                         "cancelled" if isinstance(exc, IngestCancelled) else "failed")
         report.message = exc.user_message
         report.seconds = round(time.perf_counter() - started, 3)
         state_store.record_sync_run(name, report.to_dict())
@@ -142,7 +165,7 @@ def _mapped(items: list[SourceItem], spec: ConnectorSpec, report: SyncReport) ->
 
 
 def _run(runtime: SyncRuntime, name: str, spec: ConnectorSpec, connector: Connector, report: SyncReport, *,
-         force: bool, share: float, started: float) -> None:
+         force: bool, share: float, started: float, cancel: CancelToken | None) -> None:
     state_store = runtime.stores.sync_state
     assert state_store is not None
     state = state_store.sync_items(name)
@@ -188,7 +211,7 @@ def _run(runtime: SyncRuntime, name: str, spec: ConnectorSpec, connector: Connec
                           f"the connector (`rag connector remove {name}`) to empty it")
     run = runtime if settings is runtime.settings else runtime.with_settings(settings)
     result = ingest_into_candidate(run, spec.knowledge_base, lines, principal=f"connector:{name}",
-                                   promote=spec.promote, prune=True, roots=[staging])
+                                   promote=spec.promote, prune=True, roots=[staging], cancel=cancel)
     report.version, report.promoted, report.served_version = result.version, result.promoted, result.served_version
     report.embeddings_computed = int(result.ingest.get("embeddings_computed", 0))
     report.documents_written = int(result.ingest.get("documents_written", 0))

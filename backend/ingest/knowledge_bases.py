@@ -42,6 +42,7 @@ from backend.core.ports import IndexAdmin, Stores
 from backend.core.services.promotion import PromotionResult, resolve_target
 from backend.core.services.series_lock import SeriesLocks
 from backend.core.services.starter_golden import is_generated
+from backend.ingest.cancel import CancelToken
 from backend.ingest.folder import walk_folder
 from backend.common.progress import Progress as IngestProgress
 from backend.ingest.pipeline import IngestPipeline
@@ -66,7 +67,8 @@ class KbRuntime(Protocol):
 
     def with_settings(self, settings: Settings) -> KbRuntime: ...
 
-    def ingest(self, *, progress: bool | IngestProgress | None = None) -> IngestPipeline: ...
+    def ingest(self, *, progress: bool | IngestProgress | None = None,
+               cancel: CancelToken | None = None) -> IngestPipeline: ...
 
     def locks(self, command: str) -> SeriesLocks: ...
 
@@ -334,7 +336,7 @@ def ingest_into_candidate(runtime: KbRuntime, key: str, lines: list[dict[str, An
                           principal: str | None, promote: bool, answers: bool = False,
                           progress: Progress | None = None, bars: bool = False,
                           ingest_progress: IngestProgress | None = None, prune: bool = False,
-                          roots: Collection[Path] = ()) -> KbRunResult:
+                          roots: Collection[Path] = (), cancel: CancelToken | None = None) -> KbRunResult:
     """Ingest ``lines`` (manifest lines, or a folder walked by ``walk_folder``) into a candidate
     version of knowledge base ``key`` (``default``: the default alias) through ``runtime``, evaluate
     it against the live version and, with ``promote``, hand it to the gate. The registry as it is
@@ -348,7 +350,9 @@ def ingest_into_candidate(runtime: KbRuntime, key: str, lines: list[dict[str, An
     sentence scorer. ``ingest_progress``: documents/chunks rates and ETA of the ingest step (the
     jobs page reads its snapshot); else ``bars`` draws the CLI's. ``prune``: the lines are the whole
     knowledge base, so a document of the live version they no longer list is dropped from the
-    candidate (a connector's sync); ``roots``: more folders the lines may come from (its staging)."""
+    candidate (a connector's sync); ``roots``: more folders the lines may come from (its staging);
+    ``cancel``: checked between groups of the ingest step (``IngestCancelled``; the candidate stays
+    resumable and nothing is evaluated or served)."""
     settings = apply_registry(runtime.settings)
     domain_key: str | None = None if key == DEFAULT_DOMAIN else key
     domain = settings.embeddings.domains.get(key)
@@ -375,7 +379,7 @@ def ingest_into_candidate(runtime: KbRuntime, key: str, lines: list[dict[str, An
     run = runtime if settings is runtime.settings else runtime.with_settings(settings)
     stores = run.stores
     with run.locks(f"rag kb {key}") as locks:
-        pipeline = run.ingest(progress=ingest_progress if ingest_progress is not None else bars)
+        pipeline = run.ingest(progress=ingest_progress if ingest_progress is not None else bars, cancel=cancel)
         report = pipeline.run(manifest, domain_key=domain_key, locks=locks, prune=prune)
         record_pii(settings, key, report)
         step("ingest", len(lines), len(lines))

@@ -102,3 +102,22 @@ def test_bad_declarations_name_the_file_and_field(env: Path, monkeypatch: pytest
     path.write_text("connectors: {}\n")
     unknown = run("connector", "sync", "nope")
     assert unknown.exit_code == 2 and "connector 'nope' is not declared" in unknown.stderr
+
+
+def test_cancel_names_the_series_and_a_stale_request_stops_no_later_sync(env: Path) -> None:
+    src = env / "src"
+    src.mkdir()
+    (src / "leave.md").write_text(LEAVE, encoding="utf-8")
+    assert run("connector", "add", "hr-share", "--kind", "folder", "--kb", "hr", "--option", f"path={src}",
+               "--reader", "public").exit_code == 0
+    early = run("connector", "cancel", "hr-share")
+    assert early.exit_code == 2 and "knowledge base 'hr' is not registered yet" in early.stderr
+    assert run("connector", "sync", "hr-share").exit_code == 0
+    cancelled = run("connector", "cancel", "hr-share")
+    assert cancelled.exit_code == 0, cancelled.output
+    assert "series KB_HR" in cancelled.stdout and (env / "ingest-cancel" / "KB_HR.cancel").exists()
+    # a request written before a sync started is not that sync's: it runs to the end
+    (src / "canteen.md").write_text(CANTEEN, encoding="utf-8")
+    again = run("connector", "sync", "hr-share", "--json")
+    assert again.exit_code == 0, again.output
+    assert json.loads(again.stdout)["status"] == "ok"

@@ -11,8 +11,10 @@ from typing import Any
 
 import pytest
 
-from backend.common.errors import NothingIngested, SourceUnavailable, SyncRefused
+from backend.common.errors import ConfigError, NothingIngested, SourceUnavailable, SyncRefused
 from backend.connectors.folder import FolderConnector
+from backend.connectors.sync import sync_series
+from backend.ingest.cancel import CancelToken, IngestCancelled, default_cancel_dir, request_cancel
 from tests.connectors.helpers import Synced
 
 LEAVE = ("# Annual leave\n\nEvery full-time employee receives 27 days of paid annual leave per calendar year.\n"
@@ -139,3 +141,27 @@ def test_an_unreachable_source_or_a_failing_item_changes_nothing_served(tmp_path
     with pytest.raises(NothingIngested, match="canteen"):
         synced.sync(FolderConnector(str(src)))
     assert synced.store.sync_runs("src")[0]["counts"]["changed"] == 1 and synced.served() == report.version
+
+
+def test_a_cancelled_sync_serves_nothing_new_and_the_next_sync_resumes_it(tmp_path: Path, synced: Synced) -> None:
+    src = write_source(tmp_path / "src")
+    with pytest.raises(ConfigError, match="not registered yet"):
+        sync_series(synced.settings, "synced")
+    synced.sync(FolderConnector(str(src)))
+    (src / "canteen.md").write_text(CANTEEN.replace("Wednesday", "Thursday"), encoding="utf-8")
+    # what `rag connector cancel src` writes, from another shell, while the sync runs
+    cancel_dir = default_cancel_dir(synced.settings)
+    token = CancelToken(cancel_dir)
+    marker = request_cancel(cancel_dir, sync_series(synced.settings, "synced"))
+    assert marker.name == "KB_SYNCED.cancel"
+    with pytest.raises(IngestCancelled, match="run the same command to resume"):
+        synced.sync(FolderConnector(str(src)), cancel=token)
+    assert synced.served() == "KB_SYNCED_V1" and not marker.exists()
+    assert synced.store.sync_runs("src")[0]["status"] == "cancelled"
+    assert "Thursday" not in " ".join(c.text for c in synced.store.fetch_chunks("KB_SYNCED_V1", ["canteen.md::0"]).values())
+    # the sync state was not advanced: the next sync sees the edit again and finishes the same candidate,
+    # whose edited document the cancelled run had already written (nothing is embedded twice)
+    resumed = synced.sync(FolderConnector(str(src)))
+    assert resumed.status == "ok" and resumed.counts["changed"] == 1, resumed
+    assert resumed.version == "KB_SYNCED_V2" == synced.served() and resumed.embeddings_computed == 0
+    assert "Thursday" in " ".join(c.text for c in synced.store.fetch_chunks("KB_SYNCED_V2", ["canteen.md::0"]).values())
