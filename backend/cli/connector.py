@@ -1,7 +1,8 @@
 """``rag connector``: knowledge bases kept in sync with where their documents live (docs/CONNECTORS.md).
 
 ``add`` declares a connector in ``connectors.file`` (secrets as environment variable names,
-never values); ``sync`` runs one sync (or one every ``--every 15m``) through the gate, and Ctrl-C
+never values); ``sync`` runs one sync (or one every ``--every 15m``, or one after each change of a
+folder with ``--watch``) through the gate, and Ctrl-C
 or ``cancel`` from another shell stops its ingest step after the group in flight; ``list``
 and ``status`` read the declarations and the store's sync state; ``remove`` drops the
 declaration and, with ``--forget``, the sync state (the knowledge base and its versions stay).
@@ -14,6 +15,7 @@ from __future__ import annotations
 import json
 import re
 import time
+from pathlib import Path
 from typing import Any
 
 import click
@@ -167,29 +169,76 @@ def _sync_once(settings: Settings, name: str, force: bool) -> dict[str, Any]:
 @click.argument("name")
 @click.option("--force", is_flag=True, help="Let an empty listing or a mass deletion through.")
 @click.option("--every", default=None, help="Sync again after this interval (30s, 15m, 2h), until stopped.")
-@click.option("--times", type=int, default=None, hidden=True, help="With --every: stop after this many syncs.")
-def sync(ctx: click.Context, name: str, force: bool, every: str | None, times: int | None, as_json: bool) -> None:
+@click.option("--watch", is_flag=True, help="A folder connector: sync now, then again whenever the folder changes "
+              "(watchdog events, once the folder has been quiet for --quiet seconds), until stopped.")
+@click.option("--quiet", "quiet_s", type=click.FloatRange(min=0.1), default=2.0, show_default=True,
+              help="With --watch: seconds without a change before a sync starts.")
+@click.option("--poll", is_flag=True, help="With --watch: poll the folder instead of waiting for the file system's "
+              "events (network mounts, NFS or SMB, raise none for changes made elsewhere).")
+@click.option("--times", type=int, default=None, hidden=True, help="With --every or --watch: stop after this many syncs.")
+def sync(ctx: click.Context, name: str, force: bool, every: str | None, watch: bool, quiet_s: float, poll: bool,
+         times: int | None, as_json: bool) -> None:
     """Sync connector NAME into its knowledge base: one version through the gate."""
     settings = settings_from(ctx, quiet_info=True)
+    if watch and every:
+        raise ConfigError("--watch and --every: choose one (--watch syncs on each change, --every on a clock)",
+                          field="watch")
     interval = parse_every(every) if every else None
+    if watch:
+        _watch(ctx, settings, name, force=force, quiet_s=quiet_s, poll=poll, times=times, as_json=as_json)
+        return
     runs = 0
     while True:
         runs += 1
-        try:
-            report = _sync_once(settings, name, force)
-        except RagError as exc:
-            if interval is None or isinstance(exc, IngestCancelled):  # a cancel stops the schedule too
-                raise
-            click.echo(f"error: {exc.user_message}", err=True)  # a scheduled loop reports and goes on
-        else:
-            click.echo(json.dumps(report, indent=2, default=str) if as_json else "\n".join(render_report(report)))
-            if interval is None and report["status"] == "gate_refused":
-                ctx.exit(3)
-            if interval is None and report.get("errors"):
-                ctx.exit(1)
+        if not _sync_and_show(ctx, settings, name, force=force, as_json=as_json, looping=interval is not None):
+            return
         if interval is None or (times is not None and runs >= times):
             return
         time.sleep(interval)
+
+
+def _sync_and_show(ctx: click.Context, settings: Settings, name: str, *, force: bool, as_json: bool,
+                   looping: bool) -> bool:
+    """One sync, its report printed. A single sync exits non-zero on a gate refusal (3), failed
+    items (1) or an error; a loop reports an error and goes on (False: a cancel ends it)."""
+    try:
+        report = _sync_once(settings, name, force)
+    except RagError as exc:
+        if not looping or isinstance(exc, IngestCancelled):  # a cancel stops the schedule too
+            raise
+        click.echo(f"error: {exc.user_message}", err=True)
+        return True
+    click.echo(json.dumps(report, indent=2, default=str) if as_json else "\n".join(render_report(report)))
+    if not looping and report["status"] == "gate_refused":
+        ctx.exit(3)
+    if not looping and report.get("errors"):
+        ctx.exit(1)
+    return True
+
+
+def _watch(ctx: click.Context, settings: Settings, name: str, *, force: bool, quiet_s: float, poll: bool,
+           times: int | None, as_json: bool) -> None:
+    """Sync, then sync again after each burst of changes of the connector's folder, until Ctrl-C."""
+    from backend.connectors.declarations import spec_of
+    from backend.connectors.watch import FolderWatch
+
+    spec = spec_of(settings, name)
+    if spec.kind != "folder":
+        raise ConfigError(f"connector {name!r} is a {spec.kind} connector: --watch follows a folder's changes; "
+                          f"use --every (e.g. --every 15m) to sync it on a clock", field="watch")
+    runs = 0
+    try:
+        with FolderWatch(Path(spec.typed_options().path), quiet_s=quiet_s, polling=poll) as folder:
+            while True:
+                runs += 1
+                _sync_and_show(ctx, settings, name, force=force, as_json=as_json, looping=True)
+                if times is not None and runs >= times:
+                    return
+                if not as_json:
+                    click.echo(f"watching {folder.root} for changes (Ctrl-C to stop)", err=True)
+                folder.wait_for_change()
+    except KeyboardInterrupt:
+        click.echo("stopped watching", err=True)
 
 
 @connector.command("cancel")
