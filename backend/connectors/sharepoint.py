@@ -32,6 +32,7 @@ fail the sync; an answer that is not the documented JSON fails it naming the con
 
 from __future__ import annotations
 
+import functools
 import ssl
 from typing import Any, Iterator
 from urllib.parse import quote, urlsplit
@@ -47,6 +48,11 @@ class _Refused(Exception):
     def __init__(self, status: int, reason: str) -> None:
         super().__init__(f"HTTP {status}: {reason}")
         self.status = status
+
+
+def _seg(value: str) -> str:
+    """Pure: an id as one path segment (a drive id's ``b!`` stays as Graph writes it)."""
+    return quote(value, safe="!")
 
 
 def _error_text(response: Any) -> str:
@@ -143,7 +149,7 @@ class SharePointConnector:
                 if self._app is None:
                     self._app = msal.ConfidentialClientApplication(
                         self.client_id, client_credential=self._secret, authority=self.authority,
-                        instance_discovery=False, verify=self.ca_bundle or True, timeout=30)
+                        instance_discovery=False, http_client=self._token_http(), timeout=30)
                 got = self._app.acquire_token_for_client(scopes=[self.scope])
             except requests.RequestException as exc:
                 raise Transient(f"token from {self.authority}: {type(exc).__name__}: {exc}") from exc
@@ -156,6 +162,18 @@ class SharePointConnector:
             return str(got["access_token"])
 
         return call(f"{self.where} token", once, attempts=self.attempts, max_wait_s=self.max_wait_s)
+
+    def _token_http(self) -> Any:
+        """msal's HTTP session (requests), trusting ``ca_bundle`` when set: passed to each request,
+        since requests lets ``REQUESTS_CA_BUNDLE`` win over a session's own ``verify``."""
+        import requests
+
+        session = requests.Session()
+        if self.ca_bundle:
+            session.request = functools.partial(session.request, verify=self.ca_bundle, timeout=30)  # type: ignore[method-assign]
+        else:
+            session.request = functools.partial(session.request, timeout=30)  # type: ignore[method-assign]
+        return session
 
     # -- Graph calls --------------------------------------------------------------------------------
     def _get(self, url: str, what: str) -> Any:
@@ -208,7 +226,7 @@ class SharePointConnector:
 
     def _delta(self, drive: str) -> list[dict[str, Any]]:
         items: list[dict[str, Any]] = []
-        url: str | None = f"/drives/{quote(drive)}/root/delta"
+        url: str | None = f"/drives/{_seg(drive)}/root/delta"
         pages = 0
         self.delta_link = None
         while url:
@@ -225,7 +243,8 @@ class SharePointConnector:
 
     def _readers(self, drive: str, item_id: str) -> tuple[str, ...] | None:
         try:
-            data = self._json(f"/drives/{quote(drive)}/items/{quote(item_id)}/permissions", f"permissions of {item_id}")
+            data = self._json(f"/drives/{_seg(drive)}/items/{_seg(item_id)}/permissions",
+                              f"permissions of {item_id}")
         except SourceUnavailable as exc:
             if isinstance(exc.__cause__, _Refused) and exc.__cause__.status in (403, 404):
                 return None  # Graph will not say: admins only, reported as unknown permissions
@@ -276,7 +295,8 @@ class SharePointConnector:
     def fetch(self, item: SourceItem) -> FetchedItem:
         drive = self._drive()
         try:
-            response = self._get(f"/drives/{quote(drive)}/items/{quote(item.item_id)}/content", f"content of {item.title}")
+            response = self._get(f"/drives/{_seg(drive)}/items/{_seg(item.item_id)}/content",
+                                 f"content of {item.title}")
         except (_Refused, SourceUnavailable) as exc:
             raise SourceItemFailed(f"{self.where}: {item.title or item.item_id}: {exc}") from exc
         kind = response.headers.get("content-type", "") or item.content_type
