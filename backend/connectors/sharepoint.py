@@ -153,8 +153,9 @@ class SharePointConnector:
                 got = self._app.acquire_token_for_client(scopes=[self.scope])
             except requests.RequestException as exc:
                 raise Transient(f"token from {self.authority}: {type(exc).__name__}: {exc}") from exc
-            except ValueError as exc:  # msal: the authority's discovery answer was not what it expects
-                raise SourceUnavailable(f"{self.where}: token from {self.authority}: {exc}") from exc
+            except (ValueError, KeyError) as exc:  # msal: the authority's discovery answer is not what it expects
+                raise SourceUnavailable(f"{self.where}: token from {self.authority}: the OpenID discovery answer "
+                                        f"is not the documented JSON ({type(exc).__name__}: {str(exc)[:200]})") from exc
             if not isinstance(got, dict) or "access_token" not in got:
                 got = got if isinstance(got, dict) else {}
                 raise SourceUnavailable(f"{self.where}: no token from {self.authority}: {got.get('error')}: "

@@ -116,13 +116,13 @@ class Graph(LocalHttpServer):
 
     def respond_get_with_headers(self, path: str, headers: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
         self.hits.append(path)
+        for prefix, raw in self.malformed.items():
+            if path.startswith(prefix):
+                return 200, {"Content-Type": "application/json"}, raw.encode()
         if path == f"/{TENANT}/v2.0/.well-known/openid-configuration":
             return self.json(200, {"issuer": f"{self.url}/{TENANT}/v2.0",
                                    "authorization_endpoint": f"{self.url}/{TENANT}/oauth2/v2.0/authorize",
                                    "token_endpoint": f"{self.url}/{TENANT}/oauth2/v2.0/token"})
-        for prefix, raw in self.malformed.items():
-            if path.startswith(prefix):
-                return 200, {"Content-Type": "application/json"}, raw.encode()
         for prefix, left in self.throttle.items():
             if path.startswith(prefix) and left > 0:
                 self.throttle[prefix] -= 1
@@ -319,6 +319,9 @@ def test_malformed_answers_and_a_wrong_secret_fail_naming_the_connector(graph: G
     graph.malformed = {"/v1.0/drives/b!drive-1/root/delta": '{"value": []}'}
     with pytest.raises(SourceUnavailable, match=r"neither @odata.nextLink nor @odata.deltaLink"):
         list(connector(graph, cert).list_items())
+    graph.malformed = {f"/{TENANT}/v2.0/.well-known/openid-configuration": "<html>sign in</html>"}
+    with pytest.raises(SourceUnavailable, match=r"sharepoint connector .*token from .*OpenID discovery answer is not"):
+        list(connector(graph, cert).list_items())
     graph.malformed = {}
     with pytest.raises(SourceUnavailable, match=r"sharepoint connector .*no token .*invalid_client") as caught:
         list(connector(graph, cert, secret="wrong").list_items())
@@ -327,3 +330,23 @@ def test_malformed_answers_and_a_wrong_secret_fail_naming_the_connector(graph: G
     with pytest.raises(SourceUnavailable, match=r"sharepoint connector .*delta listing \(page 1\): HTTP 429 "
                                                 r"\(after 3 attempts\)"):
         list(connector(graph, cert).list_items())
+
+
+def test_unknown_and_unmapped_permissions_are_reported_never_widened(tmp_path: Path, embedder: Any, graph: Graph,
+                                                                    certificate: tuple[Path, Path]) -> None:
+    from tests.connectors.scenario import CANTEEN, LEAVE, VPN
+
+    cert = certificate[0]
+    graph.file("leave", "f-handbook", "leave.txt", LEAVE.encode(), ["group:board-members"])  # no mapping names it
+    graph.file("vpn", "f-handbook", "vpn.txt", VPN.encode(), ["everyone", "user:zed@other.example"])
+    graph.file("canteen", "f-handbook", "canteen.txt", CANTEEN.encode(), ["public"])
+    graph.refused = {"canteen"}  # Graph will not give its permissions
+    synced = Synced(tmp_path, embedder, "sharepoint", options(graph, cert))
+    report = synced.sync(connector(graph, cert))
+    assert report.status == "ok" and report.counts["new"] == 3, report
+    assert report.unmapped_readers == {"group:board-members": 1, "user:zed@other.example": 1}
+    assert sorted(report.unknown_permissions) == ["canteen", "leave"]
+    assert synced.acl("leave") == ["group:admins"] and synced.acl("canteen") == ["group:admins"]
+    assert synced.acl("vpn") == ["group:staff"]
+    staff = synced.top("staff canteen lunch annual leave VPN", who="frank", groups=("staff",), k=10)
+    assert "canteen" not in staff and "leave" not in staff and "vpn" in staff
