@@ -149,7 +149,7 @@ class SharePointConnector:
                 if self._app is None:
                     self._app = msal.ConfidentialClientApplication(
                         self.client_id, client_credential=self._secret, authority=self.authority,
-                        instance_discovery=False, http_client=self._token_http(), timeout=30)
+                        instance_discovery=False, http_client=self._token_http())
                 got = self._app.acquire_token_for_client(scopes=[self.scope])
             except requests.RequestException as exc:
                 raise Transient(f"token from {self.authority}: {type(exc).__name__}: {exc}") from exc
@@ -158,8 +158,8 @@ class SharePointConnector:
                                         f"is not the documented JSON ({type(exc).__name__}: {str(exc)[:200]})") from exc
             if not isinstance(got, dict) or "access_token" not in got:
                 got = got if isinstance(got, dict) else {}
-                raise SourceUnavailable(f"{self.where}: no token from {self.authority}: {got.get('error')}: "
-                                        f"{str(got.get('error_description') or '').splitlines()[0:1]}")
+                first = (str(got.get("error_description") or "").splitlines() or [""])[0]
+                raise SourceUnavailable(f"{self.where}: no token from {self.authority}: {got.get('error')}: {first}")
             return str(got["access_token"])
 
         return call(f"{self.where} token", once, attempts=self.attempts, max_wait_s=self.max_wait_s)
@@ -235,6 +235,10 @@ class SharePointConnector:
             page = self._json(url, f"delta listing (page {pages})")
             items += [i for i in page["value"] if isinstance(i, dict)]
             url = page.get("@odata.nextLink")
+            if url is not None and (not isinstance(url, str) or urlsplit(url)[:2] != urlsplit(self.graph_url)[:2]):
+                # the token goes with the next page: never to another host
+                raise SourceUnavailable(f"{self.where}: delta listing (page {pages}): a malformed answer "
+                                        f"(@odata.nextLink {str(url)[:200]!r} is not under {self.graph_url})")
             if url is None:
                 self.delta_link = page.get("@odata.deltaLink")
                 if not self.delta_link:

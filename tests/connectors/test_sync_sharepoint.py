@@ -98,8 +98,7 @@ class Graph(LocalHttpServer):
         item["eTag"] = f'"{{{item_id}}},{item["_version"]}.{len(self.hits)}"'  # metadata changed, content (cTag) not
 
     def remove(self, item_id: str) -> None:
-        self.items[item_id] = {"id": item_id, "deleted": {"state": "deleted"},
-                               "parentReference": self.items[item_id]["parentReference"]}
+        self.items[item_id] = {**self.items[item_id], "deleted": {"state": "deleted"}}  # delta still lists it
 
     # -- the answers -------------------------------------------------------------------------------
     def respond(self, path: str, headers: dict[str, str], body: bytes) -> tuple[int, str, bytes]:
@@ -319,11 +318,15 @@ def test_malformed_answers_and_a_wrong_secret_fail_naming_the_connector(graph: G
     graph.malformed = {"/v1.0/drives/b!drive-1/root/delta": '{"value": []}'}
     with pytest.raises(SourceUnavailable, match=r"neither @odata.nextLink nor @odata.deltaLink"):
         list(connector(graph, cert).list_items())
+    graph.malformed = {"/v1.0/drives/b!drive-1/root/delta": '{"value": [], "@odata.nextLink": "https://evil.example/x"}'}
+    with pytest.raises(SourceUnavailable, match=r"@odata.nextLink 'https://evil.example/x' is not under"):
+        list(connector(graph, cert).list_items())
     graph.malformed = {f"/{TENANT}/v2.0/.well-known/openid-configuration": "<html>sign in</html>"}
     with pytest.raises(SourceUnavailable, match=r"sharepoint connector .*token from .*OpenID discovery answer is not"):
         list(connector(graph, cert).list_items())
     graph.malformed = {}
-    with pytest.raises(SourceUnavailable, match=r"sharepoint connector .*no token .*invalid_client") as caught:
+    with pytest.raises(SourceUnavailable, match=r"sharepoint connector .*no token .*invalid_client: AADSTS7000215: "
+                                                r"Invalid client secret\.$") as caught:
         list(connector(graph, cert, secret="wrong").list_items())
     assert "wrong" not in str(caught.value)  # the secret is never in a message
     graph.throttle = {"/v1.0/drives/": 5}
