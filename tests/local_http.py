@@ -31,7 +31,7 @@ class LocalHttpServer:
                 self.reply(status, {"Content-Type": kind}, raw)
 
             def do_GET(self) -> None:  # noqa: N802
-                self.reply(*owner.respond_get(self.path))
+                self.reply(*owner.respond_get_with_headers(self.path, dict(self.headers)))
 
             def reply(self, status: int, headers: dict[str, str], raw: bytes) -> None:
                 self.send_response(status)
@@ -54,6 +54,10 @@ class LocalHttpServer:
     def respond_get(self, path: str) -> tuple[int, dict[str, str], bytes]:
         """``(status, headers, raw body)`` for one GET; a stand-in that serves pages overrides it."""
         return 405, {}, b"GET not served"
+
+    def respond_get_with_headers(self, path: str, headers: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
+        """``respond_get`` for a stand-in that reads the request's headers (an ``Authorization``)."""
+        return self.respond_get(path)
 
     @contextmanager
     def running(self: S) -> Iterator[S]:

@@ -54,9 +54,24 @@ def _sql(spec: ConnectorSpec, secrets: dict[str, str], cfg: ConnectorsSettings, 
                         password=secrets.get("password"))
 
 
-CONNECTORS: dict[str, Factory] = {"folder": _folder, "git": _git, "s3": _s3, "web": _web, "sql": _sql}
+def _sharepoint(spec: ConnectorSpec, secrets: dict[str, str], cfg: ConnectorsSettings, cache: Path) -> Connector:
+    from backend.connectors.sharepoint import SharePointConnector
+
+    o = spec.typed_options()
+    if not secrets.get("client_secret"):
+        raise ConfigError("sharepoint connector: secrets.client_secret must name the environment variable holding the "
+                          "app registration's client secret (client_secret: RAG_SP_SECRET)", field="secrets.client_secret")
+    return SharePointConnector(o.tenant_id, o.client_id, secrets["client_secret"], drive_id=o.drive_id,
+                               site_id=o.site_id, drive_name=o.drive_name, folder=o.folder, graph_url=o.graph_url,
+                               authority=o.authority, ca_bundle=o.ca_bundle, attempts=cfg.max_attempts,
+                               max_wait_s=cfg.max_wait_s)
+
+
+CONNECTORS: dict[str, Factory] = {"folder": _folder, "git": _git, "s3": _s3, "web": _web, "sql": _sql,
+                                  "sharepoint": _sharepoint}
 #: the extra each kind's client library comes in (``pip install 'oracle-rag-runtime[connectors-s3]'``)
-EXTRAS = {"s3": "connectors-s3", "web": "connectors-web", "sql": "connectors-sql"}
+EXTRAS = {"s3": "connectors-s3", "web": "connectors-web", "sql": "connectors-sql",
+          "sharepoint": "connectors-sharepoint"}
 
 
 def build_connector(name: str, spec: ConnectorSpec, settings: ConnectorsSettings, env: Mapping[str, str],

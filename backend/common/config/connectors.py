@@ -19,7 +19,7 @@ from pydantic import BaseModel, Field, ValidationError, field_validator, model_v
 from backend.common.config.base import _Model, validate_domain_key
 from backend.common.errors import ConfigError
 
-ConnectorKind = Literal["folder", "git", "s3", "web", "sql"]
+ConnectorKind = Literal["folder", "git", "s3", "web", "sql", "sharepoint"]
 #: the names a secret option goes by: refused in ``options`` (its value would sit in a file)
 _SECRET_NAMES = re.compile(r"(password|passwd|secret|token|api_?key|access_?key|credential)", re.IGNORECASE)
 _ENV_NAME = re.compile(r"^[A-Z][A-Z0-9_]{0,127}$")
@@ -115,8 +115,36 @@ class SqlOptions(_Model):
     readers_column: str | None = Field(None, description="Comma-separated readers of the row (else `readers`).")
 
 
+class SharePointOptions(_Model):
+    """A SharePoint Online document library or a OneDrive, read through Microsoft Graph with an app
+    registration's client credentials (its secret in ``secrets.client_secret``)."""
+
+    tenant_id: str = Field(min_length=1, description="The Entra ID (Azure AD) tenant: its id or its domain.")
+    client_id: str = Field(min_length=1, description="The app registration's application (client) id (application "
+                           "permission `Sites.Read.All` or `Files.Read.All`, admin-consented).")
+    drive_id: str | None = Field(None, description="The drive (document library, OneDrive) to sync; unset: "
+                                 "`site_id` and `drive_name`.")
+    site_id: str | None = Field(None, description="The SharePoint site whose library `drive_name` is synced "
+                                "(when `drive_id` is unset).")
+    drive_name: str = Field("Documents", min_length=1, description="The library of `site_id` to sync, by name.")
+    folder: str = Field("", description="Only files under this folder of the drive (`Policies/HR`); empty: the "
+                        "whole drive.")
+    graph_url: str = Field("https://graph.microsoft.com/v1.0", pattern=r"^https?://",
+                           description="Microsoft Graph's base URL (a national cloud's, or a test server's).")
+    authority: str = Field("https://login.microsoftonline.com", pattern=r"^https://",
+                           description="The token authority; `/<tenant_id>` is appended (msal needs https).")
+    ca_bundle: str | None = Field(None, description="A PEM file of CA certificates trusted for `graph_url` and "
+                                 "`authority` (a TLS-inspecting proxy); unset: the default ones.")
+
+    @model_validator(mode="after")
+    def _drive(self) -> SharePointOptions:
+        if not self.drive_id and not self.site_id:
+            raise ValueError("sharepoint: give options.drive_id, or options.site_id (with options.drive_name)")
+        return self
+
+
 OPTIONS: dict[str, type[_Model]] = {"folder": FolderOptions, "git": GitOptions, "s3": S3Options, "web": WebOptions,
-                                    "sql": SqlOptions}
+                                    "sql": SqlOptions, "sharepoint": SharePointOptions}
 
 
 class ConnectorSpec(_Model):
