@@ -20,7 +20,7 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from backend.common.config import ConnectorsSettings, ConnectorSpec
+from backend.common.config import ConnectorsSettings, ConnectorSpec, read_connectors
 from backend.common.errors import ConfigError, SourceItemFailed, SourceUnavailable
 from backend.connectors.oci_object_storage import LIST_FIELDS, OciObjectStorageConnector
 from backend.connectors.registry import build_connector
@@ -269,3 +269,15 @@ def test_declaration_errors_name_the_connector_and_the_field(tmp_path: Path, api
     assert isinstance(connector, OciObjectStorageConnector)  # no endpoint: the region's, as the SDK resolves it
     assert connector.object_url("handbook/a b.md") == \
         f"https://objectstorage.eu-frankfurt-1.oraclecloud.com/n/{NS}/b/{BUCKET}/o/handbook%2Fa%20b.md"
+
+
+def test_the_documented_declaration_loads(tmp_path: Path) -> None:
+    """docs/CONNECTORS.md's copy-paste example is a valid declaration (kept true by this test)."""
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "CONNECTORS.md").read_text(encoding="utf-8")
+    block = next(b.split("\n", 1)[1] for b in doc.split("```yaml")[1:] if "kind: oci_object_storage" in b)
+    (tmp_path / "connectors.yaml").write_text(block.split("```", 1)[0], encoding="utf-8")
+    spec = read_connectors(tmp_path / "connectors.yaml")["policies-oci"]
+    o = spec.typed_options()
+    assert (o.namespace, o.bucket, o.prefix, o.auth, o.readers_metadata, o.readers_file) == \
+        ("axabcdefghij", "policies", "published/", "api_key", "rag-readers", ".rag-readers.yaml")
+    assert spec.secrets == {"private_key": "RAG_OCI_OS_KEY"}
