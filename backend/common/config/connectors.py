@@ -92,7 +92,7 @@ class S3Options(_Model):
     endpoint_url: str | None = Field(None, description="An S3-compatible endpoint (OCI Object Storage's "
                                      "`https://<ns>.compat.objectstorage.<region>.oraclecloud.com`, MinIO).")
     region: str = "us-east-1"
-    readers_tag: str | None = Field(None, description="Object tag holding the object's readers, comma-separated "
+    readers_tag: str | None = Field(None, description="Object tag holding the object's readers, space-separated "
                                     "(`rag-readers`); unset: the declaration's `readers`.")
 
 
