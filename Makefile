@@ -74,7 +74,7 @@ test-oci-floor: setup-test
 	$(PY) -m pip install --quiet --no-deps --target $(VENV)/oci-floor "oci==$(OCI_FLOOR)"
 	RAG_TEST_OCI_FLOOR=$(OCI_FLOOR) PYTHONPATH=$(VENV)/oci-floor $(PY) -m pytest -q tests/providers/test_oci_calls.py \
 	  tests/providers/test_oci_chat.py tests/providers/test_oci_embedder.py tests/providers/test_rerankers.py \
-	  tests/enrichment/test_remote_enrichers.py
+	  tests/enrichment/test_remote_enrichers.py tests/connectors/test_sync_oci_os.py
 
 bench: setup-test
 	$(RAG) bench

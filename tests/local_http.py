@@ -1,6 +1,7 @@
 """A real HTTP server on 127.0.0.1 for the adapters of remote services (OpenAI-compatible chat,
 enrichment, ``/rerank``, a web site to crawl): the client library under test talks real HTTP to it.
-Each stand-in subclasses it and says how it answers a POST in ``respond`` or a GET in ``respond_get``."""
+Each stand-in subclasses it and says how it answers a POST in ``respond`` or a GET in ``respond_get``
+(``respond_read`` when it reads the request headers or answers HEAD)."""
 
 from __future__ import annotations
 
@@ -31,15 +32,19 @@ class LocalHttpServer:
                 self.reply(status, {"Content-Type": kind}, raw)
 
             def do_GET(self) -> None:  # noqa: N802
-                self.reply(*owner.respond_get_with_headers(self.path, dict(self.headers)))
+                self.reply(*owner.respond_read("GET", self.path, dict(self.headers)))
 
-            def reply(self, status: int, headers: dict[str, str], raw: bytes) -> None:
+            def do_HEAD(self) -> None:  # noqa: N802
+                self.reply(*owner.respond_read("HEAD", self.path, dict(self.headers)), body=False)
+
+            def reply(self, status: int, headers: dict[str, str], raw: bytes, body: bool = True) -> None:
                 self.send_response(status)
                 for name, value in headers.items():
                     self.send_header(name, value)
                 self.send_header("Content-Length", str(len(raw)))
                 self.end_headers()
-                self.wfile.write(raw)
+                if body:
+                    self.wfile.write(raw)
 
             def log_message(self, *args: Any) -> None:
                 return
@@ -55,8 +60,9 @@ class LocalHttpServer:
         """``(status, headers, raw body)`` for one GET; a stand-in that serves pages overrides it."""
         return 405, {}, b"GET not served"
 
-    def respond_get_with_headers(self, path: str, headers: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
-        """``respond_get`` for a stand-in that reads the request's headers (an ``Authorization``)."""
+    def respond_read(self, method: str, path: str, headers: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
+        """A GET or HEAD (whose body is not sent) with its request headers; by default ``respond_get``'s answer.
+        A stand-in that checks headers (a signature) or answers HEAD on its own terms overrides it."""
         return self.respond_get(path)
 
     @contextmanager

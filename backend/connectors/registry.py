@@ -37,6 +37,16 @@ def _s3(spec: ConnectorSpec, secrets: dict[str, str], cfg: ConnectorsSettings, c
                        readers_tag=o.readers_tag, attempts=cfg.max_attempts, max_wait_s=cfg.max_wait_s)
 
 
+def _oci_os(spec: ConnectorSpec, secrets: dict[str, str], cfg: ConnectorsSettings, cache: Path) -> Connector:
+    from backend.connectors.oci_object_storage import OciObjectStorageConnector, oci_auth
+
+    o = spec.typed_options()
+    config, signer = oci_auth(f"{spec.kind} connector of knowledge base {spec.knowledge_base!r}", o, secrets)
+    return OciObjectStorageConnector(o.namespace, o.bucket, o.prefix, config=config, signer=signer,
+                                     endpoint=o.endpoint, readers_metadata=o.readers_metadata,
+                                     readers_file=o.readers_file, attempts=cfg.max_attempts, max_wait_s=cfg.max_wait_s)
+
+
 def _web(spec: ConnectorSpec, secrets: dict[str, str], cfg: ConnectorsSettings, cache: Path) -> Connector:
     from backend.connectors.web import WebConnector
 
@@ -67,11 +77,11 @@ def _sharepoint(spec: ConnectorSpec, secrets: dict[str, str], cfg: ConnectorsSet
                                max_wait_s=cfg.max_wait_s)
 
 
-CONNECTORS: dict[str, Factory] = {"folder": _folder, "git": _git, "s3": _s3, "web": _web, "sql": _sql,
-                                  "sharepoint": _sharepoint}
+CONNECTORS: dict[str, Factory] = {"folder": _folder, "git": _git, "s3": _s3, "oci_object_storage": _oci_os,
+                                  "web": _web, "sql": _sql, "sharepoint": _sharepoint}
 #: the extra each kind's client library comes in (``pip install 'oracle-rag-runtime[connectors-s3]'``)
-EXTRAS = {"s3": "connectors-s3", "web": "connectors-web", "sql": "connectors-sql",
-          "sharepoint": "connectors-sharepoint"}
+EXTRAS = {"s3": "connectors-s3", "oci_object_storage": "connectors-oci", "web": "connectors-web",
+          "sql": "connectors-sql", "sharepoint": "connectors-sharepoint"}
 
 
 def build_connector(name: str, spec: ConnectorSpec, settings: ConnectorsSettings, env: Mapping[str, str],

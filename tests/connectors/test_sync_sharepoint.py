@@ -113,7 +113,7 @@ class Graph(LocalHttpServer):
                                                         "access_token": f"token-{self.tokens_issued}"}).encode()
         return 404, "application/json", b'{"error": "not found"}'
 
-    def respond_get_with_headers(self, path: str, headers: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
+    def respond_read(self, method: str, path: str, headers: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
         self.hits.append(path)
         for prefix, raw in self.malformed.items():
             if path.startswith(prefix):

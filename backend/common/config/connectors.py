@@ -19,7 +19,7 @@ from pydantic import BaseModel, Field, ValidationError, field_validator, model_v
 from backend.common.config.base import _Model, validate_domain_key
 from backend.common.errors import ConfigError
 
-ConnectorKind = Literal["folder", "git", "s3", "web", "sql", "sharepoint"]
+ConnectorKind = Literal["folder", "git", "s3", "oci_object_storage", "web", "sql", "sharepoint"]
 #: the names a secret option goes by: refused in ``options`` (its value would sit in a file)
 _SECRET_NAMES = re.compile(r"(password|passwd|secret|token|api_?key|access_?key|credential)", re.IGNORECASE)
 _ENV_NAME = re.compile(r"^[A-Z][A-Z0-9_]{0,127}$")
@@ -92,8 +92,45 @@ class S3Options(_Model):
     endpoint_url: str | None = Field(None, description="An S3-compatible endpoint (OCI Object Storage's "
                                      "`https://<ns>.compat.objectstorage.<region>.oraclecloud.com`, MinIO).")
     region: str = "us-east-1"
-    readers_tag: str | None = Field(None, description="Object tag holding the object's readers, comma-separated "
+    readers_tag: str | None = Field(None, description="Object tag holding the object's readers, space-separated "
                                     "(`rag-readers`); unset: the declaration's `readers`.")
+
+
+class OciObjectStorageOptions(_Model):
+    """OCI Object Storage through its native API (``oci`` SDK). The API key's PEM, when not in
+    ``key_file``, comes from the environment: ``secrets: {private_key: RAG_OCI_KEY}`` (and
+    ``pass_phrase`` if it is encrypted)."""
+
+    namespace: str = Field(min_length=1, description="The tenancy's Object Storage namespace.")
+    bucket: str = Field(min_length=1)
+    prefix: str = Field("", description="Only objects whose names start with it.")
+    region: str | None = Field(None, description="e.g. `eu-frankfurt-1`; required for `auth: api_key`; else "
+                               "the config file's or the principal's region.")
+    endpoint: str | None = Field(None, pattern=r"^https?://", description="Overrides the region's endpoint "
+                                 "(`https://objectstorage.<region>.oraclecloud.com`).")
+    auth: Literal["config_file", "api_key", "instance_principal", "resource_principal"] = Field(
+        "config_file", description="`config_file` (config_file + config_profile), `api_key` (user, fingerprint, "
+        "tenancy, region, key_file or secrets.private_key), `instance_principal` or `resource_principal`.")
+    config_file: str = "~/.oci/config"
+    config_profile: str = "DEFAULT"
+    user: str | None = Field(None, description="User OCID (auth: api_key).")
+    fingerprint: str | None = Field(None, description="The API key's fingerprint (auth: api_key).")
+    tenancy: str | None = Field(None, description="Tenancy OCID (auth: api_key).")
+    key_file: str | None = Field(None, description="Path of the API key's PEM file (auth: api_key; else "
+                                 "secrets.private_key).")
+    readers_metadata: str | None = Field(None, description="User metadata key holding the object's readers, "
+                                         "space-separated (`rag-readers`: the `opc-meta-rag-readers` header).")
+    readers_file: str | None = Field(None, description="Object under the prefix holding readers rules "
+                                     "(`.rag-readers.yaml`), for objects without readers metadata.")
+
+    @model_validator(mode="after")
+    def _api_key(self) -> OciObjectStorageOptions:
+        if self.auth == "api_key":
+            missing = [f for f in ("user", "fingerprint", "tenancy", "region") if not getattr(self, f)]
+            if missing:
+                raise ValueError(f"auth api_key needs {', '.join(missing)} (the API key's user OCID, fingerprint, "
+                                 "tenancy OCID and region)")
+        return self
 
 
 class WebOptions(_Model):
@@ -143,7 +180,8 @@ class SharePointOptions(_Model):
         return self
 
 
-OPTIONS: dict[str, type[_Model]] = {"folder": FolderOptions, "git": GitOptions, "s3": S3Options, "web": WebOptions,
+OPTIONS: dict[str, type[_Model]] = {"folder": FolderOptions, "git": GitOptions, "s3": S3Options,
+                                    "oci_object_storage": OciObjectStorageOptions, "web": WebOptions,
                                     "sql": SqlOptions, "sharepoint": SharePointOptions}
 
 
