@@ -19,7 +19,7 @@ from pydantic import BaseModel, Field, ValidationError, field_validator, model_v
 from backend.common.config.base import _Model, validate_domain_key
 from backend.common.errors import ConfigError
 
-ConnectorKind = Literal["folder", "git", "s3", "web", "sql"]
+ConnectorKind = Literal["folder", "git", "s3", "web", "sql", "confluence"]
 #: the names a secret option goes by: refused in ``options`` (its value would sit in a file)
 _SECRET_NAMES = re.compile(r"(password|passwd|secret|token|api_?key|access_?key|credential)", re.IGNORECASE)
 _ENV_NAME = re.compile(r"^[A-Z][A-Z0-9_]{0,127}$")
@@ -115,8 +115,22 @@ class SqlOptions(_Model):
     readers_column: str | None = Field(None, description="Comma-separated readers of the row (else `readers`).")
 
 
+class ConfluenceOptions(_Model):
+    url: str = Field(pattern=r"^https?://", description="The site's REST base: `https://<site>.atlassian.net/wiki` "
+                     "(Cloud), `https://confluence.example.com` or with its context path (Data Center).")
+    space: str = Field(pattern=r"^~?[A-Za-z0-9_]{1,255}$", description="The key of the space whose pages are synced.")
+    cloud: bool = Field(False, description="Confluence Cloud (`username` is the account e-mail, `secrets.api_token` "
+                        "its API token); false: Data Center / Server (`secrets.password`, or `secrets.api_token` "
+                        "as a personal access token without `username`).")
+    username: str | None = Field(None, min_length=1, description="The account the connector reads as (basic auth).")
+    space_readers: list[str] | None = Field(None, description="Readers of a page without read restrictions (who "
+                                            "may read the space: `everyone`, `group:confluence-users`); unset: the "
+                                            "declaration's `readers`, else unknown (admins only).")
+    page_size: int = Field(50, ge=1, le=500, description="Pages asked for per listing request (`limit`).")
+
+
 OPTIONS: dict[str, type[_Model]] = {"folder": FolderOptions, "git": GitOptions, "s3": S3Options, "web": WebOptions,
-                                    "sql": SqlOptions}
+                                    "sql": SqlOptions, "confluence": ConfluenceOptions}
 
 
 class ConnectorSpec(_Model):
