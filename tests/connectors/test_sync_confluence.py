@@ -18,7 +18,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from backend.common.config import ConnectorSpec, ConnectorsSettings
+from backend.common.config import ConnectorSpec, ConnectorsSettings, read_connectors
 from backend.common.errors import ConfigError, SourceItemFailed, SourceUnavailable
 from backend.connectors.confluence import ConfluenceConnector, effective_readers
 from backend.connectors.registry import build_connector
@@ -313,3 +313,15 @@ def test_registry_builds_it_with_secrets_from_the_environment(tmp_path: Path, wi
     with pytest.raises(ValueError, match=r"space\n.*String should match pattern"):
         ConnectorSpec.model_validate({"kind": "confluence", "knowledge_base": "hr",
                                       "options": {"url": wiki.url, "space": "HR SPACE"}})
+
+
+def test_the_documented_declaration_loads(tmp_path: Path) -> None:
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "CONNECTORS.md").read_text(encoding="utf-8")
+    section = doc.split("### A Confluence space", 1)[1]
+    declared = tmp_path / "connectors.yaml"
+    declared.write_text(section.split("```yaml\n", 1)[1].split("```", 1)[0], encoding="utf-8")
+    spec = read_connectors(declared)["hr-wiki"]
+    options = spec.typed_options()
+    assert (spec.kind, options.space, options.cloud, spec.secrets) == ("confluence", "HR", True,
+                                                                      {"api_token": "RAG_CONFLUENCE_TOKEN"})
+    assert options.space_readers == ["group:confluence-users"] and spec.permissions.groups["hr-staff"] == "group:hr"
