@@ -42,6 +42,13 @@ LISTING = "rest/api/content"
 EXPAND = "version,ancestors,restrictions.read.restrictions.user,restrictions.read.restrictions.group"
 
 
+def _field(value: Any, *path: str) -> Any:
+    """Pure: ``value[path[0]][path[1]]...``, None where a step is missing or not an object."""
+    for key in path:
+        value = value.get(key) if isinstance(value, dict) else None
+    return value
+
+
 class _Unknown(Exception):
     """A page's restrictions cannot be read as readers (truncated, nameless, an unlisted ancestor)."""
 
@@ -67,17 +74,17 @@ def own_readers(page: dict[str, Any]) -> frozenset[str] | None:
     restrictions = page.get("restrictions")
     if not isinstance(restrictions, dict):
         raise _Unknown("no restrictions in the answer")
-    read = (restrictions.get("read") or {}).get("restrictions")
+    read = _field(restrictions, "read", "restrictions")
     if not isinstance(read, dict):
         raise _Unknown("no read restrictions in the answer")
     readers: set[str] = set()
     for kind, name in (("user", _user_reader), ("group", _group_reader)):
-        listed = read.get(kind) or {}
-        results = listed.get("results") if isinstance(listed, dict) else None
+        listed = read.get(kind)
+        results = _field(listed, "results")
         if not isinstance(results, list):
             raise _Unknown(f"read restrictions without a list of {kind}s")
         total = listed.get("totalSize", listed.get("size", len(results)))
-        if (listed.get("_links") or {}).get("next") or (isinstance(total, int) and total > len(results)):
+        if _field(listed, "_links", "next") or (isinstance(total, int) and total > len(results)):
             raise _Unknown(f"a truncated list of {kind} restrictions")
         readers.update(name(entry) for entry in results)
     return frozenset(readers) or None
@@ -161,6 +168,7 @@ class ConfluenceConnector:
 
     def _listing(self) -> list[dict[str, Any]]:
         pages: list[dict[str, Any]] = []
+        seen: set[str] = set()
         start = 0
         while True:
             what = f"GET /{LISTING}?spaceKey={self.space}&start={start}"
@@ -182,11 +190,14 @@ class ConfluenceConnector:
             for i, page in enumerate(results):
                 if not isinstance(page, dict) or not isinstance(page.get("id"), (str, int)) or not str(page["id"]):
                     raise self._malformed(what, f"results[{i}].id", "a page id")
-                number = (page.get("version") or {}).get("number")
+                number = _field(page, "version", "number")
                 if not isinstance(number, int) or isinstance(number, bool):
                     raise self._malformed(what, f"results[{i}].version.number", "an integer (expand=version)")
+                if str(page["id"]) in seen:  # a site that pages in a circle would never end
+                    raise self._malformed(what, f"results[{i}].id", f"a page not listed before ({page['id']})")
+                seen.add(str(page["id"]))
                 pages.append(page)
-            if not (body.get("_links") or {}).get("next"):
+            if not _field(body, "_links", "next"):
                 return pages
             if size == 0:
                 raise self._malformed(what, "_links.next", "no next link after an empty page")
@@ -208,7 +219,7 @@ class ConfluenceConnector:
                 if isinstance(ancestors, list) else [""]
             readers = None if any(level in unknown or level not in own for level in chain) else \
                 effective_readers([own[level] for level in chain], self.space_readers)
-            webui = (page.get("_links") or {}).get("webui")
+            webui = _field(page, "_links", "webui")
             url = self.url + webui if isinstance(webui, str) and webui.startswith("/") else \
                 f"{self.url}/pages/viewpage.action?pageId={page_id}"
             yield SourceItem(page_id, f"v{page['version']['number']}", title=str(page.get("title") or page_id),
@@ -223,7 +234,7 @@ class ConfluenceConnector:
             body = self._json(response, what)
         except SourceUnavailable as exc:
             raise SourceItemFailed(exc.user_message) from exc
-        storage = ((body.get("body") or {}).get("storage") or {}).get("value")
+        storage = _field(body, "body", "storage", "value")
         if not isinstance(storage, str):
             raise SourceItemFailed(f"{self.where}: a malformed answer to {what}: body.storage.value: expected the "
                                    "page's storage format (expand=body.storage)")

@@ -280,9 +280,16 @@ def test_throttled_then_served(wiki: ConfluenceServer) -> None:
     ('{"results": [{"id": "7", "title": "x"}], "size": 1}', r"results\[0\]\.version\.number: expected an integer"),
     ('{"results": [], "size": 3}', r"size: expected the number of results \(0\)"),
     ('{"results": [], "size": 0, "_links": {"next": "/rest/api/content?start=0"}}', r"_links\.next: expected no "),
+    ('{"results": [{"id": "7", "version": {"number": 1}}, {"id": "7", "version": {"number": 1}}], "size": 2}',
+     r"results\[1\]\.id: expected a page not listed before \(7\)"),
+    ('{"results": [{"id": "7", "version": {"number": 1}, "restrictions": {"read": []}}], "size": 1}', None),
 ])
-def test_a_malformed_answer_names_the_connector(wiki: ConfluenceServer, body: str, message: str) -> None:
+def test_a_malformed_answer_names_the_connector(wiki: ConfluenceServer, body: str, message: str | None) -> None:
     wiki.listing_override = body
+    if message is None:  # restrictions of the wrong shape: the page is admins-only, not the sync failed
+        listed = ConfluenceConnector(wiki.url, "HR", space_readers=["everyone"]).list_items()
+        assert [(i.item_id, i.readers) for i in listed] == [("7", None)]
+        return
     with pytest.raises(SourceUnavailable, match=r"^confluence connector \(space HR at http://127\.0\.0\.1:\d+\): a "
                                                 r"malformed answer to GET /rest/api/content\?spaceKey=HR&start=0: "
                                                 + message):
