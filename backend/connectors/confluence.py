@@ -80,9 +80,9 @@ def own_readers(page: dict[str, Any]) -> frozenset[str] | None:
     readers: set[str] = set()
     for kind, name in (("user", _user_reader), ("group", _group_reader)):
         listed = read.get(kind)
-        results = _field(listed, "results")
-        if not isinstance(results, list):
+        if not isinstance(listed, dict) or not isinstance(listed.get("results"), list):
             raise _Unknown(f"read restrictions without a list of {kind}s")
+        results: list[Any] = listed["results"]
         total = listed.get("totalSize", listed.get("size", len(results)))
         if _field(listed, "_links", "next") or (isinstance(total, int) and total > len(results)):
             raise _Unknown(f"a truncated list of {kind} restrictions")
