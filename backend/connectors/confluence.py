@@ -23,10 +23,12 @@ are restricted, of the level whose readers are contained in every other's (that 
 intersection); any other combination, a restriction list the answer truncated, an entry without a
 name or an ancestor outside the listing gives ``None``: unknown, admins only, reported, never wider.
 A page with no restriction in its chain is read by whoever reads the space: ``space_readers``, else
-the declaration's ``readers``, else unknown.
+unknown. (A Confluence declaration takes no ``readers``: the sync gives them to an item whose readers
+are ``None``, which here means restrictions no readers can say, so they would widen it.)
 
 Fetch: ``GET rest/api/content/<id>?expand=body.storage,version``; the storage format (XHTML) is
-wrapped in an HTML page titled with the page's title, for the HTML loader.
+wrapped in an HTML page titled with the page's title, for the HTML loader. The client logs each
+answer's body at DEBUG: ``backend/common/logging.py`` keeps its logger at WARNING.
 """
 
 from __future__ import annotations

@@ -214,7 +214,7 @@ def test_listing_pages_restrictions_and_ancestors(wiki: ConfluenceServer) -> Non
     named = wiki.add("Lee", "<p>l</p>", users=[{"type": "known", "username": "lee", "userKey": "8a1"}])
     items = {i.item_id: i for i in ConfluenceConnector(wiki.url, "HR", page_size=50).list_items()}
     assert [q["start"] for p, q in wiki.hits] == [["0"], ["2"], ["4"]]  # limit 50 asked, 2 a page answered
-    assert items[root].readers is None  # no restriction, no space_readers: the declaration's readers, else unknown
+    assert items[root].readers is None  # no restriction and no space_readers: unknown
     assert items[hr].readers == ("group:hr-staff",) and items[payroll].readers == ("group:hr-staff",)
     assert items[narrower].readers == ("group:hr-staff",)  # {hr-staff, dana} under {hr-staff}: hr-staff
     assert items[clash].readers is None and items[named].readers == ("user:lee",)
@@ -317,6 +317,10 @@ def test_registry_builds_it_with_secrets_from_the_environment(tmp_path: Path, wi
     with pytest.raises(ValueError, match=r"options\.token: a secret never goes in the file"):
         ConnectorSpec.model_validate({"kind": "confluence", "knowledge_base": "hr",
                                       "options": {"url": wiki.url, "space": "HR", "token": "x"}})
+    with pytest.raises(ValueError, match=r"readers: a confluence item's readers come from the source.*give them "
+                                         r"as options.space_readers"):
+        ConnectorSpec.model_validate({"kind": "confluence", "knowledge_base": "hr", "readers": ["everyone"],
+                                      "options": {"url": wiki.url, "space": "HR"}})
     with pytest.raises(ValueError, match=r"space\n.*String should match pattern"):
         ConnectorSpec.model_validate({"kind": "confluence", "knowledge_base": "hr",
                                       "options": {"url": wiki.url, "space": "HR SPACE"}})

@@ -26,6 +26,9 @@ _ENV_NAME = re.compile(r"^[A-Z][A-Z0-9_]{0,127}$")
 _VAULT_REF = re.compile(r"^oci-vault:ocid1\.vaultsecret\.[a-z0-9.\-_]+$")
 _LABEL = re.compile(r"^((user|group):)?[a-z0-9][a-z0-9_.@+-]{0,127}$")
 _CONNECTOR_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,47}$")
+#: kinds whose items without readers are unknown to the source (never the declaration's `readers`): where
+#: the readers of an item that has no restriction go instead
+_OWN_READERS = {"confluence": "options.space_readers"}
 
 
 class ConnectorsSettings(_Model):
@@ -124,8 +127,8 @@ class ConfluenceOptions(_Model):
                         "as a personal access token without `username`).")
     username: str | None = Field(None, min_length=1, description="The account the connector reads as (basic auth).")
     space_readers: list[str] | None = Field(None, description="Readers of a page without read restrictions (who "
-                                            "may read the space: `everyone`, `group:confluence-users`); unset: the "
-                                            "declaration's `readers`, else unknown (admins only).")
+                                            "may read the space: `everyone`, `group:confluence-users`); unset: "
+                                            "unknown (admins only).")
     page_size: int = Field(50, ge=1, le=500, description="Pages asked for per listing request (`limit`).")
 
 
@@ -167,6 +170,10 @@ class ConnectorSpec(_Model):
                 raise ValueError(f"options.{key}: a secret never goes in the file; name its environment variable "
                                  f"under secrets ({key}: RAG_...)")
         OPTIONS[self.kind].model_validate(self.options)
+        if self.kind in _OWN_READERS and self.readers is not None:
+            raise ValueError(f"readers: a {self.kind} item's readers come from the source, and the declaration's "
+                             f"would also open the items whose permissions cannot be read; give them as "
+                             f"{_OWN_READERS[self.kind]}")
         return self
 
     def typed_options(self) -> Any:
