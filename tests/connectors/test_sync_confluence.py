@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import html
 import json
+import shlex
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,7 +18,10 @@ from typing import Any, Iterator
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+import yaml
+from click.testing import CliRunner
 
+from backend.cli.main import cli
 from backend.common.config import ConnectorSpec, ConnectorsSettings, read_connectors
 from backend.common.errors import ConfigError, SourceItemFailed, SourceUnavailable
 from backend.connectors.confluence import ConfluenceConnector, effective_readers
@@ -336,3 +340,11 @@ def test_the_documented_declaration_loads(tmp_path: Path) -> None:
     assert (spec.kind, options.space, options.cloud, spec.secrets) == ("confluence", "HR", True,
                                                                       {"api_token": "RAG_CONFLUENCE_TOKEN"})
     assert options.space_readers == ["group:confluence-users"] and spec.permissions.groups["hr-staff"] == "group:hr"
+
+    # the documented `rag connector add` writes the same declaration
+    (tmp_path / "perms.yaml").write_text(yaml.safe_dump(spec.permissions.model_dump(exclude_defaults=True)))
+    command = section.split("```bash\n", 2)[2].split("```", 1)[0].split("rag connector sync")[0]
+    args = shlex.split(command.replace("\\\n", " ").replace("perms.yaml", str(tmp_path / "perms.yaml")))[1:]
+    result = CliRunner().invoke(cli, args, env={"RAG_CONNECTORS__FILE": str(tmp_path / "added.yaml")})
+    assert result.exit_code == 0, result.output
+    assert read_connectors(tmp_path / "added.yaml") == {"hr-wiki": spec}
