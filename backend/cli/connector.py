@@ -58,7 +58,7 @@ def connector() -> None:
 @connector.command("add")
 @click.argument("name")
 @click.option("--kind", required=True, type=click.Choice(["folder", "git", "s3", "oci_object_storage", "web", "sql",
-                                                                  "sharepoint"]))
+                                                                  "sharepoint", "confluence"]))
 @click.option("--kb", "knowledge_base", required=True, help="The knowledge base it feeds (registered at first sync).")
 @click.option("--option", "options", multiple=True, help="KEY=VALUE of the kind's options (repeatable).")
 @click.option("--secret", "secrets", multiple=True,

@@ -14,8 +14,9 @@ import structlog
 
 from backend.common.config import LoggingSettings
 
+#: libraries kept at WARNING; ``atlassian`` logs each answer's body (a Confluence page's text) at DEBUG
 _QUIET = ("transformers", "sentence_transformers", "presidio-analyzer", "presidio-anonymizer", "urllib3",
-          "filelock", "huggingface_hub", "oci", "werkzeug", "httpx", "tldextract")
+          "filelock", "huggingface_hub", "oci", "werkzeug", "httpx", "tldextract", "atlassian")
 
 
 class _BarSafeLogger(structlog.PrintLogger):

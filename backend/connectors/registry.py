@@ -77,11 +77,20 @@ def _sharepoint(spec: ConnectorSpec, secrets: dict[str, str], cfg: ConnectorsSet
                                max_wait_s=cfg.max_wait_s)
 
 
+def _confluence(spec: ConnectorSpec, secrets: dict[str, str], cfg: ConnectorsSettings, cache: Path) -> Connector:
+    from backend.connectors.confluence import ConfluenceConnector
+
+    o = spec.typed_options()
+    return ConfluenceConnector(o.url, o.space, cloud=o.cloud, username=o.username, password=secrets.get("password"),
+                               api_token=secrets.get("api_token"), space_readers=o.space_readers,
+                               page_size=o.page_size, attempts=cfg.max_attempts, max_wait_s=cfg.max_wait_s)
+
+
 CONNECTORS: dict[str, Factory] = {"folder": _folder, "git": _git, "s3": _s3, "oci_object_storage": _oci_os,
-                                  "web": _web, "sql": _sql, "sharepoint": _sharepoint}
+                                  "web": _web, "sql": _sql, "sharepoint": _sharepoint, "confluence": _confluence}
 #: the extra each kind's client library comes in (``pip install 'oracle-rag-runtime[connectors-s3]'``)
 EXTRAS = {"s3": "connectors-s3", "oci_object_storage": "connectors-oci", "web": "connectors-web",
-          "sql": "connectors-sql", "sharepoint": "connectors-sharepoint"}
+          "sql": "connectors-sql", "sharepoint": "connectors-sharepoint", "confluence": "connectors-confluence"}
 
 
 def build_connector(name: str, spec: ConnectorSpec, settings: ConnectorsSettings, env: Mapping[str, str],

@@ -19,13 +19,16 @@ from pydantic import BaseModel, Field, ValidationError, field_validator, model_v
 from backend.common.config.base import _Model, validate_domain_key
 from backend.common.errors import ConfigError
 
-ConnectorKind = Literal["folder", "git", "s3", "oci_object_storage", "web", "sql", "sharepoint"]
+ConnectorKind = Literal["folder", "git", "s3", "oci_object_storage", "web", "sql", "sharepoint", "confluence"]
 #: the names a secret option goes by: refused in ``options`` (its value would sit in a file)
 _SECRET_NAMES = re.compile(r"(password|passwd|secret|token|api_?key|access_?key|credential)", re.IGNORECASE)
 _ENV_NAME = re.compile(r"^[A-Z][A-Z0-9_]{0,127}$")
 _VAULT_REF = re.compile(r"^oci-vault:ocid1\.vaultsecret\.[a-z0-9.\-_]+$")
 _LABEL = re.compile(r"^((user|group):)?[a-z0-9][a-z0-9_.@+-]{0,127}$")
 _CONNECTOR_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,47}$")
+#: kinds whose items without readers are unknown to the source (never the declaration's `readers`): where
+#: the readers of an item that has no restriction go instead
+_OWN_READERS = {"confluence": "options.space_readers"}
 
 
 class ConnectorsSettings(_Model):
@@ -180,9 +183,23 @@ class SharePointOptions(_Model):
         return self
 
 
+class ConfluenceOptions(_Model):
+    url: str = Field(pattern=r"^https?://", description="The site's REST base: `https://<site>.atlassian.net/wiki` "
+                     "(Cloud), `https://confluence.example.com` or with its context path (Data Center).")
+    space: str = Field(pattern=r"^~?[A-Za-z0-9_]{1,255}$", description="The key of the space whose pages are synced.")
+    cloud: bool = Field(False, description="Confluence Cloud (`username` is the account e-mail, `secrets.api_token` "
+                        "its API token); false: Data Center / Server (`secrets.password`, or `secrets.api_token` "
+                        "as a personal access token without `username`).")
+    username: str | None = Field(None, min_length=1, description="The account the connector reads as (basic auth).")
+    space_readers: list[str] | None = Field(None, description="Readers of a page without read restrictions (who "
+                                            "may read the space: `everyone`, `group:confluence-users`); unset: "
+                                            "unknown (admins only).")
+    page_size: int = Field(50, ge=1, le=500, description="Pages asked for per listing request (`limit`).")
+
+
 OPTIONS: dict[str, type[_Model]] = {"folder": FolderOptions, "git": GitOptions, "s3": S3Options,
                                     "oci_object_storage": OciObjectStorageOptions, "web": WebOptions,
-                                    "sql": SqlOptions, "sharepoint": SharePointOptions}
+                                    "sql": SqlOptions, "sharepoint": SharePointOptions, "confluence": ConfluenceOptions}
 
 
 class ConnectorSpec(_Model):
@@ -219,6 +236,10 @@ class ConnectorSpec(_Model):
                 raise ValueError(f"options.{key}: a secret never goes in the file; name its environment variable "
                                  f"under secrets ({key}: RAG_...)")
         OPTIONS[self.kind].model_validate(self.options)
+        if self.kind in _OWN_READERS and self.readers is not None:
+            raise ValueError(f"readers: a {self.kind} item's readers come from the source, and the declaration's "
+                             f"would also open the items whose permissions cannot be read; give them as "
+                             f"{_OWN_READERS[self.kind]}")
         return self
 
     def typed_options(self) -> Any:
