@@ -96,7 +96,7 @@ EXTRAS = {"s3": "connectors-s3", "oci_object_storage": "connectors-oci", "web": 
 def build_connector(name: str, spec: ConnectorSpec, settings: ConnectorsSettings, env: Mapping[str, str],
                     cache_dir: Path) -> Connector:
     """``cache_dir``: where a connector keeps what it needs between syncs (a bare clone)."""
-    secrets = resolve_secrets(name, spec.secrets, env)
+    secrets = resolve_secrets(name, spec.secrets, env, settings.vault)
     try:
         return CONNECTORS[spec.kind](spec, secrets, settings, cache_dir)
     except ImportError as exc:

@@ -113,6 +113,7 @@ from backend.common.config.connectors import (
     ConnectorsSettings,
     ConnectorSpec,
     PermissionMapping,
+    VaultSettings,
     read_connectors,
     validate_connector_name,
 )
@@ -204,6 +205,7 @@ __all__ = [
     "ConnectorsSettings",
     "ConnectorSpec",
     "PermissionMapping",
+    "VaultSettings",
     "read_connectors",
     "validate_connector_name",
     "LIST_FIELDS",

@@ -31,6 +31,21 @@ _CONNECTOR_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,47}$")
 _OWN_READERS = {"confluence": "options.space_readers"}
 
 
+class VaultSettings(_Model):
+    """How a connector secret given as ``oci-vault:<secret OCID>`` is read (OCI Vault's Secrets
+    service, ``GetSecretBundle``, the current version)."""
+
+    auth: Literal["config_file", "instance_principal", "resource_principal"] = Field(
+        "config_file", description="How the Secrets service call is signed: the API key of an OCI config file, the "
+        "instance principal, or the resource principal.")
+    config_file: str = Field("~/.oci/config", description="OCI config file (auth=config_file).")
+    config_profile: str = Field("DEFAULT", description="Profile in the OCI config file.")
+    endpoint: str | None = Field(None, pattern=r"^https?://", description="The Secrets service endpoint "
+                                 "(default: the one of the config's or principal's region, "
+                                 "https://secrets.vaults.<region>.oci.oraclecloud.com).")
+    timeout_s: float = Field(10.0, gt=0, description="Read timeout of one Secrets service call.")
+
+
 class ConnectorsSettings(_Model):
     """Connectors that sync a knowledge base from where its documents live (docs/CONNECTORS.md)."""
 
@@ -43,6 +58,7 @@ class ConnectorsSettings(_Model):
     max_attempts: int = Field(4, ge=1, le=20, description="Attempts of a source call that failed with 429, 5xx or a "
                               "connection error (exponential backoff, Retry-After honoured) before the sync fails.")
     max_wait_s: float = Field(30.0, ge=0, description="Longest wait between two attempts of a source call (seconds).")
+    vault: VaultSettings = VaultSettings()
 
 
 class PermissionMapping(_Model):
