@@ -18,16 +18,6 @@ from backend.common.errors import ConfigError
 from tests.connectors.scenario import CANTEEN, LEAVE
 
 
-@pytest.fixture
-def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    for name, value in (("STORE__SQLITE__PATH", "rag.sqlite"), ("EVALUATION__REPORTS_DIR", "reports"),
-                        ("DOCX__ASSETS_DIR", "assets"), ("KNOWLEDGE_BASES__REGISTRY_FILE", "kb.yaml"),
-                        ("KNOWLEDGE_BASES__DIR", "kb"), ("CONNECTORS__FILE", "connectors.yaml")):
-        monkeypatch.setenv(f"RAG_{name}", str(tmp_path / value))
-    monkeypatch.setenv("RAG_SANITIZE__ENABLED", "false")
-    return tmp_path
-
-
 def run(*args: str) -> Any:
     return CliRunner().invoke(cli, list(args))
 

@@ -50,16 +50,6 @@ def run(*args: str) -> Any:
     return CliRunner().invoke(cli, list(args))
 
 
-@pytest.fixture
-def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    for name, value in (("STORE__SQLITE__PATH", "rag.sqlite"), ("EVALUATION__REPORTS_DIR", "reports"),
-                        ("DOCX__ASSETS_DIR", "assets"), ("KNOWLEDGE_BASES__REGISTRY_FILE", "kb.yaml"),
-                        ("KNOWLEDGE_BASES__DIR", "kb"), ("CONNECTORS__FILE", "connectors.yaml")):
-        monkeypatch.setenv(f"RAG_{name}", str(tmp_path / value))
-    monkeypatch.setenv("RAG_SANITIZE__ENABLED", "false")
-    return tmp_path
-
-
 def test_watch_syncs_at_start_and_after_a_change(env: Path) -> None:
     src = env / "src"
     src.mkdir()
