@@ -272,3 +272,25 @@ def test_golden_sets_hold_enough_look_alike_questions() -> None:
         # look-alikes: the corpus names their subject but answers them at most in part (hybrid) or not at all
         look_alikes = [q for q in golden.queries if q.expected_mode != "rag" and q.expected_sources]
         assert len(golden.queries) >= minimum and len(look_alikes) >= 8, name
+
+
+def test_with_the_shipped_reader_the_readme_answer_leads_with_the_entitlement(embedder: Any) -> None:
+    """The shipped reader finds "Employees may buy up to 5 additional days" about as likely to answer
+    as the 25-day entitlement (0.95 and 0.947); the sentence closer to the question in meaning leads."""
+    from backend.common.config import DEFAULT_CONFIG, load_settings
+    from backend.providers.registry import build_answer_reader
+
+    settings = load_settings(DEFAULT_CONFIG, env={})
+    answerability = settings.retrieval.answerability
+    model = ExtractiveChatModel(embedder, answerability=answerability, reader=build_answer_reader(settings),
+                                reader_sentences=answerability.reader.max_sentences)
+    chunks = (Chunk("annual-leave::3", "annual-leave", LEAVE_TAIL, "annual-leave.md", 3),
+              Chunk("annual-leave::0", "annual-leave", LEAVE_HEAD, "annual-leave.md", 0))
+    text, why = model.generate_explained(ChatRequest("rag", "rag prompt", README_QUESTION, chunks))
+    assert why is not None
+    lead, *rest = why["sentences"]
+    assert text.startswith("Every full-time employee receives 25 days of paid annual leave"), text
+    assert lead["chunk_id"] == "annual-leave::0"
+    buy = [s for s in rest if s["sentence"].startswith("Employees may buy")]
+    # the reader alone would have led with the other: it is about as probable, and less close in meaning
+    assert buy and abs(buy[0]["answerability"] - lead["answerability"]) < 0.03 and buy[0]["dense"] < lead["dense"]
