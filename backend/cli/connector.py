@@ -40,7 +40,7 @@ def parse_every(value: str) -> int:
     return int(found.group(1)) * _UNITS[found.group(2)]
 
 
-def _pairs(values: tuple[str, ...], flag: str) -> dict[str, Any]:
+def pairs(values: tuple[str, ...], flag: str) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for value in values:
         key, sep, raw = value.partition("=")
@@ -76,8 +76,8 @@ def add(ctx: click.Context, name: str, kind: str, knowledge_base: str, options: 
     from backend.connectors.declarations import add as declare, connectors_path
 
     settings = settings_from(ctx)
-    body: dict[str, Any] = {"kind": kind, "knowledge_base": knowledge_base, "options": _pairs(options, "--option"),
-                            "secrets": _pairs(secrets, "--secret")}
+    body: dict[str, Any] = {"kind": kind, "knowledge_base": knowledge_base, "options": pairs(options, "--option"),
+                            "secrets": pairs(secrets, "--secret")}
     if readers:
         body["readers"] = list(readers)
     if permissions_file:
@@ -152,7 +152,7 @@ def render_report(report: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _sync_once(settings: Settings, name: str, force: bool) -> dict[str, Any]:
+def sync_once(settings: Settings, name: str, force: bool) -> dict[str, Any]:
     from backend.connectors.sync import sync_connector
     from backend.runtime import build_runtime, open_connector
 
@@ -203,7 +203,7 @@ def _sync_and_show(ctx: click.Context, settings: Settings, name: str, *, force: 
     """One sync, its report printed. A single sync exits non-zero on a gate refusal (3), failed
     items (1) or an error; a loop reports an error and goes on (False: a cancel ends it)."""
     try:
-        report = _sync_once(settings, name, force)
+        report = sync_once(settings, name, force)
     except RagError as exc:
         if not looping or isinstance(exc, IngestCancelled):  # a cancel stops the schedule too
             raise

@@ -10,6 +10,7 @@ server sees it at its next request. Exit 3 when the gate refuses, with the figur
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ import click
 
 from backend.cli.context import json_command, settings_from
 from backend.common.config import DEFAULT_DOMAIN, Settings
+from backend.common.errors import ConfigError, RagError
 from backend.common.progress import progress_enabled
 
 
@@ -116,35 +118,124 @@ def run_and_report(ctx: click.Context, settings: Settings, key: str, source: Pat
         ctx.exit(1)
 
 
+#: what ``--from`` takes besides a folder: an object-store URL, made a connector named like the knowledge base
+_SOURCE_URL = re.compile(r"^(?P<scheme>s3|oci)://(?P<bucket>[^/@\s]+)(?:@(?P<namespace>[^/\s]+))?(?:/(?P<prefix>\S*))?$")
+
+
+def connector_for(url: str) -> dict[str, Any]:
+    """Pure: the connector declaration (kind and options) an object-store ``--from`` URL stands for:
+    ``s3://BUCKET/PREFIX`` (S3 or an S3-compatible store) or ``oci://BUCKET@NAMESPACE/PREFIX`` (OCI
+    Object Storage's native API; the URI form of the OCI CLI and its HDFS connector)."""
+    found = _SOURCE_URL.fullmatch(url.strip())
+    if found is None or (found["scheme"] == "oci") != bool(found["namespace"]):
+        raise ConfigError(f"--from {url!r}: expected a folder, s3://BUCKET/PREFIX or oci://BUCKET@NAMESPACE/PREFIX",
+                          field="from")
+    options: dict[str, Any] = {"bucket": found["bucket"], "prefix": found["prefix"] or ""}
+    if found["scheme"] == "oci":
+        return {"kind": "oci_object_storage", "options": {"namespace": found["namespace"], **options}}
+    return {"kind": "s3", "options": options}
+
+
 @kb.command("create")
 @click.argument("name")
-@click.option("--from", "source", required=True, type=click.Path(file_okay=False, path_type=Path),
-              help="Folder whose documents become the knowledge base (walked recursively).")
+@click.option("--from", "source", required=True, metavar="DIR|s3://BUCKET/PREFIX|oci://BUCKET@NAMESPACE/PREFIX",
+              help="Folder whose documents become the knowledge base (walked recursively), or an object-store "
+              "prefix: a connector named NAME is declared for it and synced (`rag connector sync NAME` later).")
+@click.option("--option", "options", multiple=True, help="With a URL: KEY=VALUE of the connector's options "
+              "(endpoint_url, region, readers_tag, auth, ...; docs/CONNECTORS.md).")
+@click.option("--secret", "secrets", multiple=True, help="With a URL: OPTION=ENV_VAR, the environment variable "
+              "holding a secret (s3: access_key_id, secret_access_key; default: the AWS or OCI default chain).")
+@click.option("--reader", "readers", multiple=True, help="With a URL: reader of every object whose own readers "
+              "are not given (public, group:NAME, user:NAME); without one, such objects are for admins only.")
 @click.option("--title", default=None, help="Name the chat page shows (default: NAME, prettified).")
 @click.option("--profile", default=None, help="Embedding profile (default: embeddings.default_profile).")
 @click.option("--progress/--no-progress", default=None,
               help="Force the progress bars on stderr on or off (default: on a terminal, not with --json).")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.pass_context
-def create(ctx: click.Context, name: str, source: Path, title: str | None, profile: str | None,
-           progress: bool | None, as_json: bool) -> None:
-    """Register NAME, ingest the folder, gate it on its own golden set and serve it."""
+def create(ctx: click.Context, name: str, source: str, options: tuple[str, ...], secrets: tuple[str, ...],
+           readers: tuple[str, ...], title: str | None, profile: str | None, progress: bool | None,
+           as_json: bool) -> None:
+    """Register NAME, ingest the folder (or sync the object-store prefix), gate it on its own golden
+    set and serve it."""
     from backend.ingest.folder import walk_folder
     from backend.ingest.knowledge_bases import register, registry_file
 
     settings = settings_from(ctx, quiet_info=True)  # the report, not INFO lines between its lines
-    walk = walk_folder(source)  # a missing or empty folder is refused before anything is registered
+    if "://" in source:
+        _create_from_url(ctx, settings, name, source, options=options, secrets=secrets, readers=readers,
+                         title=title, profile=profile, as_json=as_json)
+        return
+    if options or secrets or readers:
+        raise ConfigError("--option, --secret and --reader go with an object-store --from (s3://, oci://); a "
+                          "folder's readers are in its .rag-readers.yaml when it is synced as a connector",
+                          field="from")
+    folder = Path(source)
+    walk = walk_folder(folder)  # a missing or empty folder is refused before anything is registered
     if not walk.files:
         from backend.common.errors import ManifestError
 
         raise ManifestError(f"{source}: no supported file to make a knowledge base of; skipped: "
                             + ("; ".join(f"{s.file}: {s.reason}" for s in walk.skipped[:10]) or "(nothing)"),
                             path=str(source))
-    entry = register(settings, name, title=title, source_dir=source, profile=profile)
+    entry = register(settings, name, title=title, source_dir=folder, profile=profile)
     if not as_json:
         click.echo(f"knowledge base {name!r} ({entry.title}) registered in {registry_file(settings)}")
-    run_and_report(ctx, settings, name, source, as_json=as_json, progress=progress,
+    run_and_report(ctx, settings, name, folder, as_json=as_json, progress=progress,
                    head={"registered": entry.model_dump(), "registry": str(registry_file(settings))})
+
+
+def _create_from_url(ctx: click.Context, settings: Settings, name: str, url: str, *, options: tuple[str, ...],
+                     secrets: tuple[str, ...], readers: tuple[str, ...], title: str | None, profile: str | None,
+                     as_json: bool) -> None:
+    """Declare connector NAME for ``url`` (checked first: nothing is registered for a bad one),
+    register the knowledge base, and run its first sync through the gate."""
+    from pydantic import ValidationError
+
+    from backend.cli.connector import pairs, render_report, sync_once
+    from backend.common.config import ConnectorSpec
+    from backend.connectors.declarations import add as declare, connectors_path, declared
+    from backend.ingest.knowledge_bases import register, registry_file
+
+    body = connector_for(url)
+    body.update(knowledge_base=name, secrets=pairs(secrets, "--secret"))
+    body["options"] = {**body["options"], **pairs(options, "--option")}
+    if readers:
+        body["readers"] = list(readers)
+    try:
+        spec = ConnectorSpec.model_validate(body)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = ".".join(str(p) for p in first["loc"])
+        raise ConfigError(f"--from {url}: {loc + ': ' if loc else ''}{first['msg'].removeprefix('Value error, ')}",
+                          field=loc or "from") from exc
+    if name in declared(settings):
+        raise ConfigError(f"a connector named {name!r} is already declared in {connectors_path(settings)}; "
+                          f"sync it with `rag connector sync {name}`", field="name")
+    entry = register(settings, name, title=title, profile=profile)
+    declare(settings, name, spec)
+    if not as_json:
+        click.echo(f"knowledge base {name!r} ({entry.title}) registered in {registry_file(settings)}; connector "
+                   f"{name!r} ({spec.kind}) declared in {connectors_path(settings)}")
+    try:
+        report = sync_once(settings, name, False)
+    except RagError as exc:  # registered and declared: the next `rag connector sync` picks up from here
+        click.echo(f"knowledge base {name!r} and connector {name!r} stay declared; once the source is reachable, "
+                   f"run `rag connector sync {name}` (or `rag connector remove {name}` to give up)", err=True)
+        raise exc
+    if as_json:
+        click.echo(json.dumps({"registered": entry.model_dump(), "connector": name, "sync": report}, indent=2,
+                              default=str))
+    else:
+        click.echo("\n".join(render_report(report)))
+    if report["status"] == "gate_refused":
+        click.echo(f"error: the gate refused {report['version']}; nothing of {name!r} is served until a version "
+                   f"passes. Fix the documents and run `rag connector sync {name}`, or serve this version anyway "
+                   f"(recorded as forced): `rag index promote --domain-key {name} --version {report['version']} "
+                   "--force`", err=True)
+        ctx.exit(3)
+    if report.get("errors"):
+        ctx.exit(1)
 
 
 def _rows(settings: Settings) -> list[dict[str, Any]]:
