@@ -18,6 +18,7 @@ from backend.api.admin_models import ConnectorsResponse, JobAccepted
 from backend.api.jobs import start_job
 from backend.api.runtime import current_runtime, serving
 from backend.common.errors import ConnectorNotFound
+from backend.common.progress import ReportingProgress
 
 bp = Blueprint("admin_connectors", __name__, url_prefix="/admin")
 
@@ -72,10 +73,10 @@ def sync(name: str) -> tuple[Response, int]:
     who = authorize(knowledge_base(spec.knowledge_base), write=True)
     spec, source = open_connector(cfg, name)  # a bad declaration or a missing secret: refused now, not in the job
 
-    def work(progress: Callable[[str, int, int], None]) -> dict[str, Any]:
-        progress("sync", 0, 1)
-        report = sync_connector(runtime, name, spec, source).to_dict()
-        progress("sync", 1, 1)
+    def work(progress: Callable[..., None]) -> dict[str, Any]:
+        # the stages as the jobs page shows an upload's: list, fetch, ingest (documents/s, ETA), evaluate
+        rates = ReportingProgress(lambda snap: progress("ingest", snap.documents, snap.total, snap))
+        report = sync_connector(runtime, name, spec, source, progress=progress, ingest_progress=rates).to_dict()
         return {**report, "version": report["version"], "evaluation": {"gates_passed": report["gate_passed"]}
                 if report["gate_passed"] is not None else {}}
 

@@ -152,7 +152,8 @@ def render_report(report: dict[str, Any]) -> list[str]:
     return lines
 
 
-def sync_once(settings: Settings, name: str, force: bool) -> dict[str, Any]:
+def sync_once(settings: Settings, name: str, force: bool, *, bars: bool = False) -> dict[str, Any]:
+    """One sync of connector ``name``; ``bars``: the ingest step's progress bars on stderr."""
     from backend.connectors.sync import sync_connector
     from backend.runtime import build_runtime, open_connector
 
@@ -161,7 +162,7 @@ def sync_once(settings: Settings, name: str, force: bool) -> dict[str, Any]:
     token = CancelToken(default_cancel_dir(settings))
     try:
         with CancelOnInterrupt(token, lambda line: click.echo(line, err=True)):
-            return sync_connector(runtime, name, spec, source, force=force, cancel=token).to_dict()
+            return sync_connector(runtime, name, spec, source, force=force, cancel=token, bars=bars).to_dict()
     finally:
         runtime.stores.close()
 
@@ -176,22 +177,28 @@ def sync_once(settings: Settings, name: str, force: bool) -> dict[str, Any]:
               help="With --watch: seconds without a change before a sync starts.")
 @click.option("--poll", is_flag=True, help="With --watch: poll the folder instead of waiting for the file system's "
               "events (network mounts, NFS or SMB, raise none for changes made elsewhere).")
+@click.option("--progress/--no-progress", default=None,
+              help="Force the ingest step's progress bars on stderr on or off (default: on a terminal, not with --json).")
 @click.option("--times", type=int, default=None, hidden=True, help="With --every or --watch: stop after this many syncs.")
 def sync(ctx: click.Context, name: str, force: bool, every: str | None, watch: bool, quiet_s: float, poll: bool,
-         times: int | None, as_json: bool) -> None:
+         progress: bool | None, times: int | None, as_json: bool) -> None:
     """Sync connector NAME into its knowledge base: one version through the gate."""
+    from backend.common.progress import progress_enabled
+
     settings = settings_from(ctx, quiet_info=True)
+    bars = progress_enabled(progress, default=settings.ingest.progress, as_json=as_json)
     if watch and every:
         raise ConfigError("--watch and --every: choose one (--watch syncs on each change, --every on a clock)",
                           field="watch")
     interval = parse_every(every) if every else None
     if watch:
-        _watch(ctx, settings, name, force=force, quiet_s=quiet_s, poll=poll, times=times, as_json=as_json)
+        _watch(ctx, settings, name, force=force, quiet_s=quiet_s, poll=poll, times=times, as_json=as_json, bars=bars)
         return
     runs = 0
     while True:
         runs += 1
-        if not _sync_and_show(ctx, settings, name, force=force, as_json=as_json, looping=interval is not None):
+        if not _sync_and_show(ctx, settings, name, force=force, as_json=as_json, looping=interval is not None,
+                              bars=bars):
             return
         if interval is None or (times is not None and runs >= times):
             return
@@ -199,11 +206,11 @@ def sync(ctx: click.Context, name: str, force: bool, every: str | None, watch: b
 
 
 def _sync_and_show(ctx: click.Context, settings: Settings, name: str, *, force: bool, as_json: bool,
-                   looping: bool) -> bool:
+                   looping: bool, bars: bool = False) -> bool:
     """One sync, its report printed. A single sync exits non-zero on a gate refusal (3), failed
     items (1) or an error; a loop reports an error and goes on (False: a cancel ends it)."""
     try:
-        report = sync_once(settings, name, force)
+        report = sync_once(settings, name, force, bars=bars)
     except RagError as exc:
         if not looping or isinstance(exc, IngestCancelled):  # a cancel stops the schedule too
             raise
@@ -218,7 +225,7 @@ def _sync_and_show(ctx: click.Context, settings: Settings, name: str, *, force: 
 
 
 def _watch(ctx: click.Context, settings: Settings, name: str, *, force: bool, quiet_s: float, poll: bool,
-           times: int | None, as_json: bool) -> None:
+           times: int | None, as_json: bool, bars: bool) -> None:
     """Sync, then sync again after each burst of changes of the connector's folder, until Ctrl-C."""
     from backend.connectors.declarations import spec_of
     from backend.connectors.watch import FolderWatch
@@ -232,7 +239,7 @@ def _watch(ctx: click.Context, settings: Settings, name: str, *, force: bool, qu
         with FolderWatch(Path(spec.typed_options().path), quiet_s=quiet_s, polling=poll) as folder:
             while True:
                 runs += 1
-                _sync_and_show(ctx, settings, name, force=force, as_json=as_json, looping=True)
+                _sync_and_show(ctx, settings, name, force=force, as_json=as_json, looping=True, bars=bars)
                 if times is not None and runs >= times:
                     return
                 if not as_json:

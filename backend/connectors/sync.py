@@ -31,6 +31,7 @@ import structlog
 
 from backend.common.config import DEFAULT_DOMAIN, ConnectorSpec, Settings
 from backend.common.errors import ConfigError, RagError, SourceItemFailed, SyncRefused
+from backend.common.progress import Progress as IngestProgress
 from backend.core.connector import Connector, SourceItem
 from backend.core.permission_map import map_readers
 from backend.core.sync_diff import ListedItem, SyncedItem, check_deletions, diff
@@ -38,6 +39,7 @@ from backend.core.services.series_lock import series_key
 from backend.core.versions import VersionNaming
 from backend.ingest.cancel import CancelToken, IngestCancelled
 from backend.ingest.knowledge_bases import KbRuntime, apply_registry, ingest_into_candidate, register, workspace
+from backend.ingest.knowledge_bases import Progress as StepProgress
 
 log = structlog.get_logger(__name__)
 
@@ -119,13 +121,16 @@ def sync_series(settings: Settings, kb: str) -> str:
 
 def sync_connector(runtime: SyncRuntime, name: str, spec: ConnectorSpec, connector: Connector, *,
                    force: bool = False, max_delete_share: float | None = None,
-                   cancel: CancelToken | None = None) -> SyncReport:
+                   cancel: CancelToken | None = None, progress: StepProgress | None = None, bars: bool = False,
+                   ingest_progress: IngestProgress | None = None) -> SyncReport:
     """Sync ``connector`` (declared as ``name``) into ``spec.knowledge_base``: one version through
     the gate. Raises ``SourceUnavailable`` (listing), ``SyncRefused`` (suspicious listing),
     ``IngestCancelled`` (``cancel`` set, or ``rag connector cancel``, during the ingest step: the
     candidate stays resumable, the sync state and the served version are unchanged, so the next
     sync picks up where this one stopped) and the ingest's errors; each is recorded as the
-    connector's last run before it propagates."""
+    connector's last run before it propagates. ``progress`` (its stages: ``list``, ``fetch``,
+    then the ingest's and the gate's), ``bars`` and ``ingest_progress`` report as ``rag kb create``
+    and an upload job do."""
     started = time.perf_counter()
     state_store = runtime.stores.sync_state
     if state_store is None:
@@ -134,6 +139,7 @@ def sync_connector(runtime: SyncRuntime, name: str, spec: ConnectorSpec, connect
                         started_at=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"))
     try:
         _run(runtime, name, spec, connector, report, force=force, started=started, cancel=cancel,
+             progress=progress or (lambda stage, done, total: None), bars=bars, ingest_progress=ingest_progress,
              share=max_delete_share if max_delete_share is not None else (
                  spec.max_delete_share if spec.max_delete_share is not None
                  else runtime.settings.connectors.max_delete_share))
@@ -165,11 +171,14 @@ def _mapped(items: list[SourceItem], spec: ConnectorSpec, report: SyncReport) ->
 
 
 def _run(runtime: SyncRuntime, name: str, spec: ConnectorSpec, connector: Connector, report: SyncReport, *,
-         force: bool, share: float, started: float, cancel: CancelToken | None) -> None:
+         force: bool, share: float, started: float, cancel: CancelToken | None, progress: StepProgress,
+         bars: bool, ingest_progress: IngestProgress | None) -> None:
     state_store = runtime.stores.sync_state
     assert state_store is not None
     state = state_store.sync_items(name)
+    progress("list", 0, 1)
     items = list(connector.list_items())
+    progress("list", 1, 1)
     by_id = {i.item_id: i for i in items}
     listed = _mapped(items, spec, report)
     change = diff(state, list(listed.values()))
@@ -184,7 +193,9 @@ def _run(runtime: SyncRuntime, name: str, spec: ConnectorSpec, connector: Connec
     staging = staging_dir(settings, spec.knowledge_base, name)
     staging.mkdir(parents=True, exist_ok=True)
     now_state = dict(state)
-    for item_id in (*change.new, *change.changed):
+    to_fetch = (*change.new, *change.changed)
+    for done, item_id in enumerate(to_fetch):
+        progress("fetch", done, len(to_fetch))
         item = by_id[item_id]
         try:
             fetched = connector.fetch(item)
@@ -210,8 +221,10 @@ def _run(runtime: SyncRuntime, name: str, spec: ConnectorSpec, connector: Connec
         raise SyncRefused(f"the sync would leave knowledge base {spec.knowledge_base!r} with no document; remove "
                           f"the connector (`rag connector remove {name}`) to empty it")
     run = runtime if settings is runtime.settings else runtime.with_settings(settings)
+    progress("fetch", len(to_fetch), len(to_fetch))
     result = ingest_into_candidate(run, spec.knowledge_base, lines, principal=f"connector:{name}",
-                                   promote=spec.promote, prune=True, roots=[staging], cancel=cancel)
+                                   promote=spec.promote, prune=True, roots=[staging], cancel=cancel,
+                                   progress=progress, bars=bars, ingest_progress=ingest_progress)
     report.version, report.promoted, report.served_version = result.version, result.promoted, result.served_version
     report.embeddings_computed = int(result.ingest.get("embeddings_computed", 0))
     report.documents_written = int(result.ingest.get("documents_written", 0))

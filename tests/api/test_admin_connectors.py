@@ -35,6 +35,8 @@ def test_connectors_are_listed_and_a_sync_runs_from_the_console(tmp_path: Path, 
         assert time.monotonic() < deadline
         time.sleep(0.2)
     assert body["state"] == "succeeded", body
+    # the job reported the ingest step's documents and rates, as an upload job does
+    assert body["rates"]["total"] == 2 and body["rates"]["documents"] == 2 and body["rates"]["embedded"] > 0, body
     last = client.get("/admin/connectors").get_json()["connectors"][0]["last"]
     assert last["status"] == "ok" and last["version"] == "KB_HR_V1" and last["gate_passed"] is True
     assert last["counts"] == {"new": 2, "changed": 0, "unchanged": 0, "deleted": 0, "permission_only": 0, "failed": 0}
