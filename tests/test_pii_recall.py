@@ -224,6 +224,28 @@ def test_a_multi_line_address_is_redacted_whole(redact: SanitizeSettings, addres
     assert re.fullmatch(r"Please ship to:\n<(?:STREET_ADDRESS|PERSON)>\n\nThanks, the stores team", out), out
 
 
+@pytest.mark.parametrize("address", [  # USPS Publication 28 forms (written here, not taken from a data set)
+    "4102 W. Harbor Ave, Springfield, IL 62704",     # a directional with a period before the name
+    "77 S. Lakeview, Suite 210, Madison, WI 53703",  # no street type, a unit after it
+    "1908 E 63RD ST 4TH FLOOR",                       # ordinal name, capitals, a floor after it
+    "6120 US Highway 41, Marquette, MI 49855",       # a numbered highway
+    "412 South 700 East, Provo, UT 84606",           # a grid address
+    "88 N. Birch # 12, Oakton, VA 22124",             # '#' as the unit
+])
+def test_us_street_lines_are_redacted_whole(redact: SanitizeSettings, address: str) -> None:
+    text = f"Ship it to {address}; thanks."
+    out = sanitize_if_enabled([text], redact, doc_ids=["d"]).texts[0]
+    # one placeholder for the whole address (an initial and a name, "S. Lakeview", may type it PERSON)
+    assert re.fullmatch(r"Ship it to <(?:STREET_ADDRESS|PERSON)>; thanks\.", out), out
+
+
+@pytest.mark.parametrize("text", [
+    "She scored 5 N in the test.", "We made 3 W and 2 L this season.", "The 3 points were made in 2 ways.",
+])
+def test_numbers_before_directions_or_street_words_in_prose_stay(redact: SanitizeSettings, text: str) -> None:
+    assert sanitize_if_enabled([text], redact, doc_ids=["d"]).texts[0] == text
+
+
 def test_nationality_religion_and_party_are_nrp(redact: SanitizeSettings) -> None:
     found = _audit(redact, "Nationality: Moroccan. She is a practising Catholic and a Labour voter.")
     assert {("NRP", "Moroccan"), ("NRP", "Catholic"), ("NRP", "Labour")} <= set(found)

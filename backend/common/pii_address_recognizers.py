@@ -54,7 +54,10 @@ _SUFFIXES = (r"Street|St|Avenue|Ave|Road|Rd|Lane|Ln|Drive|Dr|Boulevard|Blvd|Way|
              r"Squares|Stairs|State Highway|Station|Steps|Strand|Streets|Strip|Subway|Tarn|Thoroughfare|Tollway|"
              r"Tor|Towers|Trailer|Triangle|Trunkway|Turn|Villas|Walks|Walkway|Ways|Fall|"
              r"Marg|Nagar|Ganj|Chowk|Zila|Gali|Bazar|Colony")  # Indian street words
-_UNIT = r"(?:H\.[ \t]?No\.?|(?:House|Flat|Door|Plot)[ \t]No\.?|Apt\.?|Apartment|Suite|Ste\.?|Unit|Flat|Studio|Floor|Fl\.?|Piso|Piano|Interno|Int\.|Appartamento|Puerta)"
+_UNIT = r"(?:H\.[ \t]?No\.?|(?:House|Flat|Door|Plot)[ \t]No\.?|Apt\.?|Apartment|Suite|Ste\.?|Unit|Flat|Studio|Floor|Flr\.?|Fl\.?|Piso|Piano|Interno|Int\.|Appartamento|Puerta|#)"
+#: a floor or unit written after the street: "15th Floor", "7th Flr", "Second Floor", "Lower Level", "#4B"
+_UNIT_AFTER = (r"(?:\d{1,3}(?i:st|nd|rd|th)|First|Second|Third|Fourth|Fifth|Ground|Lower|Upper|Main)[ \t]+"
+               r"(?i:floor|flr\.?|fl\.?|level)")
 _GERMANIC = (r"straße|strasse|str\.|weg|platz|allee|gasse|ring|damm|ufer|chaussee|steig|pfad|graben|markt|"
              r"straat|laan|boulevard|plantsoen|erf|plein|gracht|kade|singel|dreef|hof|park|pad|dijk|steeg|wal|baan|vej|gatan|vägen|gata|"
              r"väg|gränd")
@@ -72,9 +75,26 @@ _ROMANCE_CAP = (r"Calle|Avenida|Avda\.|Plaza|Paseo|Camino|Carrer|Cañada|Rambla|
                 r"Glorieta|Callejón|Carretera|Via|Viale|Piazza|Piazzale|Corso|Largo|Vicolo|Strada|Contrada|Borgo|"
                 r"Canale|Rotonda|Incrocio|Stretto|Rua|Praça|Travessa|Alameda|Estrada|Beco|Rue|Boulevard|Chemin|"
                 r"Allée|Impasse|Quai|C\.(?=\s+de\b)")
+# US street lines as USPS Publication 28 writes them: a directional before or after the name ("1255 W.
+# North Ave", "10 S. Dearborn", "4805 Southwest 229th"), an ordinal name ("2701 W 18TH ST", "461 5th
+# Avenue"), a numbered highway or route ("88175 US Highway 278", "2300 Route 309", "31595 SR 20")
+_DIRECTION = r"(?:N|S|E|W|NE|NW|SE|SW|North|South|East|West|Northeast|Northwest|Southeast|Southwest)"
+_ORDINAL = r"\d{1,3}(?i:st|nd|rd|th)"
+_US_NAME_WORD = rf"(?:{CAPITALISED_WORD}|{_ORDINAL})"
+_HIGHWAY = (r"(?:(?:US|U\.S\.|State|County|[A-Z]{2}|Interstate)[ \t]+)?(?:Highway|Hwy\.?|Route|Rte\.?|Road)"
+            r"(?:[ \t]+No\.?)?[ \t]+\d{1,4}[A-Z]?\b|(?:SR|CR|US|I|FM|RR)[ \t-]\d{1,4}\b")
+#: what may follow a US street name written without a street type: the end of the field, or its unit
+_US_STREET_END = rf"(?=[ \t]*(?:[,#\n;-]|$)|[ \t]+(?i:{_UNIT})(?![\w])|[ \t]+{_UNIT_AFTER})"
+_US_STREET = (rf"\b\d{{1,5}}(?:-\d{{1,4}})?[A-Za-z]?[ \t]+(?:{_DIRECTION}\.?[ \t]+)?"
+              rf"(?:{_HIGHWAY}"  # 2300 Route 309
+              rf"|(?:{_US_NAME_WORD}[ \t]+){{1,3}}(?:(?i:{_SUFFIXES}))\b\.?(?:[ \t]+{_DIRECTION}\b\.?)?"  # 2701 W 18TH ST
+              rf"|(?<=\d\d[ \t])(?:N|S|E|W)\.?[ \t]+{CAPITALISED_WORD}(?:[ \t]+{CAPITALISED_WORD})?{_US_STREET_END}"  # 10 S. Dearborn,
+              rf"|{_DIRECTION}\.?[ \t]+{_ORDINAL}\b{_US_STREET_END}"  # 4805 Southwest 229th,
+              rf"|(?<=\d[ \t]){_DIRECTION}\.?[ \t]+\d{{1,4}}[ \t]+{_DIRECTION}\b\.?)")  # 239 South 500 East (a grid)
 _STREET = re.compile(
     rf"(?:(?:{_UNIT})\s*\d+\w?,?\s*)?"
-    rf"(?:\b\d{{1,5}}[A-Za-z]?(?:[/-]\d{{1,5}})?,?\s+(?:{CAPITALISED_WORD}\s+){{0,3}}(?:{_SUFFIXES})\b\.?"  # 12 Main Street
+    rf"(?:{_US_STREET}"
+    rf"|\b\d{{1,5}}[A-Za-z]?(?:[/-]\d{{1,5}})?,?\s+(?:{CAPITALISED_WORD}\s+){{0,3}}(?:{_SUFFIXES})\b\.?"  # 12 Main Street
     rf"|\b\d{{1,5}}(?:\s?(?:bis|ter))?,?\s+(?:{_ROMANCE})\s+(?:{_LINK}\s*)*{CAPITALISED_WORD}(?:\s+(?:{_LINK}\s*)*{CAPITALISED_WORD}){{0,3}}"  # 84, rue X
     rf"|\b{CAPITALISED_WORD}(?i:{_GERMANIC})\.?[ \t]+\d{{1,5}}[ \t]?[a-zA-Z]?\b(?:[/-]\d{{1,4}})?"  # Hauptstraße 12
     rf"|\b(?:{_NUMBERED})[ \t]+(?:{_LINK}[ \t]*)*{CAPITALISED_WORD}(?:[ \t]+(?:{_LINK}[ \t]*)*{CAPITALISED_WORD}){{0,3}},?[ \t]+\d{{1,5}}\b"
@@ -92,7 +112,7 @@ _POSTCODE = (r"(?:\d{5}(?:-\d{4}|-?\d{3})?|\d{6}|\d{3}-\d{4}|\d{2}-\d{3}|\d{4}\s
 _CITY = rf"[{UPPER}][^\W\d_]*(?:['’-][^\W\d_]+)*"  # letters only: "NW1" is a postcode, not a city word
 #: one more comma/space-separated part of the address: unit, postcode, city, state or province code
 _TAIL = re.compile(
-    rf"(?:,[ \t]*|[ \t]+/[ \t]+|\s+)(?:{_UNIT}[ \t]*\w+|{_POSTCODE}(?:[ \t]+{CAPITALISED_WORD}(?:[ \t-](?:{_LINK}[ \t]+)?{CAPITALISED_WORD}){{0,3}})?"
+    rf"(?:,[ \t]*|[ \t]+/[ \t]+|[ \t]*-[ \t]*|\s+)(?:{_UNIT_AFTER}|(?i:{_UNIT})[ \t]*\w+|{_POSTCODE}(?:[ \t]+{CAPITALISED_WORD}(?:[ \t-](?:{_LINK}[ \t]+)?{CAPITALISED_WORD}){{0,3}})?"
     rf"|[A-Z]{{2,3}}(?:[ \t]+{_POSTCODE})?"
     rf"|'?s?-?{_CITY}(?:[ \t-](?:{_LINK}[ \t]*)?{_CITY}){{0,3}}(?:[ \t]+\([A-Z]{{2}}\))?(?:,?[ \t]+{_POSTCODE}|-\d{{6}})?)"
     rf"(?=[,\s|.;)/]|$)"

@@ -392,7 +392,10 @@ _IDENTIFIER_CUE = re.compile(
 _CARD_OR_PHONE_CUE = re.compile(r"(?i:\b(?:card|visa|mastercard|amex|phone|tel|mobile|cell|fax|call)\b)")
 #: "MIT" (or BSD, GPL, ...) next to "license": a software licence, not an organisation
 _LICENCE_NAME = re.compile(r"(?i:the[ \t]+)?(?:MIT|BSD|GPL|LGPL|AGPL|MPL|ISC|Apache)(?:[ \t-]*v?[\d.]+)?([ \t-]*(?i:licen[cs]ed?))?")
-_LICENCE_AFTER = re.compile(r"(?i:[ \t-]*licen[cs](?:e|ed|es)\b)")
+#: ... "licence", "licensed" or "terms" after it, or another licence's name next in a list ("MIT, BSD or Apache")
+_LICENCE_AFTER = re.compile(r"(?i:[ \t-]*(?:licen[cs](?:e|ed|es)|terms)\b)"
+                            r"|,?[ \t]+(?:(?i:or|and)[ \t]+)?(?:BSD|GPL|LGPL|AGPL|MPL|ISC|Apache)\b"
+                            r"|,[ \t]*(?:BSD|GPL|LGPL|AGPL|MPL|ISC|Apache)\b")
 _LICENCE_BEFORE = re.compile(r"(?i:\blicen[cs]e[ \t]*:[ \t]*)$")
 
 
