@@ -17,3 +17,21 @@ def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         monkeypatch.setenv(f"RAG_{name}", str(tmp_path / value))
     monkeypatch.setenv("RAG_SANITIZE__ENABLED", "false")
     return tmp_path
+
+
+@pytest.fixture
+def hr_share(env: Path) -> Path:
+    """Connector ``hr-share`` declared (by ``rag connector add``) over a folder holding the leave
+    policy, feeding knowledge base ``hr``, every file public; the folder."""
+    from click.testing import CliRunner
+
+    from backend.cli.main import cli
+    from tests.connectors.scenario import LEAVE
+
+    src = env / "src"
+    src.mkdir()
+    (src / "leave.md").write_text(LEAVE, encoding="utf-8")
+    added = CliRunner().invoke(cli, ["connector", "add", "hr-share", "--kind", "folder", "--kb", "hr", "--option",
+                                     f"path={src}", "--reader", "public"])
+    assert added.exit_code == 0, added.output
+    return src

@@ -94,12 +94,8 @@ def test_bad_declarations_name_the_file_and_field(env: Path, monkeypatch: pytest
     assert unknown.exit_code == 2 and "connector 'nope' is not declared" in unknown.stderr
 
 
-def test_cancel_names_the_series_and_a_stale_request_stops_no_later_sync(env: Path) -> None:
-    src = env / "src"
-    src.mkdir()
-    (src / "leave.md").write_text(LEAVE, encoding="utf-8")
-    assert run("connector", "add", "hr-share", "--kind", "folder", "--kb", "hr", "--option", f"path={src}",
-               "--reader", "public").exit_code == 0
+def test_cancel_names_the_series_and_a_stale_request_stops_no_later_sync(env: Path, hr_share: Path) -> None:
+    src = hr_share
     early = run("connector", "cancel", "hr-share")
     assert early.exit_code == 2 and "knowledge base 'hr' is not registered yet" in early.stderr
     assert run("connector", "sync", "hr-share").exit_code == 0

@@ -50,12 +50,8 @@ def run(*args: str) -> Any:
     return CliRunner().invoke(cli, list(args))
 
 
-def test_watch_syncs_at_start_and_after_a_change(env: Path) -> None:
-    src = env / "src"
-    src.mkdir()
-    (src / "leave.md").write_text(LEAVE, encoding="utf-8")
-    assert run("connector", "add", "hr-share", "--kind", "folder", "--kb", "hr", "--option", f"path={src}",
-               "--reader", "public").exit_code == 0
+def test_watch_syncs_at_start_and_after_a_change(env: Path, hr_share: Path) -> None:
+    src = hr_share
 
     def edit_after_the_first_sync() -> None:
         deadline = time.monotonic() + 240
