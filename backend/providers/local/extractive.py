@@ -226,7 +226,7 @@ class ExtractiveChatModel:
 #: how much a sentence's similarity to the question (0..1) adds to the reader's probability when the
 #: lead is chosen: enough to order sentences the reader scores within a few hundredths, never enough
 #: to lead with one it finds clearly less likely
-LEAD_DENSE_WEIGHT = 0.05
+LEAD_DENSE_WEIGHT = 0.1
 
 
 def _without_instructions(request: ChatRequest) -> tuple[ChatRequest, list[int]]:
