@@ -71,7 +71,6 @@ def connector() -> None:
 def add(ctx: click.Context, name: str, kind: str, knowledge_base: str, options: tuple[str, ...],
         secrets: tuple[str, ...], readers: tuple[str, ...], permissions_file: str | None, replace: bool) -> None:
     """Declare connector NAME in connectors.file."""
-    from pydantic import ValidationError
 
     from backend.connectors.declarations import add as declare, connectors_path
 
@@ -82,16 +81,23 @@ def add(ctx: click.Context, name: str, kind: str, knowledge_base: str, options: 
         body["readers"] = list(readers)
     if permissions_file:
         body["permissions"] = yaml.safe_load(open(permissions_file, encoding="utf-8")) or {}
-    try:
-        spec = ConnectorSpec.model_validate(body)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        loc = ".".join(str(p) for p in first["loc"])
-        raise ConfigError(f"connector {name!r}: {loc + ': ' if loc else ''}"
-                          f"{first['msg'].removeprefix('Value error, ')}", field=loc or "options") from exc
+    spec = checked_spec(body, f"connector {name!r}", field="options")
     declare(settings, name, spec, replace=replace)
     click.echo(f"connector {name!r} ({kind} -> {knowledge_base}) declared in {connectors_path(settings)}; "
                f"sync it with `rag connector sync {name}`")
+
+
+def checked_spec(body: dict[str, Any], where: str, *, field: str) -> ConnectorSpec:
+    """A declaration's body as a ``ConnectorSpec``; its first error a ``ConfigError`` led by ``where``."""
+    from pydantic import ValidationError
+
+    try:
+        return ConnectorSpec.model_validate(body)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = ".".join(str(p) for p in first["loc"])
+        raise ConfigError(f"{where}: {loc + ': ' if loc else ''}{first['msg'].removeprefix('Value error, ')}",
+                          field=loc or field) from exc
 
 
 def _last_runs(settings: Settings) -> dict[str, dict[str, Any]]:

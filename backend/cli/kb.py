@@ -190,10 +190,7 @@ def _create_from_url(ctx: click.Context, settings: Settings, name: str, url: str
                      as_json: bool) -> None:
     """Declare connector NAME for ``url`` (checked first: nothing is registered for a bad one),
     register the knowledge base, and run its first sync through the gate."""
-    from pydantic import ValidationError
-
-    from backend.cli.connector import pairs, render_report, sync_once
-    from backend.common.config import ConnectorSpec
+    from backend.cli.connector import checked_spec, pairs, render_report, sync_once
     from backend.connectors.declarations import add as declare, connectors_path, declared
     from backend.ingest.knowledge_bases import register, registry_file
 
@@ -202,13 +199,7 @@ def _create_from_url(ctx: click.Context, settings: Settings, name: str, url: str
     body["options"] = {**body["options"], **pairs(options, "--option")}
     if readers:
         body["readers"] = list(readers)
-    try:
-        spec = ConnectorSpec.model_validate(body)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        loc = ".".join(str(p) for p in first["loc"])
-        raise ConfigError(f"--from {url}: {loc + ': ' if loc else ''}{first['msg'].removeprefix('Value error, ')}",
-                          field=loc or "from") from exc
+    spec = checked_spec(body, f"--from {url}", field="from")
     if name in declared(settings):
         raise ConfigError(f"a connector named {name!r} is already declared in {connectors_path(settings)}; "
                           f"sync it with `rag connector sync {name}`", field="name")
