@@ -117,12 +117,13 @@ def confine(candidate: Path, roots: list[Path], shown: str) -> Path:
     return real
 
 
-def _expand(line: ManifestLine, base: Path, roots: list[Path]) -> list[Path]:
+def _expand(line: ManifestLine, base: Path, roots: list[Path]) -> list[tuple[Path, Path]]:
+    """Each file the line names, as named (``base`` joined) and resolved (confined to ``roots``)."""
     if line.path:
         target = confine(base / line.path, roots, line.path)
         if not target.is_file():
             raise ManifestError(f"path {line.path!r}: no such file ({target})")
-        return [target]
+        return [(target, target)]
     if line.dir:
         folder = confine(base / line.dir, roots, line.dir)
         if not folder.is_dir():
@@ -138,7 +139,7 @@ def _expand(line: ManifestLine, base: Path, roots: list[Path]) -> list[Path]:
     for p in candidates:
         real = confine(p, roots, str(p.relative_to(base)) if p.is_relative_to(base) else str(p))
         if real.is_file():
-            files.append(p)
+            files.append((p, real))
     if not files:
         raise ManifestError(f"{'dir' if line.dir else 'glob'} {line.dir or line.glob!r} matches no files")
     return files
@@ -156,10 +157,14 @@ def source_name(path: Path, base: Path, roots: Sequence[Path], metadata: Mapping
     innermost allowed root that holds it; a file beneath none of them (only possible for an
     entry not built from a manifest) is named by its manifest ``title`` or its file name.
     ``path`` is the file as the manifest names it, resolved or not."""
-    real = path.resolve()
+    return _source_name(path, path.resolve(), base.resolve(), roots, metadata)
+
+
+def _source_name(path: Path, real: Path, base: Path, roots: Sequence[Path], metadata: Mapping[str, Any] | None) -> str:
+    """``source_name`` with ``path``'s real path and the real ``base`` already known (a manifest
+    of 10,000 lines resolved each path three times)."""
     if real.is_relative_to(REPO_ROOT):
         return real.relative_to(REPO_ROOT).as_posix()
-    base = base.resolve()
     for candidate in (Path(os.path.normpath(path.absolute())), real):
         if candidate.is_relative_to(base):
             return candidate.relative_to(base).as_posix()
@@ -205,11 +210,12 @@ def _entries(line: ManifestLine, base: Path, roots: list[Path], settings: Config
         meta[ACL_FIELD] = acl_labels(line.acl)
     elif settings.access.enabled:
         meta[ACL_FIELD] = default_labels(settings.access)
-    return [
-        ManifestEntry(path=p.resolve(), doc_id=line.doc_id or default_doc_id(p, base), where=where,
-                      profiles=tuple(line.profiles), metadata=meta, source=source_name(p, base, roots, meta))
-        for p in _expand(line, base, roots)
-    ]
+    entries = []
+    for p, real in _expand(line, base, roots):
+        entries.append(ManifestEntry(path=real, doc_id=line.doc_id or default_doc_id(p, base), where=where,
+                                     profiles=tuple(line.profiles), metadata=meta,
+                                     source=_source_name(p, real, base, roots, meta)))
+    return entries
 
 
 def read_manifest(path: Path, settings: ConfigLike, *, strict: bool = False) -> Manifest:

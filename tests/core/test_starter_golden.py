@@ -230,3 +230,39 @@ def test_written_from_a_real_version_through_the_store_port(settings: Settings, 
     assert path.read_text() == first
     golden = load_golden_set(path)
     assert {s for q in golden.queries for s in q.expected_sources} == {"docs/garden.md", "docs/leave.md"}
+
+
+def test_documents_the_live_version_already_held_are_not_new_when_the_cap_left_them_unasked() -> None:
+    """A 1 % sync of a large knowledge base: the set was capped when written, so most documents have
+    no row; only the documents the live version lacks (and the changed ones) are asked about, and
+    only they are parsed (a 10,000-document sync's gate asked 5,860 questions before)."""
+    docs = [DocText(f"d{i}.md", (f"Topic{i} alpha{i} beta{i} gamma{i} delta{i} sentence number one is here. "
+                                 f"Another topic{i} sentence mentions epsilon{i} zeta{i} eta{i} and theta{i} too.",))
+            for i in range(12)]
+    rows = starter_queries(docs, OFFTOPIC, max_questions=4)
+    assert len({r["expected_sources"][0] for r in rows if r["expected_mode"] == "rag"}) == 4
+    live = {d.doc_id: d for d in docs}
+    new = DocText("parking.md", ("Visitors park in the underground garage on level minus two for free. "
+                                 "The garage barrier is opened by the security guard named Petrovic.",))
+    edited = DocText("d9.md", (docs[9].texts[0] + " Since March the rotor9 heater starts below 7 degrees.",))
+    now = [*docs[:9], edited, *docs[10:], new]
+    updated = extend_rows(rows, now, OFFTOPIC, previous=live, max_questions=4)
+    asked = {r["expected_sources"][0] for r in updated if r["expected_mode"] == "rag"}
+    assert asked == {r["expected_sources"][0] for r in rows if r["expected_mode"] == "rag"} | {"parking.md", "d9.md"}
+    assert extend_rows(rows, docs, OFFTOPIC, previous=live, max_questions=4) == rows  # nothing changed, nothing asked
+    # without the live version's documents, every document no row asks about is new (the first version)
+    assert len({r["expected_sources"][0] for r in extend_rows(rows, docs, OFFTOPIC, max_questions=4)
+                if r["expected_mode"] == "rag"}) == 12
+
+
+def test_a_capped_set_parses_only_the_documents_it_asks_about(monkeypatch: pytest.MonkeyPatch) -> None:
+    import backend.core.services.starter_golden as sg
+
+    parsed: list[str] = []
+    real = sg.parse_sentences
+    monkeypatch.setattr(sg, "parse_sentences", lambda texts, model=sg.SPACY_MODEL: parsed.extend(texts) or real(texts, model))
+    docs = [DocText(f"d{i}.md", (f"Topic{i} alpha{i} beta{i} gamma{i} delta{i} sentence number one is here.",))
+            for i in range(40)]
+    rows = starter_queries(docs, [], max_questions=5)
+    assert len(rows) == 5
+    assert 5 <= len(parsed) <= 6  # the documents up to the fifth question, not all 40
