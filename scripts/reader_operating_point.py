@@ -84,8 +84,9 @@ def holds(answer: str, sentence: str) -> bool:
     return bool(want) and len(want & set(content_words(answer))) >= 0.7 * len(want)
 
 
-def record(work: Path, triples: Path | None = None) -> list[dict]:
-    """Each tuning question asked once with the band wide open: reader probability, mode, fact."""
+def record(work: Path, triples: Path | None = None, reader: Path | None = None) -> list[dict]:
+    """Each tuning question asked once with the band wide open: reader probability, mode, fact.
+    ``reader``: another answer-reader model folder than the profile's (a retrained candidate)."""
     from backend.core.ports import Stores
     from backend.core.services.chat_service import ChatQuery
     from backend.providers.registry import build_embedder
@@ -106,9 +107,13 @@ def record(work: Path, triples: Path | None = None) -> list[dict]:
                                  missing="not needed", extra_domains=extra_domains, extra_jobs=extra_jobs)
     try:
         settings = workspace_settings(base, work, None, extra_domains)
+        answerability = settings.retrieval.answerability
+        if reader is not None:
+            answerability = answerability.model_copy(update={
+                "reader": answerability.reader.model_copy(update={"path": str(reader.resolve())})})
         retrieval = settings.retrieval.model_copy(update={
             "threshold_low": 0.0, "threshold_high": 0.0,
-            "answerability": settings.retrieval.answerability.model_copy(update={"min_sentence_relevance": 0.01})})
+            "answerability": answerability.model_copy(update={"min_sentence_relevance": 0.01})})
         settings = settings.model_copy(update={"retrieval": retrieval})
         chat = build_runtime(settings, stores=Stores.of(store), embedder=embedder).chat
         rows = [r for p in SHIPPED for r in golden_rows(REPO_ROOT / p, Path(p).stem)]
@@ -195,6 +200,9 @@ def main() -> int:
     parser.add_argument("--triples", type=Path, default=None,
                         help="Stranger-written triples (a file or folder) the reader was NOT trained on: their "
                              "passages become a knowledge base and their questions a tuning set.")
+    parser.add_argument("--reader", type=Path, default=None,
+                        help="An answer-reader model folder to judge instead of the profile's "
+                             "(retrieval.answerability.reader.path), e.g. a retrained candidate.")
     args = parser.parse_args()
     min_mode = args.min_shipped_mode_accuracy
     if min_mode is None:
@@ -206,7 +214,7 @@ def main() -> int:
     else:
         work = args.work or Path(tempfile.mkdtemp(prefix="reader-op-"))
         work.mkdir(parents=True, exist_ok=True)
-        rows = record(work, args.triples)
+        rows = record(work, args.triples, args.reader)
     best, ok = choose(rows, args.max_unanswerable_rag, args.min_offtopic_fallback, min_mode)
     print(json.dumps({"questions": len(rows), "chosen": best,
                       "constraints": {"lookalike_rag_max": args.max_unanswerable_rag,
