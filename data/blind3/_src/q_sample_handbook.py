@@ -74,7 +74,7 @@ HANDBOOK = [
 ("lookalike", "Who pays parking fees at a customer site when I drive a pool car?", None, None, "Only traffic and parking fines are mentioned (paid by the driver); ordinary parking fees are not covered."),
 ("lookalike", "How many working days does the warehouse take to deliver a complete replacement appliance?", None, None, "Only replenished spare parts have a 2-working-day shipping time; no delivery time for a whole appliance is given."),
 ("offtopic", "How do I apply for a transfer to the Lisbon sales team?", None, None, "The handbook covers field work only, not internal transfers."),
-("offtopic", "What bonus scheme applies to field engineers?", None, None, "No pay or bonus information is in the handbook."),
+("offtopic", "How do I sign up for the field engineering mentoring programme?", None, None, "No mentoring programme is described in the handbook."),
 ("offtopic", "Which customers have a premium support contract?", None, None, "No customer contract list is given."),
 ("offtopic", "How do I reset my FieldLink password?", None, None, "FieldLink is mentioned but no account or password procedure."),
 ("offtopic", "How do I request a newer field laptop model?", None, None, "Laptop requests are not covered; only charging the field laptop is mentioned."),
