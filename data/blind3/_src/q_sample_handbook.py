@@ -11,7 +11,7 @@ SAMPLE = [
 ("paraphrase", "On which weekday is the whole engineering team expected at the office?", "remote-work", "Tuesday", "for Engineering it is Tuesday, for Sales it is Wednesday."),
 ("table", "What's the daily meal allowance for a full travel day in Switzerland?", "expenses-per-diem", "75 EUR", "Per diem table: United Kingdom and Switzerland | 75 EUR | 40 EUR."),
 ("table", "For a work trip to Portugal, what meal allowance do I get on the day I fly home?", "expenses-per-diem", "25 EUR", "Per diem table: Netherlands and Portugal | 45 EUR | 25 EUR (day of departure or return)."),
-("paraphrase", "What's the most I can spend per night on a hotel room in Paris?", "expenses-per-diem", "220 EUR", "The nightly hotel limit is 150 EUR in most cities and 220 EUR in London, Paris, Zurich and New York."),
+("paraphrase", "Is there a cap on how much I can spend per guest when I take a customer out for a meal?", "expenses-per-diem", "90 EUR per person", "Client dinners are limited to 90 EUR per person and need pre-approval from your manager."),
 ("paraphrase", "What mileage rate is paid when I use my own car for a business trip?", "expenses-per-diem", "0.23 EUR", "Use of a private car is reimbursed at 0.23 EUR per kilometre."),
 ("paraphrase", "How big is my yearly allowance for courses and training?", "learning-budget", "1,500 EUR per calendar year", "Every employee has a personal learning budget of 1,500 EUR per calendar year."),
 ("paraphrase", "If I resign ten months after finishing a master's the company sponsored, how much of it do I have to refund?", "learning-budget", "100% in the first 12 months", "If you leave within 24 months after completing the programme, you repay part of the cost: 100% in the first 12 months, 50% in months 13 to 24."),
@@ -41,7 +41,7 @@ SAMPLE = [
 
 HANDBOOK = [
 ("paraphrase", "How many battery-powered cars does the field engineering team have to share?", "fe-vehicle-policy", "six electric pool cars", "The Field Engineering fleet has six electric pool cars (four in Amsterdam, two in Lisbon)."),
-("paraphrase", "How far away does a customer need to be before I should take one of the fleet cars?", "fe-vehicle-policy", "30 km", "Use a pool car for customer sites more than 30 km from the office."),
+("paraphrase", "For short trips to nearby customers where a fleet car isn't justified, what should I use instead?", "fe-vehicle-policy", "company e-bike", "For shorter trips use public transport or a company e-bike."),
 ("paraphrase", "What charge level should a fleet car have when I bring it back?", "fe-vehicle-policy", "40% battery", "Return the car with at least 40% battery and plug it in at the office charger."),
 ("paraphrase", "How long must I have had my driving licence to drive for field work?", "fe-vehicle-policy", "2 years", "A valid driving licence (category B) held for at least 2 years is required."),
 ("paraphrase", "After a crash, who covers the insurance deductible?", "fe-vehicle-policy", "paid by the company", "The insurance excess of 500 EUR is paid by the company, except in case of gross negligence."),
