@@ -50,13 +50,16 @@ RULES_PROFILE = "config/evidence-rules.yaml"
 OFFTOPIC = "data/golden/offtopic.jsonl"
 OFFTOPIC_HELDOUT = "data/golden/offtopic_heldout.jsonl"
 FOLLOWUPS = "data/golden/followups.jsonl"
-#: the blind sets, by name: (questions, follow-ups). ``blind2`` (written 2026-11-29, before the reader's band
-#: and the retrained reader) is the set of record; ``blind`` (v1) was read once before, for the first reader
-BLIND_SETS = {"blind2": ("data/blind2/questions.jsonl", "data/blind2/followups.jsonl"),
+#: the blind sets, by name: (questions, follow-ups). ``blind3`` (written 2026-12-07, before the reader retrained
+#: with stranger sets A, C and D) is the set of record for it; ``blind2`` (2026-11-29) was read once before, for
+#: the reader's band; ``blind`` (v1) twice, and set C's passages may overlap its 18F documents
+BLIND_SETS = {"blind3": ("data/blind3/questions.jsonl", "data/blind3/followups.jsonl"),
+              "blind2": ("data/blind2/questions.jsonl", "data/blind2/followups.jsonl"),
               "blind": ("data/blind/questions.jsonl", "data/blind/followups.jsonl")}
 #: the blind corpora: domain key -> manifest
 BLIND_DOMAINS = {"blind-18f": "manifests/blind-18f.jsonl", "blind-pagerduty": "manifests/blind-pagerduty.jsonl",
-                 "blind2-govuk": "manifests/blind2-govuk.jsonl", "blind2-posthog": "manifests/blind2-posthog.jsonl"}
+                 "blind2-govuk": "manifests/blind2-govuk.jsonl", "blind2-posthog": "manifests/blind2-posthog.jsonl",
+                 "blind3-moj": "manifests/blind3-moj.jsonl", "blind3-thoughtbot": "manifests/blind3-thoughtbot.jsonl"}
 ANSWERABLE_KINDS = ("paraphrase", "table", "typo", "short")
 
 
