@@ -210,9 +210,8 @@ def extend_rows(rows: Sequence[Mapping[str, Any]], docs: Sequence[DocText], offt
     only a document the live version lacks is new (one it carried that no row asks about, because
     ``max_questions`` was reached when the set was written, is not asked about at every sync: on a
     10,000-document knowledge base that made a 1 % sync's gate ask 5,860 questions); a changed one no
-    kept row asks about is asked about as a new one. Without
-    ``previous`` every document no row asks about counts as new. Only the new and changed documents
-    are parsed."""
+    kept row asks about is asked about as a new one. Without ``previous`` every document no row asks
+    about counts as new. Only the new and changed documents are parsed."""
     texts = {d.doc_id: " ".join(d.texts) for d in docs}
     kept = [dict(r) for r in rows if r.get("expected_mode") == "fallback" or _still_answered(r, texts)]
     asked = {doc for r in kept for doc in (r.get("expected_sources") or ())}
