@@ -218,8 +218,8 @@ def extend_rows(rows: Sequence[Mapping[str, Any]], docs: Sequence[DocText], offt
     new_docs = [d for d in docs if d.doc_id not in asked
                 and (previous is None or d.doc_id not in previous or previous[d.doc_id].texts != d.texts)]
     df = _document_frequency(docs)
-    kept = kept + [r for r in _changed_rows(docs, previous or {}, model, keep, df)
-                   if r["query"] not in {k["query"] for k in kept}]
+    kept_queries = {k["query"] for k in kept}
+    kept = kept + [r for r in _changed_rows(docs, previous or {}, model, keep, df) if r["query"] not in kept_queries]
     if not new_docs:
         return [r for r in kept if r.get("expected_mode") != "fallback"] + \
             [r for r in kept if r.get("expected_mode") == "fallback"]
