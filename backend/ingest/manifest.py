@@ -110,11 +110,19 @@ def confine(candidate: Path, roots: list[Path], shown: str) -> Path:
         if exc.errno == errno.ELOOP:
             raise ManifestError(f"{shown!r}: symlink loop: {candidate} never reaches a file") from exc
         raise ManifestError(f"{shown!r}: cannot resolve {candidate}: {exc.strerror}") from exc
-    if not any(real == root or real.is_relative_to(root) for root in roots):
+    if not any(inside(real, root) for root in roots):
         raise ManifestError(
             f"{shown!r} resolves to {real}, outside ingest.allowed_roots ({', '.join(str(r) for r in roots)})"
         )
     return real
+
+
+def inside(path: Path, folder: Path) -> bool:
+    """``path`` is ``folder`` or lies beneath it, both absolute and normalized: ``is_relative_to`` by
+    string prefix at a separator (pathlib's builds two part lists a call: a manifest of 10,000 lines
+    spent seconds in it)."""
+    p, f = str(path), str(folder)
+    return p == f or p.startswith(f if f.endswith(os.sep) else f + os.sep)
 
 
 def _expand(line: ManifestLine, base: Path, roots: list[Path]) -> list[tuple[Path, Path]]:
@@ -163,12 +171,12 @@ def source_name(path: Path, base: Path, roots: Sequence[Path], metadata: Mapping
 def _source_name(path: Path, real: Path, base: Path, roots: Sequence[Path], metadata: Mapping[str, Any] | None) -> str:
     """``source_name`` with ``path``'s real path and the real ``base`` already known (a manifest
     of 10,000 lines resolved each path three times)."""
-    if real.is_relative_to(REPO_ROOT):
+    if inside(real, REPO_ROOT):
         return real.relative_to(REPO_ROOT).as_posix()
     for candidate in (Path(os.path.normpath(path.absolute())), real):
-        if candidate.is_relative_to(base):
+        if inside(candidate, base):
             return candidate.relative_to(base).as_posix()
-    holding = [root for root in roots if real.is_relative_to(root)]
+    holding = [root for root in roots if inside(real, root)]
     if holding:
         return real.relative_to(max(holding, key=lambda r: len(r.parts))).as_posix()
     title = (metadata or {}).get("title")

@@ -199,3 +199,79 @@ def test_concurrent_searches_share_one_index_and_agree(built: tuple[SqliteVector
         together = list(pool.map(lambda v: [h.chunk.chunk_id for h in store.search("KB_V1", _q(v), 10).hits],
                                  vectors[:40]))
     assert together == alone
+
+
+def _child(store: SqliteVectorStore, vectors: np.ndarray, *, deleted: list[str], edited: dict[str, np.ndarray],
+           added: np.ndarray) -> None:
+    """KB_V2 from KB_V1 as a sync builds it: carried rows, some documents deleted, some re-written
+    with new vectors, one new document."""
+    store.create_version(VersionSpec("KB_V2", MODEL, DIM, "cosine", parent="KB_V1"))
+    store.delete_documents("KB_V2", deleted)
+    writes = [DocumentWrite(doc, f"h{doc}-v2", [Chunk(f"{doc}::{i}", doc, f"chunk {i} of {doc}, edited", f"{doc}.txt", i,
+                                                     metadata={ACL_FIELD: ["group:many"]}) for i in range(len(vs))], vs)
+              for doc, vs in edited.items()]
+    writes.append(DocumentWrite("dnew", "hnew", [Chunk(f"dnew::{i}", "dnew", f"new chunk {i}", "dnew.txt", i,
+                                                       metadata={ACL_FIELD: ["group:many"]}) for i in range(len(added))],
+                                added))
+    store.write_documents("KB_V2", writes)
+    store.finish_load("KB_V2")
+
+
+def test_a_child_version_extends_its_parents_index(db: Path, built: tuple[SqliteVectorStore, np.ndarray]) -> None:
+    """Issue 46: a sync's version starts from the parent's graph and adds only what it lacks. Deleted and
+    replaced rows are never hits, edited rows are found by their new vectors, and the results are those
+    of the exact scan as often as a fresh index's."""
+    store, vectors = built
+    fresh = minilm_like(3060, DIM, seed=11)[3000:]
+    _child(store, vectors, deleted=["d1", "d2"], edited={"d3": fresh[:10], "d4": fresh[10:20]}, added=fresh[20:30])
+    stamp = _stamp(db, "KB_V2")
+    assert stamp is not None
+    entry = stamp["chunks"]
+    assert entry["from"] == "KB_V1.faiss" and entry["added"] == 30  # 20 edited rows and 10 new ones
+    assert entry["count"] == 3000 - 20 + 10 and entry["keys"] == 3000 + 30  # 40 stale: 2 deleted, 2 replaced docs
+    gone = {f"d{d}::{i}" for d in (1, 2) for i in range(10)}
+    assert store.search("KB_V2", _q(vectors[15]), 10).hits[0].chunk.chunk_id not in gone
+    for v, cid in [(fresh[5], "d3::5"), (fresh[25], "dnew::5"), (vectors[47], "d4::7")]:
+        hits = store.search("KB_V2", _q(v), 10).hits
+        ids = [h.chunk.chunk_id for h in hits]
+        assert len(ids) == len(set(ids)) == 10 and not gone & set(ids)
+        if cid != "d4::7":
+            assert ids[0] == cid  # an edited or new row found by its new vector
+        else:
+            assert cid not in ids or hits[ids.index(cid)].score < 0.99  # the old vector of d4::7 is not its score
+    exact = SqliteVectorStore(db, ann_settings=EXACT)
+    found = 0
+    queries = minilm_like(3100, DIM, seed=3)[3060:]
+    for q in queries:
+        result = store.search("KB_V2", _q(q), 10)
+        assert result.dense_index["kind"] == "hnsw"  # type: ignore[index]
+        found += len({h.chunk.chunk_id for h in result.hits} & {h.chunk.chunk_id for h in
+                                                                exact.search("KB_V2", _q(q), 10).hits})
+    assert found / (10 * len(queries)) >= 0.97
+    parent = store.search("KB_V1", _q(vectors[15]), 10)  # the parent's own index is untouched
+    assert parent.hits[0].chunk.chunk_id == "d1::5" and _stamp(db, "KB_V1")["chunks"]["keys"] == 3000  # type: ignore[index]
+
+
+def test_too_many_stale_entries_build_the_index_whole(db: Path, built: tuple[SqliteVectorStore, np.ndarray]) -> None:
+    store, vectors = built
+    _child(store, vectors, deleted=[f"d{d}" for d in range(40)], edited={}, added=minilm_like(10, DIM, seed=12))
+    entry = _stamp(db, "KB_V2")["chunks"]  # type: ignore[index]
+    assert "from" not in entry and entry["keys"] == entry["count"] == 3000 - 400 + 10  # 400 of 3010 > 0.1
+
+
+def test_a_parent_index_built_otherwise_is_not_extended(db: Path, built: tuple[SqliteVectorStore, np.ndarray]) -> None:
+    store, vectors = built
+    other = SqliteVectorStore(db, ann_settings=SqliteAnnSettings(min_vectors=50, connectivity=8))
+    _child(other, vectors, deleted=["d1"], edited={}, added=minilm_like(10, DIM, seed=13))
+    entry = _stamp(db, "KB_V2")["chunks"]  # type: ignore[index]
+    assert "from" not in entry and entry["M"] == 8 and entry["keys"] == entry["count"]
+
+
+def test_carried_rows_are_compared_by_rowid_and_vector() -> None:
+    parent_ids = np.array([1, 2, 3, 5])
+    parent = np.eye(4, dtype=np.float32)
+    ids = np.array([1, 3, 5, 6])  # 2 deleted, 5 re-written with another vector, 6 new
+    vecs = np.stack([parent[0], parent[2], parent[1], parent[3]])
+    added, gone = ann.carried(parent_ids, parent, ids, vecs)
+    assert added.tolist() == [2, 3] and gone == 2
+    assert ann.carried(np.array([], dtype=np.int64), np.zeros((0, 4), np.float32), ids, vecs)[0].tolist() == [0, 1, 2, 3]

@@ -27,6 +27,11 @@ class SqliteAnnSettings(_Model):
                                                "float32 matrix either way.")
     max_depth: int = Field(4096, ge=16, description="Deepest a filtered ANN search widens before it falls back to "
                            "the exact scan over the visible rows.")
+    rebuild_stale_share: float = Field(
+        0.1, ge=0, le=1, description="A version built from a parent (a sync, an upload) starts from a copy of the "
+        "parent's index and adds only its new rows; the entries of deleted or replaced rows stay in the graph, "
+        "skipped at search. Past this share of stale entries the index is built whole again (0: whole whenever a "
+        "row was deleted or replaced).")
 
 
 class SqliteSettings(_Model):

@@ -10,6 +10,14 @@ the version's ``ann`` stamp with the generation it describes. A search uses it o
 generation is the version's; otherwise (a later write, a missing or unreadable file) the exact
 NumPy scan answers, which stays the reference. The index holds rowids as keys; its hits are
 re-scored exactly from the float32 matrix, so scores are those of the exact scan.
+
+A version built from a parent (a sync, an upload, an incremental ingest) keeps the parent's
+rowids (``schema.copy_version_sql``), so its index starts from a copy of the parent's graph
+(``extend``): only rows the parent's index lacks, or holds with another vector, are added. faiss's
+HNSW cannot delete, so the keys of deleted or replaced rows stay in the graph as stale entries:
+a search asks for proportionally more neighbours and drops every key the version's matrix lacks
+(and keeps each key once) at the exact re-scoring. Past ``rebuild_stale_share`` stale entries,
+or when the parent's index was built with other settings, the index is built whole again.
 """
 
 from __future__ import annotations
@@ -63,22 +71,69 @@ def build(path: Path, rowids: np.ndarray, vectors: np.ndarray, distance: Distanc
     graph.hnsw.efConstruction = settings.expansion_add
     graph.hnsw.efSearch = settings.expansion_search
     index = faiss.IndexIDMap(graph)
+    _add(index, rowids, vectors, train=True)
+    return _write(index, path, distance, settings, live=len(rowids))
+
+
+def extend(path: Path, parent_path: Path, parent_entry: Mapping[str, Any], rowids: np.ndarray,
+           vectors: np.ndarray, stale: int, distance: Distance, settings: SqliteAnnSettings) -> dict[str, Any]:
+    """The parent's index file read afresh (never the loaded copy searches share), the new version's
+    ``rowids``/``vectors`` that it lacks added, written atomically beside it; the stamp describing it,
+    with ``keys`` (entries in the graph) above ``count`` (the version's rows) by ``stale``."""
+    import faiss
+
+    index = faiss.read_index(str(parent_path))
+    if index.ntotal != parent_entry.get("keys", parent_entry.get("count")):
+        raise OSError(f"{parent_path.name} is not the index its stamp describes")
+    _add(index, rowids, vectors, train=False)
+    entry = _write(index, path, distance, settings, live=int(index.ntotal) - stale)
+    return {**entry, "added": int(len(rowids)), "from": parent_path.name}
+
+
+def _add(index: Any, rowids: np.ndarray, vectors: np.ndarray, *, train: bool) -> None:
+    import faiss
+
     vectors = np.ascontiguousarray(vectors, dtype=np.float32)
     faiss.omp_set_num_threads(os.cpu_count() or 1)
     try:
-        if not index.is_trained:
+        if train and not index.is_trained:
             index.train(vectors)
-        index.add_with_ids(vectors, rowids.astype(np.int64))
+        if len(rowids):
+            index.add_with_ids(vectors, rowids.astype(np.int64))
     finally:
         faiss.omp_set_num_threads(1)  # a query is one thread; idle OpenMP threads must not spin on serving cores
+
+
+def _write(index: Any, path: Path, distance: Distance, settings: SqliteAnnSettings, *, live: int) -> dict[str, Any]:
+    import faiss
+
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + f".tmp{os.getpid()}")
     faiss.write_index(index, str(tmp))
     os.replace(tmp, path)
     return {"library": LIBRARY, "type": "hnsw", "metric": _metric(distance), "dtype": settings.dtype,
             "M": settings.connectivity, "ef_construction": settings.expansion_add,
-            "ef_search": settings.expansion_search, "count": int(len(rowids)), "file": path.name,
+            "ef_search": settings.expansion_search, "count": live, "keys": int(index.ntotal), "file": path.name,
             "bytes": path.stat().st_size}
+
+
+def reusable(entry: Mapping[str, Any] | None, distance: Distance, settings: SqliteAnnSettings) -> bool:
+    """Whether a parent's index was built as this store would build one now (same metric and graph)."""
+    return entry is not None and (entry.get("metric"), entry.get("dtype"), entry.get("M"), entry.get(
+        "ef_construction")) == (_metric(distance), settings.dtype, settings.connectivity, settings.expansion_add)
+
+
+def carried(parent_rowids: np.ndarray, parent_vectors: np.ndarray, rowids: np.ndarray,
+            vectors: np.ndarray) -> tuple[np.ndarray, int]:
+    """Which of a version's rows its parent's index lacks (positions in ``rowids``: a rowid the parent
+    did not hold, or holds with another vector), and how many of the parent's rows the version no longer
+    holds as they were (deleted or replaced: their keys go stale). Both sides sorted by rowid."""
+    if not len(parent_rowids):
+        return np.arange(len(rowids)), 0
+    at = np.minimum(np.searchsorted(parent_rowids, rowids), len(parent_rowids) - 1)
+    same = parent_rowids[at] == rowids
+    same[same] = np.all(parent_vectors[at[same]] == vectors[same], axis=1)
+    return np.flatnonzero(~same), int(len(parent_rowids) - int(same.sum()))
 
 
 def remove(db_path: str, version: str) -> None:
@@ -148,7 +203,7 @@ def _load(path: Path, stamp: Mapping[str, Any]) -> Searcher | None:
         if not path.is_file() or path.stat().st_size != stamp.get("bytes"):
             raise OSError("missing or not the size recorded")
         index = faiss.read_index(str(path))
-        if index.ntotal != stamp.get("count"):
+        if index.ntotal != stamp.get("keys", stamp.get("count")):
             raise OSError("not a complete index")
         faiss.omp_set_num_threads(1)
         return Searcher(index, int(stamp.get("ef_search", 64)))
@@ -187,7 +242,12 @@ def plan(rows: int, allowed: int | None, k: int, has_index: bool, settings: Sqli
     return Plan("hnsw", f"filtered ({allowed} of {rows} rows visible), widened", min(rows, depth))
 
 
-def query(index: Searcher, vector: np.ndarray, depth: int) -> np.ndarray:
+def query(index: Searcher, vector: np.ndarray, depth: int, live: int | None = None) -> np.ndarray:
     """Rowids of the ``depth`` nearest, by the graph, searched with a beam of
-    ``max(ef_search, depth)``: a widened search widens its beam too."""
-    return index.search(vector.astype(np.float32), depth)
+    ``max(ef_search, depth)``: a widened search widens its beam too. An index holding stale
+    entries (``live`` of its keys are the version's rows) is asked deeper in proportion, and
+    each key comes back once (a replaced row's old and new entries share it)."""
+    total = len(index)
+    if live is not None and 0 < live < total:
+        depth = min(total, math.ceil(depth * total / live))
+    return np.unique(index.search(vector.astype(np.float32), depth))

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from dataclasses import dataclass
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any, Mapping
 
 import structlog
@@ -18,13 +20,22 @@ import structlog
 from backend.common.errors import StoreError, VersionChanged, VersionConflict, VersionNotFound
 from backend.common.identifiers import validate_identifier
 from backend.core.model_stamp import same_model
-from backend.core.types import AliasChange, IndexVersion, LockHolder, VersionSpec
-from backend.providers.sqlite_vs import ann, catalog, schema
+from backend.core.types import AliasChange, Distance, IndexVersion, LockHolder, VersionSpec
+from backend.providers.sqlite_vs import ann, catalog, dense, schema
 from backend.providers.sqlite_vs.connection import SqliteDatabase, now
 from backend.providers.sqlite_vs.matrices import VersionMatrices
 from backend.providers.sqlite_vs.series_lock import FileSeriesLease, FileSeriesLocks
 
 log = structlog.get_logger(__name__)
+
+
+@dataclass(frozen=True)
+class ParentIndex:
+    """A parent version's current index file, its stamp entry and its matrix (one side)."""
+
+    path: Path
+    entry: Mapping[str, Any]
+    matrix: dense.Matrix
 
 
 class SqliteIndexAdmin:
@@ -121,7 +132,8 @@ class SqliteIndexAdmin:
         """The version's HNSW indexes (chunks, and questions/summaries where they hold enough rows),
         built outside any write transaction from the cached matrices and stamped with the generation
         they were read at; a write that lands meanwhile moves the generation, so the stamp is not
-        recorded and the exact scan answers. Failing to build is logged, never fatal: exact stays."""
+        recorded and the exact scan answers. A version with a parent whose index is current starts
+        from it (``_from_parent``). Failing to build is logged, never fatal: exact stays."""
         if self.db.in_memory or not self.matrices.ann.enabled:
             return
         stamp: dict[str, Any] = {}
@@ -129,13 +141,16 @@ class SqliteIndexAdmin:
             vrow = catalog.version_row(con, version)
             generation = vrow["generation"]
             matrices = {side: self.matrices.matrix(con, vrow, side) for side in ann.SIDES}
+            parents = self._parent_indexes(con, vrow)
         try:
             for side, m in matrices.items():
                 if len(m.rowids) < self.matrices.ann.min_vectors:
                     continue
                 t0 = datetime.now(timezone.utc)
-                entry = ann.build(ann.index_file(self.db.path, version, side), m.rowids, m.vectors, vrow["distance"],
-                                  self.matrices.ann)
+                path = ann.index_file(self.db.path, version, side)
+                entry = self._from_parent(path, parents.get(side), m, vrow["distance"])
+                if entry is None:
+                    entry = ann.build(path, m.rowids, m.vectors, vrow["distance"], self.matrices.ann)
                 entry["build_s"] = round((datetime.now(timezone.utc) - t0).total_seconds(), 2)
                 entry["built_at"] = now()
                 stamp[side or "chunks"] = entry
@@ -151,6 +166,42 @@ class SqliteIndexAdmin:
             con.execute("UPDATE rag_versions SET ann = ? WHERE name = ?",
                         (json.dumps({"generation": generation, **stamp}) if stamp else None, row["name"]))
         self.matrices.drop_indexes(vrow)
+
+    def _parent_indexes(self, con: sqlite3.Connection, vrow: sqlite3.Row) -> dict[str, ParentIndex]:
+        """Per side, the parent version's index and matrix where its stamp is current (the parent
+        not written since its index was built) and it was built with this store's settings."""
+        name = vrow["parent"] if "parent" in vrow.keys() else None
+        if not name:
+            return {}
+        prow = con.execute("SELECT * FROM rag_versions WHERE name = ?", (name,)).fetchone()
+        stamp = json.loads(prow["ann"]) if prow is not None and prow["ann"] else {}
+        if not stamp or stamp.get("generation") != prow["generation"]:
+            return {}
+        found = {}
+        for side in ann.SIDES:
+            entry = stamp.get(side or "chunks")
+            if entry is not None and ann.reusable(entry, vrow["distance"], self.matrices.ann):
+                found[side] = ParentIndex(ann.index_file(self.db.path, name, side), entry,
+                                          self.matrices.matrix(con, prow, side))
+        return found
+
+    def _from_parent(self, path: Path, parent: ParentIndex | None, m: dense.Matrix,
+                     distance: Distance) -> dict[str, Any] | None:
+        """The index extended from the parent's, or None (build it whole) when there is no usable
+        parent index or its stale entries would pass ``store.sqlite.ann.rebuild_stale_share``."""
+        if parent is None:
+            return None
+        added, gone = ann.carried(parent.matrix.rowids, parent.matrix.vectors, m.rowids, m.vectors)
+        keys = int(parent.entry.get("keys", parent.entry["count"]))
+        stale = keys - int(parent.entry["count"]) + gone
+        if stale > self.matrices.ann.rebuild_stale_share * (keys + len(added)):
+            return None
+        try:
+            return ann.extend(path, parent.path, parent.entry, m.rowids[added], m.vectors[added], stale, distance,
+                              self.matrices.ann)
+        except (OSError, RuntimeError) as exc:  # the parent's file is gone or damaged: build it whole
+            log.warning("store.ann_not_extended", parent=parent.path.name, error=str(exc)[:200])
+            return None
 
     def get_version(self, name: str) -> IndexVersion:
         validate_identifier(name, "index_name")

@@ -85,7 +85,7 @@ class VersionMatrices:
         how = ann.plan(len(m.rowids), None if allowed is None else visible, depth, index is not None, self.ann,
                        why_none)
         if how.kind == "hnsw" and index is not None:
-            keys = np.sort(ann.query(index, q, how.depth))
+            keys = ann.query(index, q, how.depth, live=len(m.rowids))  # sorted, each once
             if allowed is not None:
                 keys = keys[np.isin(keys, allowed, assume_unique=True)]
             positions = np.minimum(np.searchsorted(m.rowids, keys), max(len(m.rowids) - 1, 0))

@@ -212,14 +212,18 @@ CHUNK_COLUMNS = ("chunk_id, doc_id, doc_hash, chunk_index, chunk_type, source, t
 
 def copy_version_sql(source: str, target: str) -> list[str]:
     """Every row of ``source`` into the empty ``target``, FTS mirror included (the facet
-    triggers index the metadata as the rows land). Vectors are copied, never recomputed."""
+    triggers index the metadata as the rows land). Vectors are copied, never recomputed, and
+    each row keeps its rowid, so the parent's HNSW index still names the carried rows and the
+    new version's index can start from it (``ann.extend``)."""
     s = validate_identifier(source, "index_name")
     t = validate_identifier(target, "index_name")
     return [
-        f"INSERT INTO {t}({CHUNK_COLUMNS}) SELECT {CHUNK_COLUMNS} FROM {s} ORDER BY rowid",
+        f"INSERT INTO {t}(rowid, {CHUNK_COLUMNS}) SELECT rowid, {CHUNK_COLUMNS} FROM {s} ORDER BY rowid",
         f"INSERT INTO {t}_fts(rowid, text) SELECT rowid, text FROM {t}",
-        f"INSERT INTO {t}_questions({QUESTION_COLUMNS}) SELECT {QUESTION_COLUMNS} FROM {s}_questions ORDER BY rowid",
-        f"INSERT INTO {t}_summaries({SUMMARY_COLUMNS}) SELECT {SUMMARY_COLUMNS} FROM {s}_summaries ORDER BY rowid",
+        f"INSERT INTO {t}_questions(rowid, {QUESTION_COLUMNS}) SELECT rowid, {QUESTION_COLUMNS} FROM {s}_questions "
+        "ORDER BY rowid",
+        f"INSERT INTO {t}_summaries(rowid, {SUMMARY_COLUMNS}) SELECT rowid, {SUMMARY_COLUMNS} FROM {s}_summaries "
+        "ORDER BY rowid",
     ]
 
 
