@@ -418,7 +418,9 @@ def read_triples_from(path: Path) -> list[dict[str, Any]]:
 def stranger_pairs(rows: Iterable[Mapping[str, Any]], rng: random.Random) -> list[Pair]:
     """Pairs from stranger-written triples: an answerable question with its answer sentence (1) and
     another sentence of the passage (0); a look-alike with the sentence it was made from (0) and with
-    another sentence of the passage (0); an off-topic question with a sentence of the passage (0)."""
+    another sentence of the passage (0); a near off-topic question (``offtopic_near``: the passage's own
+    words, a matter it does not address) with the sentence sharing most of its words (0) and another
+    (0); an off-topic question with a sentence of the passage (0)."""
     pairs = []
     for row in rows:
         group = f"{row.get('corpus', 'strangers')}:{row['doc']}"
@@ -430,9 +432,9 @@ def stranger_pairs(rows: Iterable[Mapping[str, Any]], rng: random.Random) -> lis
             others = [s for s in sentences if answer not in s and s not in answer]
             if others:
                 pairs.append(Pair(q, rng.choice(others), 0, "stranger_other", group))
-        elif row["kind"] == "lookalike":
+        elif row["kind"] in ("lookalike", "offtopic_near"):
             closest = answer or rng.choice(sentences)
-            pairs.append(Pair(q, closest, 0, "stranger_lookalike", group))
+            pairs.append(Pair(q, closest, 0, f"stranger_{row['kind']}", group))
             others = [s for s in sentences if closest not in s and s not in closest]
             if others:  # no other sentence of the passage answers it either
                 pairs.append(Pair(q, rng.choice(others), 0, "stranger_other", group))

@@ -109,13 +109,18 @@ def test_stranger_triples_are_read_and_bad_lines_named(tmp_path: Path) -> None:
              "answer_sentence": "Gifts over 50 USD need approval."},
             {"id": "b", "corpus": "c", "doc": "d.md", "passage": "Gifts over 50 USD need approval. Meals are fine.",
              "question": "do gifts over 500 USD need the CEO", "label": 0, "kind": "lookalike",
+             "answer_sentence": "Gifts over 50 USD need approval."},
+            {"id": "c", "corpus": "c", "doc": "d.md", "passage": "Gifts over 50 USD need approval. Meals are fine.",
+             "question": "how do I declare gifts on my tax return", "label": 0, "kind": "offtopic_near",
              "answer_sentence": "Gifts over 50 USD need approval."}]
     path = tmp_path / "t.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     pairs = ap.stranger_pairs(ap.read_triples(path), random.Random(0))
     assert [(p.kind, p.label) for p in pairs] == [("stranger_positive", 1), ("stranger_other", 0),
-                                                  ("stranger_lookalike", 0), ("stranger_other", 0)]
+                                                  ("stranger_lookalike", 0), ("stranger_other", 0),
+                                                  ("stranger_offtopic_near", 0), ("stranger_other", 0)]
     assert pairs[3].text_pair == "Meals are fine."  # the look-alike's other sentence: not the one it was made from
+    assert pairs[4].text_pair == "Gifts over 50 USD need approval."  # a near off-topic one: the sentence sharing its words
     path.write_text(json.dumps({**rows[0], "label": 2}) + "\n")
     with pytest.raises(ValueError, match=r"t\.jsonl:1: label must be 0 or 1"):
         ap.read_triples(path)
