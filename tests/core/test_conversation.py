@@ -65,6 +65,17 @@ def test_topic_words_keep_the_spelling_and_drop_function_words() -> None:
     assert topic_words("What does the VPN policy say about MFA for contractors?") == "VPN policy say MFA contractors"
 
 
+def test_a_number_naming_the_previous_subject_is_kept() -> None:
+    """A second follow-up about "their licence renewal" after "What time does depot 19 open?" lost
+    the 19 and asked about every depot (seen in a new user's pass, 2026-12-07)."""
+    assert topic_words("What time does depot 19 open on weekdays?") == "time depot 19 open weekdays"
+    assert topic_words("How many days of leave do tier 3 staff get after 5 years?") == \
+        "days leave tier 3 staff after 5 years"
+    assert topic_words("Does depot 28 open before depot 19 or is 5 enough?") == "depot 28 open before depot 19 enough"
+    assert condense_offline("what about their licence renewal?", "What time does depot 19 open on weekdays?").query \
+        == "their licence renewal (time depot 19 open weekdays)?"
+
+
 class ScriptedLlm:
     name = "openai_compat"
 

@@ -121,11 +121,25 @@ def _tokens(text: str) -> list[str]:
 
 
 def topic_words(question: str) -> str:
-    """The previous question's words that carry its topic, in order, in their own spelling."""
+    """The previous question's words that carry its topic, in order, in their own spelling. A
+    number is kept where it names the word before it ("depot 19", "tier 3", "week 29": without it
+    the follow-up asks about every depot), dropped after a function word ("is 5 enough?").
+    (Digits alone were dropped since the first offline rule: "depot 19" became "depot".)"""
     seen: dict[str, str] = {}
+    prev, fresh = "", False  # the content word just before (as written), and whether it was new
     for word in _tokens(question):
-        if word.lower() not in _FUNCTION_WORDS and not word.isdigit():
-            seen.setdefault(word.lower(), word)
+        key = word.lower()
+        if word.isdigit():
+            if prev:
+                if fresh:  # "depot 19" stands in the place "depot" took
+                    seen.pop(prev.lower())
+                seen.setdefault(f"{prev.lower()} {key}", f"{prev} {word}")
+            prev, fresh = "", False
+        elif key in _FUNCTION_WORDS:
+            prev, fresh = "", False
+        else:
+            prev, fresh = word, key not in seen
+            seen.setdefault(key, word)
     return " ".join(seen.values())
 
 
