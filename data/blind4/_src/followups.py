@@ -1,0 +1,38 @@
+"""Two-turn conversations: (corpus prefix, domain, first, follow_up, doc_id or None, phrase or None).
+The doc_id and phrase describe the answer to the follow-up; None for a follow-up the documents
+do not answer."""
+
+FOLLOWUPS = [
+    ("sample", None, "How many vacation days does a full-time employee get each year?",
+     "and someone who works 4 days a week?", "annual-leave", "20 days"),
+    ("sample", None, "What's the weekly on-call allowance for the primary engineer?",
+     "and for the backup person?", "on-call-rotation", "125 EUR per week"),
+    ("sample", None, "How long are application logs kept?",
+     "what about the security audit trail?", "data-retention", "1 year"),
+    ("sample", None, "How long is partner leave when a baby is born?",
+     "is there extra if it's twins?", None, None),
+    ("handbook", "handbook", "How much does the standard NWA-C200 weigh?",
+     "and the c400?", "fe-appliance-reference", "27 kg"),
+    ("handbook", "handbook", "How often must I confirm I'm safe while lone working?",
+     "what if i forget one?", "fe-lone-working", "30 minutes"),
+    ("handbook", "handbook", "What kind of safety shoes are in the PPE kit?",
+     "and the gloves?", "fe-ppe-requirements", "level C"),
+    ("handbook", "handbook", "How many pool cars are there in Amsterdam?",
+     "which make and model are they?", None, None),
+    ("gdsway", "blind4-gdsway", "What's the response time for a P1 incident?",
+     "and how often do we send updates on it?", "gdsway-incident-management", "1 hour"),
+    ("gdsway", "blind4-gdsway", "How long should production logs stay in the short-term queryable store?",
+     "and for non-prod?", "gdsway-logging", "7 days"),
+    ("gdsway", "blind4-gdsway", "Which tool is recommended for urgent, interrupting alerts?",
+     "and for the ones that can wait?", "gdsway-alerting", "Zendesk"),
+    ("gdsway", "blind4-gdsway", "How often should a private repo's handling instructions be reviewed?",
+     "who audits that teams actually do it?", None, None),
+    ("google", "blind4-google", "How quickly should I respond to a code review request?",
+     "what if i'm in the middle of coding something?", "google-speed", "don't interrupt yourself"),
+    ("google", "blind4-google", "What's a reasonable size for a CL in lines?",
+     "and when is it usually too big?", "google-small-cls", "1000 lines"),
+    ("google", "blind4-google", "What counts as an emergency CL?",
+     "and once the fire is out, anything else to do with it?", "google-emergencies", "more thorough review"),
+    ("google", "blind4-google", "What should the first line of a CL description look like?",
+     "how many characters max?", None, None),
+]
