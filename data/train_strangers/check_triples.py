@@ -6,7 +6,7 @@ Usage: /work/main/.venv/bin/python data/train_strangers/check_triples.py [PATH .
 Checks: every line parses as a JSON object; exactly the expected keys; ids are
 unique and well-formed; field types; label is consistent with kind; the
 answer_sentence is null exactly for `offtopic` rows and otherwise occurs
-verbatim in the passage. Exits non-zero on the first file with errors.
+verbatim in the passage (this includes set E's `offtopic_near` rows, label 0). Exits non-zero on the first file with errors.
 """
 import json
 import re
@@ -16,7 +16,7 @@ from pathlib import Path
 
 KEYS = {"id", "corpus", "doc", "passage", "question", "label", "kind", "answer_sentence"}
 POSITIVE = {"paraphrase", "typo", "short", "table"}
-NEGATIVE = {"lookalike", "offtopic"}
+NEGATIVE = {"lookalike", "offtopic", "offtopic_near"}  # offtopic_near: set E, non-null answer_sentence
 ID_RE = re.compile(r"^[a-z]+-\d{4}$")
 
 
