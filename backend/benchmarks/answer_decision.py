@@ -50,16 +50,19 @@ RULES_PROFILE = "config/evidence-rules.yaml"
 OFFTOPIC = "data/golden/offtopic.jsonl"
 OFFTOPIC_HELDOUT = "data/golden/offtopic_heldout.jsonl"
 FOLLOWUPS = "data/golden/followups.jsonl"
-#: the blind sets, by name: (questions, follow-ups). ``blind3`` (written 2026-12-07, before the reader retrained
-#: with stranger sets A, C and D) is the set of record for it; ``blind2`` (2026-11-29) was read once before, for
+#: the blind sets, by name: (questions, follow-ups). ``blind4`` (written 2026-12-08, before the reader retrained
+#: with set E; unread) is the set of record for the next decision change; ``blind3`` (written 2026-12-07, before
+#: the reader retrained with stranger sets A, C and D) was read once, for the shipped decision; ``blind2`` (2026-11-29) was read once before, for
 #: the reader's band; ``blind`` (v1) twice, and set C's passages may overlap its 18F documents
-BLIND_SETS = {"blind3": ("data/blind3/questions.jsonl", "data/blind3/followups.jsonl"),
+BLIND_SETS = {"blind4": ("data/blind4/questions.jsonl", "data/blind4/followups.jsonl"),
+              "blind3": ("data/blind3/questions.jsonl", "data/blind3/followups.jsonl"),
               "blind2": ("data/blind2/questions.jsonl", "data/blind2/followups.jsonl"),
               "blind": ("data/blind/questions.jsonl", "data/blind/followups.jsonl")}
 #: the blind corpora: domain key -> manifest
 BLIND_DOMAINS = {"blind-18f": "manifests/blind-18f.jsonl", "blind-pagerduty": "manifests/blind-pagerduty.jsonl",
                  "blind2-govuk": "manifests/blind2-govuk.jsonl", "blind2-posthog": "manifests/blind2-posthog.jsonl",
-                 "blind3-moj": "manifests/blind3-moj.jsonl", "blind3-thoughtbot": "manifests/blind3-thoughtbot.jsonl"}
+                 "blind3-moj": "manifests/blind3-moj.jsonl", "blind3-thoughtbot": "manifests/blind3-thoughtbot.jsonl",
+                 "blind4-gdsway": "manifests/blind4-gdsway.jsonl", "blind4-google": "manifests/blind4-google.jsonl"}
 ANSWERABLE_KINDS = ("paraphrase", "table", "typo", "short")
 
 
