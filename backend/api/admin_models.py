@@ -263,7 +263,7 @@ class JobOut(ResponseModel):
     id: str
     kind: Literal["upload", "evaluate", "sync"]
     key: str
-    state: Literal["queued", "running", "succeeded", "failed"]
+    state: Literal["queued", "running", "succeeded", "failed", "cancelled"]
     stage: str
     done: int
     total: int
@@ -278,7 +278,7 @@ class JobOut(ResponseModel):
 
 
 class ConnectorRun(ResponseModel):
-    status: str = Field(..., description="ok, up_to_date, gate_refused, refused or failed.")
+    status: str = Field(..., description="ok, up_to_date, gate_refused, refused, cancelled or failed.")
     recorded_at: str
     counts: dict[str, int] = Field(default_factory=dict, description="new, changed, unchanged, deleted, "
                                    "permission_only, failed.")
@@ -303,10 +303,17 @@ class ConnectorOut(ResponseModel):
 class ConnectorsResponse(ResponseModel):
     connectors: list[ConnectorOut]
 
+
+class CancelRequested(ResponseModel):
+    connector: str
+    knowledge_base: str
+    series: str = Field(..., description="The index series whose running ingest is asked to stop.")
+    message: str
+
 MODELS: list[tuple[type[BaseModel], Any]] = [
     (PromoteBody, "validation"), (RollbackBody, "validation"),
     *[(m, "serialization") for m in (AdminMe, KnowledgeBasesResponse, DocumentsResponse, VersionsResponse,
                                      EvaluationResponse, JobAccepted, UploadAccepted, PromoteResponse,
                                      GateFailedResponse, RollbackResponse, AdminFeedbackResponse, GoldenResponse,
-                                     JobOut, ConnectorsResponse)],
+                                     JobOut, ConnectorsResponse, CancelRequested)],
 ]

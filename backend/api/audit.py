@@ -31,6 +31,7 @@ ACTIONS = {
     "admin.promote": "promote", "admin.rollback": "rollback", "admin_jobs.upload": "upload", "admin_jobs.evaluate": "evaluate",
     "admin.golden": "golden_export", "admin.feedback": "feedback_export",
     "stream.delete_conversation": "conversation_delete", "audit.export": "audit_export",
+    "admin_connectors.sync": "connector_sync", "admin_connectors.cancel": "connector_cancel",
     # the OpenAI-compatible door, like the MCP tools (never the messages: only status, model and version)
     "openai_v1.chat_completions": "v1.chat_completions", "openai_v1.models": "v1.models", "openai_v1.model": "v1.models",
 }
@@ -54,7 +55,7 @@ def _who() -> str | None:
 
 
 def _knowledge_base(services: Runtime) -> str | None:
-    key = (request.view_args or {}).get("key")
+    key = (request.view_args or {}).get("key") or g.get("rag_audit_kb")  # a connector route: its knowledge base
     if isinstance(key, str):
         return key[:64]
     model = g.get("rag_model_domain", False)  # /v1: the knowledge base its model named (None: the default)

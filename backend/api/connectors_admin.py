@@ -1,5 +1,7 @@
 """The admin console's connectors (docs/CONNECTORS.md, docs/ADMIN.md): each declared connector
-with its last sync, and a button that starts a sync as a job.
+with its last sync, a button that starts a sync as a job, and one that asks a running sync to stop
+(as ``rag connector cancel`` does: a marker file any worker process sees; the group in flight is
+written, the candidate stays resumable, the served version and the sync state stay as they were).
 
 A reader without the admin role (``admin.non_admins: read_only``) sees the counts of the
 connectors of its domains, never the failed items' names or the unmapped readers (issue 49 M1).
@@ -11,14 +13,15 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from flask import Blueprint, Response, jsonify
+from flask import Blueprint, Response, g, jsonify
 
 from backend.api.admin import authorize, knowledge_base, restricted, settings
-from backend.api.admin_models import ConnectorsResponse, JobAccepted
+from backend.api.admin_models import CancelRequested, ConnectorsResponse, JobAccepted
 from backend.api.jobs import start_job
 from backend.api.runtime import current_runtime, serving
 from backend.common.errors import ConnectorNotFound
 from backend.common.progress import ReportingProgress
+from backend.ingest.cancel import CancelToken, default_cancel_dir, request_cancel
 
 bp = Blueprint("admin_connectors", __name__, url_prefix="/admin")
 
@@ -67,6 +70,7 @@ def sync(name: str) -> tuple[Response, int]:
     spec = declared(cfg).get(name)
     if spec is None:
         raise ConnectorNotFound(f"no connector {name!r}", field="name")
+    g.rag_audit_kb = spec.knowledge_base
     ensure_registered(cfg, spec.knowledge_base)  # its first sync makes the knowledge base: the job's page needs it
     serving().refresh()
     runtime = current_runtime()
@@ -76,9 +80,33 @@ def sync(name: str) -> tuple[Response, int]:
     def work(progress: Callable[..., None]) -> dict[str, Any]:
         # the stages as the jobs page shows an upload's: list, fetch, ingest (documents/s, ETA), evaluate
         rates = ReportingProgress(lambda snap: progress("ingest", snap.documents, snap.total, snap))
-        report = sync_connector(runtime, name, spec, source, progress=progress, ingest_progress=rates).to_dict()
+        token = CancelToken(default_cancel_dir(cfg))  # honours a cancel asked after the job started
+        report = sync_connector(runtime, name, spec, source, progress=progress, ingest_progress=rates,
+                                cancel=token).to_dict()
         return {**report, "version": report["version"], "evaluation": {"gates_passed": report["gate_passed"]}
                 if report["gate_passed"] is not None else {}}
 
     job = start_job(cfg, "sync", spec.knowledge_base, who.name, work)
     return jsonify(JobAccepted(job=job).model_dump(mode="json")), 202
+
+
+@bp.post("/connectors/<name>/cancel")
+def cancel(name: str) -> tuple[Response, int]:
+    """Ask a running sync of connector ``name`` to stop after the group in flight (202); the role is
+    checked before the name. Nothing running: the request is harmless (a later sync ignores it)."""
+    from backend.connectors.declarations import declared
+    from backend.connectors.sync import sync_series
+
+    authorize(None, write=True)
+    cfg = settings()
+    spec = declared(cfg).get(name)
+    if spec is None:
+        raise ConnectorNotFound(f"no connector {name!r}", field="name")
+    g.rag_audit_kb = spec.knowledge_base
+    authorize(knowledge_base(spec.knowledge_base), write=True)
+    series = sync_series(cfg, spec.knowledge_base)
+    request_cancel(default_cancel_dir(cfg), series)
+    body = CancelRequested(connector=name, knowledge_base=spec.knowledge_base, series=series,
+                           message="a running sync stops after the group in flight; the served version stays, "
+                                   "and the next sync resumes")
+    return jsonify(body.model_dump(mode="json")), 202

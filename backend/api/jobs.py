@@ -302,8 +302,13 @@ def _run(folder: Path, job: dict[str, Any], work: Work) -> None:
     write_job(folder, job)
     try:
         result = work(_Progress(folder, job))
-    except RagError as exc:
-        job.update(state="failed", message=exc.user_message, updated_at=_now())
+    except RagError as exc:  # a cancel asked for (``ingest_cancelled``) ends the job as cancelled, not failed
+        if exc.code == "ingest_cancelled":
+            job.update(state="cancelled", updated_at=_now(), message=(
+                f"cancelled after {getattr(exc, 'written', '?')} of {getattr(exc, 'total', '?')} documents were "
+                "written; start it again to resume (what was written is kept)"))
+        else:
+            job.update(state="failed", message=exc.user_message, updated_at=_now())
         log.warning("admin.job_failed", job=job["id"], code=exc.code, error=exc.user_message)
     except Exception:  # noqa: BLE001 - the job records the failure; the traceback goes to the log
         log.exception("admin.job_crashed", job=job["id"])

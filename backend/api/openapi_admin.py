@@ -145,6 +145,15 @@ def admin_paths(errors: dict[str, str]) -> dict[str, Any]:
                             "description": "The connector's name in connectors.file."}],
             "responses": {"202": _json("JobAccepted", "Started: GET /admin/jobs/{job}."), **auth, **missing,
                           **busy}}},
+        "/admin/connectors/{name}/cancel": {"post": {
+            "summary": "Ask a running sync of the connector to stop after the group in flight (as `rag connector "
+                       "cancel`): the served version and the sync state stay as they were; the next sync resumes.",
+            "operationId": "admin_connector_cancel",
+            "parameters": [{"name": "name", "in": "path", "required": True,
+                            "schema": {"type": "string", "pattern": r"^[a-z0-9][a-z0-9_-]{0,47}$"},
+                            "description": "The connector's name in connectors.file."}],
+            "responses": {"202": _json("CancelRequested", "Asked; the sync's job ends as cancelled."), **auth,
+                          **missing}}},
         "/admin/jobs/{job_id}": read("An upload or evaluation job: state, stage, progress and result.", "admin_job",
                                      "JobOut", "The job.", {"name": "job_id", "in": "path", "required": True,
                                                             "schema": {"type": "string", "pattern": JOB_ID_PATTERN}}),

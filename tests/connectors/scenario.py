@@ -91,9 +91,10 @@ def run_scenario(synced: Synced, source: Source) -> None:
     assert synced.store.sync_runs("src")[0]["status"] == "failed"
 
 
-def declared_share(root: Path) -> tuple[Any, Path]:
-    """``(settings, folder)``: a folder holding LEAVE and CANTEEN under ``root``, declared as the folder
-    connector ``hr-share`` of knowledge base ``hr`` (readers public), the settings' store under ``root``."""
+def declared_share(root: Path, notes: int = 0, **overrides: Any) -> tuple[Any, Path]:
+    """``(settings, folder)``: a folder holding LEAVE and CANTEEN (and ``notes`` short depot notes)
+    under ``root``, declared as the folder connector ``hr-share`` of knowledge base ``hr`` (readers
+    public), the settings' store under ``root``; ``overrides`` go to ``make_settings``."""
     from backend.common.config import ConnectorSpec
     from backend.connectors.declarations import add
     from tests.conftest import make_settings
@@ -102,8 +103,12 @@ def declared_share(root: Path) -> tuple[Any, Path]:
     share.mkdir()
     (share / "leave.md").write_text(LEAVE, encoding="utf-8")
     (share / "canteen.md").write_text(CANTEEN, encoding="utf-8")
+    for n in range(notes):
+        (share / f"depot-{n:03d}.md").write_text(
+            f"# Depot {n}\n\nDepot {n} opens at {6 + n % 4}:00 on weekdays and keeps {10 + n} pallets in its yard.\n",
+            encoding="utf-8")
     settings = make_settings(root, connectors={"file": str(root / "connectors.yaml")},
-                             server={"rate_limit": {"enabled": False}})
+                             server={"rate_limit": {"enabled": False}}, **overrides)
     add(settings, "hr-share", ConnectorSpec.model_validate({"kind": "folder", "knowledge_base": "hr",
                                                             "options": {"path": str(share)}, "readers": ["public"]}))
     return settings, share

@@ -134,8 +134,11 @@ async function loadConnectors() {
     const cells = [c.name, c.kind, c.knowledge_base, el("span", {}, syncText(c.last), notes ? el("br") : "", notes, errors)];
     if (admin.me.admin) {
       const button = el("button", { type: "button", className: "sync", "data-connector": c.name }, `Sync ${c.name} now`);
-      button.addEventListener("click", () => syncConnector(c, button));
-      cells.push(button);
+      const stop = el("button", { type: "button", className: "cancel-sync", "data-connector": c.name, hidden: true },
+        `Cancel the sync of ${c.name}`);
+      button.addEventListener("click", () => syncConnector(c, button, stop));
+      stop.addEventListener("click", () => cancelSync(c, stop));
+      cells.push(el("span", {}, button, " ", stop));
     }
     return { attrs: { "data-connector": c.name }, cells };
   });
@@ -143,19 +146,36 @@ async function loadConnectors() {
   $("connectors-table").replaceChildren(table("Connectors and their last sync", columns, rows, "connectors"));
 }
 
-async function syncConnector(c, button) {
+async function syncConnector(c, button, stop) {
   const status = $("connectors-status");
   button.disabled = true;
   try {
     const started = await sendJson("POST", `/admin/connectors/${encodeURIComponent(c.name)}/sync`, {});
+    stop.hidden = false;
+    stop.disabled = false;
     const job = await followJob(started.job, (j) => { status.textContent = `${c.name}: ${stageLine(j)}`; });
+    stop.hidden = true;
     status.textContent = job.state === "succeeded" ? `${c.name}: ${syncText({ ...job.result, recorded_at: job.updated_at })}`
-      : `${c.name}: the sync failed: ${job.message}`;
+      : job.state === "cancelled" ? `${c.name}: the sync was ${job.message}; the served version is unchanged`
+        : `${c.name}: the sync failed: ${job.message}`;
     await loadKnowledgeBases(true);
   } catch (err) {
     status.textContent = `${c.name}: the sync could not start: ${errorText(err)}`;
   } finally {
     button.disabled = false;
+    stop.hidden = true;
+  }
+}
+
+// asks the running sync to stop after the group in flight (POST /admin/connectors/{name}/cancel)
+async function cancelSync(c, stop) {
+  stop.disabled = true;
+  try {
+    await sendJson("POST", `/admin/connectors/${encodeURIComponent(c.name)}/cancel`, {});
+    announce(`Cancelling the sync of ${c.name}: it stops after the documents in flight are written`);
+  } catch (err) {
+    stop.disabled = false;
+    announce(`The sync of ${c.name} could not be cancelled: ${errorText(err)}`);
   }
 }
 
@@ -593,7 +613,7 @@ async function followJob(id, onTick) {
   for (;;) {
     const job = await getJson(`/admin/jobs/${encodeURIComponent(id)}`);
     onTick(job);
-    if (job.state === "succeeded" || job.state === "failed") return job;
+    if (job.state === "succeeded" || job.state === "failed" || job.state === "cancelled") return job;
     await new Promise((r) => setTimeout(r, 500));
   }
 }
