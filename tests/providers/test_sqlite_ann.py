@@ -265,13 +265,3 @@ def test_a_parent_index_built_otherwise_is_not_extended(db: Path, built: tuple[S
     _child(other, vectors, deleted=["d1"], edited={}, added=minilm_like(10, DIM, seed=13))
     entry = _stamp(db, "KB_V2")["chunks"]  # type: ignore[index]
     assert "from" not in entry and entry["M"] == 8 and entry["keys"] == entry["count"]
-
-
-def test_carried_rows_are_compared_by_rowid_and_vector() -> None:
-    parent_ids = np.array([1, 2, 3, 5])
-    parent = np.eye(4, dtype=np.float32)
-    ids = np.array([1, 3, 5, 6])  # 2 deleted, 5 re-written with another vector, 6 new
-    vecs = np.stack([parent[0], parent[2], parent[1], parent[3]])
-    added, gone = ann.carried(parent_ids, parent, ids, vecs)
-    assert added.tolist() == [2, 3] and gone == 2
-    assert ann.carried(np.array([], dtype=np.int64), np.zeros((0, 4), np.float32), ids, vecs)[0].tolist() == [0, 1, 2, 3]

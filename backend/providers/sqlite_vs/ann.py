@@ -13,7 +13,8 @@ re-scored exactly from the float32 matrix, so scores are those of the exact scan
 
 A version built from a parent (a sync, an upload, an incremental ingest) keeps the parent's
 rowids (``schema.copy_version_sql``), so its index starts from a copy of the parent's graph
-(``extend``): only rows the parent's index lacks, or holds with another vector, are added. faiss's
+(``extend``): only rows the parent's index lacks, or holds with another vector, are added
+(``catalog.carried_rows``). faiss's
 HNSW cannot delete, so the keys of deleted or replaced rows stay in the graph as stale entries:
 a search asks for proportionally more neighbours and drops every key the version's matrix lacks
 (and keeps each key once) at the exact re-scoring. Past ``rebuild_stale_share`` stale entries,
@@ -121,19 +122,6 @@ def reusable(entry: Mapping[str, Any] | None, distance: Distance, settings: Sqli
     """Whether a parent's index was built as this store would build one now (same metric and graph)."""
     return entry is not None and (entry.get("metric"), entry.get("dtype"), entry.get("M"), entry.get(
         "ef_construction")) == (_metric(distance), settings.dtype, settings.connectivity, settings.expansion_add)
-
-
-def carried(parent_rowids: np.ndarray, parent_vectors: np.ndarray, rowids: np.ndarray,
-            vectors: np.ndarray) -> tuple[np.ndarray, int]:
-    """Which of a version's rows its parent's index lacks (positions in ``rowids``: a rowid the parent
-    did not hold, or holds with another vector), and how many of the parent's rows the version no longer
-    holds as they were (deleted or replaced: their keys go stale). Both sides sorted by rowid."""
-    if not len(parent_rowids):
-        return np.arange(len(rowids)), 0
-    at = np.minimum(np.searchsorted(parent_rowids, rowids), len(parent_rowids) - 1)
-    same = parent_rowids[at] == rowids
-    same[same] = np.all(parent_vectors[at[same]] == vectors[same], axis=1)
-    return np.flatnonzero(~same), int(len(parent_rowids) - int(same.sum()))
 
 
 def remove(db_path: str, version: str) -> None:

@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 import sqlite3
 
+import numpy as np
+
 from backend.common.errors import AliasNotFound, VersionNotFound, VersionServed
 from backend.common.identifiers import validate_identifier
 from backend.core.types import IndexVersion
@@ -91,3 +93,19 @@ def to_version(con: sqlite3.Connection, row: sqlite3.Row) -> IndexVersion:
         size_bytes=int(size),
         retrieval=json.loads(row["retrieval"]) if row["retrieval"] else None,
     )
+
+
+def carried_rows(con: sqlite3.Connection, parent: str, version: str, side: str = "") -> tuple[np.ndarray, int]:
+    """Against its ``parent`` (whose rowids it kept, ``schema.copy_version_sql``): the rowids of
+    ``version``'s rows (of its ``side`` table) that the parent lacks or holds with another vector, in
+    order, and how many of the parent's rows it no longer holds as they were (deleted or replaced).
+    A join on rowid in SQL: neither version's vectors are read into memory."""
+    suffix = f"_{side}" if side else ""
+    p = validate_identifier(parent, "index_name") + suffix
+    v = validate_identifier(version, "index_name") + suffix
+    added = con.execute(f"SELECT v.rowid FROM {v} AS v LEFT JOIN {p} AS p ON p.rowid = v.rowid AND "
+                        f"p.embedding = v.embedding WHERE p.rowid IS NULL ORDER BY v.rowid").fetchall()
+    (kept,) = con.execute(f"SELECT count(*) FROM {v} AS v JOIN {p} AS p ON p.rowid = v.rowid AND "
+                          "p.embedding = v.embedding").fetchone()
+    (held,) = con.execute(f"SELECT count(*) FROM {p}").fetchone()
+    return np.fromiter((r[0] for r in added), dtype=np.int64, count=len(added)), int(held) - int(kept)

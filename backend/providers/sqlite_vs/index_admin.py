@@ -15,6 +15,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Mapping
 
+import numpy as np
 import structlog
 
 from backend.common.errors import StoreError, VersionChanged, VersionConflict, VersionNotFound
@@ -31,11 +32,13 @@ log = structlog.get_logger(__name__)
 
 @dataclass(frozen=True)
 class ParentIndex:
-    """A parent version's current index file, its stamp entry and its matrix (one side)."""
+    """A parent version's current index file and its stamp entry (one side), with the version's rows
+    that index lacks (``catalog.carried_rows``) and how many of its entries went stale."""
 
     path: Path
     entry: Mapping[str, Any]
-    matrix: dense.Matrix
+    added: np.ndarray
+    gone: int
 
 
 class SqliteIndexAdmin:
@@ -168,8 +171,8 @@ class SqliteIndexAdmin:
         self.matrices.drop_indexes(vrow)
 
     def _parent_indexes(self, con: sqlite3.Connection, vrow: sqlite3.Row) -> dict[str, ParentIndex]:
-        """Per side, the parent version's index and matrix where its stamp is current (the parent
-        not written since its index was built) and it was built with this store's settings."""
+        """Per side, the parent version's index where its stamp is current (the parent not written
+        since its index was built) and it was built with this store's settings."""
         name = vrow["parent"] if "parent" in vrow.keys() else None
         if not name:
             return {}
@@ -181,8 +184,8 @@ class SqliteIndexAdmin:
         for side in ann.SIDES:
             entry = stamp.get(side or "chunks")
             if entry is not None and ann.reusable(entry, vrow["distance"], self.matrices.ann):
-                found[side] = ParentIndex(ann.index_file(self.db.path, name, side), entry,
-                                          self.matrices.matrix(con, prow, side))
+                added, gone = catalog.carried_rows(con, name, vrow["name"], side)
+                found[side] = ParentIndex(ann.index_file(self.db.path, name, side), entry, added, gone)
         return found
 
     def _from_parent(self, path: Path, parent: ParentIndex | None, m: dense.Matrix,
@@ -191,13 +194,13 @@ class SqliteIndexAdmin:
         parent index or its stale entries would pass ``store.sqlite.ann.rebuild_stale_share``."""
         if parent is None:
             return None
-        added, gone = ann.carried(parent.matrix.rowids, parent.matrix.vectors, m.rowids, m.vectors)
         keys = int(parent.entry.get("keys", parent.entry["count"]))
-        stale = keys - int(parent.entry["count"]) + gone
-        if stale > self.matrices.ann.rebuild_stale_share * (keys + len(added)):
+        stale = keys - int(parent.entry["count"]) + parent.gone
+        if stale > self.matrices.ann.rebuild_stale_share * (keys + len(parent.added)):
             return None
+        at = np.searchsorted(m.rowids, parent.added)  # the matrix holds every row of the version, sorted
         try:
-            return ann.extend(path, parent.path, parent.entry, m.rowids[added], m.vectors[added], stale, distance,
+            return ann.extend(path, parent.path, parent.entry, m.rowids[at], m.vectors[at], stale, distance,
                               self.matrices.ann)
         except (OSError, RuntimeError) as exc:  # the parent's file is gone or damaged: build it whole
             log.warning("store.ann_not_extended", parent=parent.path.name, error=str(exc)[:200])
