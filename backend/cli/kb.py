@@ -24,7 +24,7 @@ from backend.common.progress import progress_enabled
 
 @click.group("kb")
 def kb() -> None:
-    """Knowledge bases made from a folder: create, list, show."""
+    """Knowledge bases made from a folder: create, list, show, set-golden, remove."""
 
 
 def golden_note(key: str, golden: dict[str, Any]) -> list[str]:
@@ -312,3 +312,24 @@ def set_golden(ctx: click.Context, name: str, golden: Path | None, starter: bool
     entry = set_golden_set(settings_from(ctx), name, golden)
     click.echo(f"{name}: golden set -> {entry.golden_set or 'the generated starter set'}; "
                f"the next gate uses it (rag index promote --domain-key {name})")
+
+
+@kb.command("remove")
+@click.argument("name")
+@click.pass_context
+def remove(ctx: click.Context, name: str) -> None:
+    """Take NAME out of the registry: no longer listed, asked or routed (a running server drops it at
+    its next request). Nothing stored is deleted: its versions, alias and folder stay, and
+    `rag kb create NAME --from DIR` brings it back with them."""
+    from backend.connectors.declarations import declared
+    from backend.ingest.knowledge_bases import unregister, workspace
+
+    settings = settings_from(ctx)
+    feeding = sorted(c for c, spec in declared(settings).items() if spec.knowledge_base == name)
+    if feeding:  # its next sync would register it again
+        raise ConfigError(f"knowledge base {name!r} is synced by connector(s) {', '.join(feeding)}; remove them "
+                          f"first (rag connector remove {feeding[0]})", field="name")
+    entry = unregister(settings, name)
+    click.echo(f"removed knowledge base {name!r} from the registry; kept: the versions of {entry.index_name} "
+               f"and the alias {entry.alias_name} in the store, and {workspace(settings, name)} "
+               f"(`rag index list` shows them; `rag kb create {name} --from DIR` serves them again)")

@@ -155,6 +155,25 @@ def register(settings: Settings, key: str, *, title: str | None = None, source_d
     return entry
 
 
+def unregister(settings: Settings, key: str) -> RegisteredKb:
+    """Take knowledge base ``key`` out of the registry, so it is no longer listed or routed (a running
+    server drops it at its next request). Its versions, alias and workspace stay as they are: creating
+    it again under the same name serves them again. ``UnknownDomain`` when it is not registered (a
+    domain of the configuration file is named as such)."""
+    path = registry_file(settings)
+    with locked_beside(path):
+        entries = read_registry(path)
+        if key not in entries:
+            where = ("is defined in the configuration file (embeddings.domains), not the registry; remove it "
+                     "there" if key in settings.embeddings.domains or key == DEFAULT_DOMAIN else
+                     f"is not in the registry {path}; known: {sorted(entries) or '(none)'}")
+            raise UnknownDomain(f"knowledge base {key!r} {where}", field="name")
+        entry = entries.pop(key)
+        _write_registry(path, entries)
+    log.info("kb.unregistered", key=key, registry=str(path))
+    return entry
+
+
 def set_golden_set(settings: Settings, key: str, golden: Path | str | None) -> RegisteredKb:
     """Point knowledge base ``key`` at a golden set of real questions (``None``: back to its
     starter set). The file must load as a golden set; ``UnknownDomain`` if ``key`` is not registered."""

@@ -130,3 +130,35 @@ def test_rag_ingest_dir_walks_the_folder_into_the_default_knowledge_base(tmp_pat
     assert not (tmp_path / "kb.yaml").exists()  # nothing registered
     missing = CliRunner().invoke(cli, ["--config", str(config), "ingest", str(tmp_path / "empty-dir-absent")])
     assert missing.exit_code != 0
+
+
+def test_kb_remove_takes_it_out_of_the_registry_and_keeps_what_is_stored(tmp_path: Path) -> None:
+    from backend.common.config import ConnectorSpec, load_settings
+    from backend.connectors.declarations import add
+
+    config = _config(tmp_path)
+    folder = write_kb_folder(tmp_path / "docs")
+    rag = ["--config", str(config)]
+    assert CliRunner().invoke(cli, [*rag, "kb", "create", "campus", "--from", str(folder)]).exit_code == 0
+
+    removed = CliRunner().invoke(cli, [*rag, "kb", "remove", "campus"])
+    assert removed.exit_code == 0, removed.output
+    assert "removed knowledge base 'campus' from the registry; kept: the versions of KB_CAMPUS_V1" in removed.stdout
+    listed = json.loads(CliRunner().invoke(cli, [*rag, "kb", "list", "--json"]).stdout)
+    assert "campus" not in {r["key"] for r in listed["knowledge_bases"]}
+    versions = CliRunner().invoke(cli, [*rag, "index", "list"])
+    assert "KB_CAMPUS_V1" in versions.stdout  # nothing stored was deleted
+
+    again = CliRunner().invoke(cli, [*rag, "kb", "remove", "campus"])
+    assert again.exit_code == 1 and "knowledge base 'campus' is not in the registry" in again.stderr
+    configured = CliRunner().invoke(cli, [*rag, "kb", "remove", "handbook"])
+    assert configured.exit_code == 1 and "defined in the configuration file" in configured.stderr
+
+    back = CliRunner().invoke(cli, [*rag, "kb", "create", "campus", "--from", str(folder)])
+    assert back.exit_code == 0 and "KB_CAMPUS_V1" in back.stdout, back.output  # served again, nothing re-made
+    settings = load_settings(config, env={})
+    add(settings, "campus-share", ConnectorSpec.model_validate({"kind": "folder", "knowledge_base": "campus",
+                                                                "options": {"path": str(folder)},
+                                                                "readers": ["public"]}))
+    fed = CliRunner().invoke(cli, [*rag, "kb", "remove", "campus"])
+    assert fed.exit_code == 2 and "synced by connector(s) campus-share; remove them first" in fed.stderr
