@@ -251,7 +251,8 @@ def test_the_openapi_document_lists_only_the_domains_the_principal_may_use(clien
 def test_admin_routes_are_in_the_openapi_document(client: FlaskClient) -> None:
     doc = client.get("/openapi.json", headers=ROOT).get_json()
     admin = [p for p in doc["paths"] if p.startswith("/admin/")]
-    assert len(admin) == 15  # with /admin/login (issue 49) and the two connector routes (issue 46)
+    assert len(admin) == 16  # with /admin/login (issue 49) and the three connector routes (issue 46)
+    assert "/admin/connectors/{name}/cancel" in admin
     upload = doc["paths"]["/admin/knowledge-bases/{key}/uploads"]["post"]["requestBody"]["content"]
     assert "multipart/form-data" in upload
     assert doc["components"]["schemas"]["PromoteBody"]["properties"]["confirm"] == {
