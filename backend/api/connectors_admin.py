@@ -19,6 +19,7 @@ from backend.api.admin import authorize, knowledge_base, restricted, settings
 from backend.api.admin_models import CancelRequested, ConnectorsResponse, JobAccepted
 from backend.api.jobs import start_job
 from backend.api.runtime import current_runtime, serving
+from backend.common.config import ConnectorSpec, Settings
 from backend.common.errors import ConnectorNotFound
 from backend.common.progress import ReportingProgress
 from backend.ingest.cancel import CancelToken, default_cancel_dir, request_cancel
@@ -58,12 +59,10 @@ def list_connectors() -> tuple[Response, int]:
     return jsonify(ConnectorsResponse.model_validate({"connectors": rows}).model_dump(mode="json")), 200
 
 
-@bp.post("/connectors/<name>/sync")
-def sync(name: str) -> tuple[Response, int]:
-    """Start a sync of connector ``name`` (202 with the job); the role is checked before the name."""
+def _declared(name: str) -> tuple[Settings, ConnectorSpec]:
+    """The settings and connector ``name`` for a state-changing route: the admin role checked before
+    the name (so a non-admin learns no connector names), the knowledge base noted for the audit trail."""
     from backend.connectors.declarations import declared
-    from backend.connectors.sync import ensure_registered, sync_connector
-    from backend.runtime import open_connector
 
     authorize(None, write=True)
     cfg = settings()
@@ -71,6 +70,16 @@ def sync(name: str) -> tuple[Response, int]:
     if spec is None:
         raise ConnectorNotFound(f"no connector {name!r}", field="name")
     g.rag_audit_kb = spec.knowledge_base
+    return cfg, spec
+
+
+@bp.post("/connectors/<name>/sync")
+def sync(name: str) -> tuple[Response, int]:
+    """Start a sync of connector ``name`` (202 with the job); the role is checked before the name."""
+    from backend.connectors.sync import ensure_registered, sync_connector
+    from backend.runtime import open_connector
+
+    cfg, spec = _declared(name)
     ensure_registered(cfg, spec.knowledge_base)  # its first sync makes the knowledge base: the job's page needs it
     serving().refresh()
     runtime = current_runtime()
@@ -94,15 +103,9 @@ def sync(name: str) -> tuple[Response, int]:
 def cancel(name: str) -> tuple[Response, int]:
     """Ask a running sync of connector ``name`` to stop after the group in flight (202); the role is
     checked before the name. Nothing running: the request is harmless (a later sync ignores it)."""
-    from backend.connectors.declarations import declared
     from backend.connectors.sync import sync_series
 
-    authorize(None, write=True)
-    cfg = settings()
-    spec = declared(cfg).get(name)
-    if spec is None:
-        raise ConnectorNotFound(f"no connector {name!r}", field="name")
-    g.rag_audit_kb = spec.knowledge_base
+    cfg, spec = _declared(name)
     authorize(knowledge_base(spec.knowledge_base), write=True)
     series = sync_series(cfg, spec.knowledge_base)
     request_cancel(default_cancel_dir(cfg), series)
