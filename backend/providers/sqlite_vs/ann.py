@@ -118,10 +118,10 @@ def _write(index: Any, path: Path, distance: Distance, settings: SqliteAnnSettin
             "bytes": path.stat().st_size}
 
 
-def reusable(entry: Mapping[str, Any] | None, distance: Distance, settings: SqliteAnnSettings) -> bool:
+def reusable(entry: Mapping[str, Any], distance: Distance, settings: SqliteAnnSettings) -> bool:
     """Whether a parent's index was built as this store would build one now (same metric and graph)."""
-    return entry is not None and (entry.get("metric"), entry.get("dtype"), entry.get("M"), entry.get(
-        "ef_construction")) == (_metric(distance), settings.dtype, settings.connectivity, settings.expansion_add)
+    return (entry.get("metric"), entry.get("dtype"), entry.get("M"), entry.get("ef_construction")) == \
+        (_metric(distance), settings.dtype, settings.connectivity, settings.expansion_add)
 
 
 def remove(db_path: str, version: str) -> None:

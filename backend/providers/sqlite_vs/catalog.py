@@ -105,7 +105,7 @@ def carried_rows(con: sqlite3.Connection, parent: str, version: str, side: str =
     v = validate_identifier(version, "index_name") + suffix
     added = con.execute(f"SELECT v.rowid FROM {v} AS v LEFT JOIN {p} AS p ON p.rowid = v.rowid AND "
                         f"p.embedding = v.embedding WHERE p.rowid IS NULL ORDER BY v.rowid").fetchall()
-    (kept,) = con.execute(f"SELECT count(*) FROM {v} AS v JOIN {p} AS p ON p.rowid = v.rowid AND "
-                          "p.embedding = v.embedding").fetchone()
     (held,) = con.execute(f"SELECT count(*) FROM {p}").fetchone()
-    return np.fromiter((r[0] for r in added), dtype=np.int64, count=len(added)), int(held) - int(kept)
+    (rows,) = con.execute(f"SELECT count(*) FROM {v}").fetchone()
+    kept = int(rows) - len(added)  # every other row of the version is one of the parent's, as it was
+    return np.fromiter((r[0] for r in added), dtype=np.int64, count=len(added)), int(held) - kept
