@@ -330,6 +330,6 @@ def remove(ctx: click.Context, name: str) -> None:
         raise ConfigError(f"knowledge base {name!r} is synced by connector(s) {', '.join(feeding)}; remove them "
                           f"first (rag connector remove {feeding[0]})", field="name")
     entry = unregister(settings, name)
-    click.echo(f"removed knowledge base {name!r} from the registry; kept: the versions of {entry.index_name} "
-               f"and the alias {entry.alias_name} in the store, and {workspace(settings, name)} "
+    click.echo(f"removed knowledge base {name!r} from the registry; kept: its versions ({entry.alias_name}_V1, "
+               f"_V2, ...) and the alias {entry.alias_name} in the store, and {workspace(settings, name)} "
                f"(`rag index list` shows them; `rag kb create {name} --from DIR` serves them again)")

@@ -15,7 +15,8 @@ from tests.ingest.kb_files import write_kb_folder
 
 def _config(tmp_path: Path) -> Path:
     return write_config(tmp_path, tmp_path / "unused-root", evaluation={"reports_dir": str(tmp_path / "reports")},
-                        knowledge_bases={"registry_file": str(tmp_path / "kb.yaml"), "dir": str(tmp_path / "kb")})
+                        knowledge_bases={"registry_file": str(tmp_path / "kb.yaml"), "dir": str(tmp_path / "kb")},
+                        connectors={"file": str(tmp_path / "connectors.yaml")})
 
 
 def test_kb_create_serves_a_folder_and_tells_about_the_generated_golden_set(tmp_path: Path) -> None:
@@ -143,7 +144,8 @@ def test_kb_remove_takes_it_out_of_the_registry_and_keeps_what_is_stored(tmp_pat
 
     removed = CliRunner().invoke(cli, [*rag, "kb", "remove", "campus"])
     assert removed.exit_code == 0, removed.output
-    assert "removed knowledge base 'campus' from the registry; kept: the versions of KB_CAMPUS_V1" in removed.stdout
+    assert "removed knowledge base 'campus' from the registry; kept: its versions (KB_CAMPUS_V1, _V2, ...) and the " \
+        "alias KB_CAMPUS" in removed.stdout
     listed = json.loads(CliRunner().invoke(cli, [*rag, "kb", "list", "--json"]).stdout)
     assert "campus" not in {r["key"] for r in listed["knowledge_bases"]}
     versions = CliRunner().invoke(cli, [*rag, "index", "list"])
